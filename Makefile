@@ -1,0 +1,72 @@
+# sluice: XDP/tc-BPF router for Debian mini PCs.
+#   make            build build/sluice (BPF objects embedded via skeletons)
+#   make deps       install the Debian packages for build, tests and demo
+#   sudo make check run every test suite (see selftests/run.sh)
+#   sudo make demo  the reference box in namespaces, with traffic and stats
+#   make install    DESTDIR/PREFIX honoured
+
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+SBINDIR  ?= $(PREFIX)/sbin
+BUILD    ?= build
+
+CC       ?= cc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+PKG_CONFIG ?= pkg-config
+
+# clang -target bpf does not search the multiarch include folder that holds
+# <asm/types.h> on Debian; add it after the vendor headers.
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Wextra -Werror \
+	-Wno-unused-parameter -Ivendor/include -Ibpf \
+	$(if $(MULTIARCH),-idirafter /usr/include/$(MULTIARCH))
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS   ?= -O2 -g
+LIB_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf libmnl 2>/dev/null)
+LIBS     := $(shell $(PKG_CONFIG) --libs libbpf libmnl 2>/dev/null || echo -lbpf -lmnl) -lelf -lz
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(LIB_CFLAGS) -Ivendor/include -Ibpf -Iloader -I$(BUILD)
+
+BPF_SRC  := bpf/sluice.bpf.c
+BPF_HDRS := bpf/sluice.h bpf/parsing.h
+LOADER_SRC := $(filter-out loader/main.c,$(wildcard loader/*.c))
+LOADER_HDRS := $(wildcard loader/*.h)
+
+all: $(BUILD)/sluice $(BUILD)/test_xdp $(BUILD)/test_config
+
+$(BUILD):
+	@mkdir -p $@
+
+$(BUILD)/sluice.bpf.o: $(BPF_SRC) $(BPF_HDRS) | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/sluice.skel.h: $(BUILD)/sluice.bpf.o
+	$(BPFTOOL) gen skeleton $< name sluice > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/sluice: loader/main.c $(LOADER_SRC) $(LOADER_HDRS) $(BPF_HDRS) $(BUILD)/sluice.skel.h
+	$(CC) $(ALL_CFLAGS) loader/main.c $(LOADER_SRC) -o $@ $(LDFLAGS) $(LIBS)
+
+$(BUILD)/test_xdp: selftests/unit/test_xdp.c selftests/unit/pkt.h $(BPF_HDRS) $(BUILD)/sluice.skel.h
+	$(CC) $(ALL_CFLAGS) -Iselftests/unit $< -o $@ $(LDFLAGS) $(LIBS)
+
+$(BUILD)/test_config: selftests/unit/test_config.c loader/config.c loader/config.h
+	$(CC) $(ALL_CFLAGS) $< loader/config.c -o $@
+
+deps:
+	@tools/deps.sh
+
+check: all
+	@selftests/run.sh $(if $(KERNELS),--kernels "$(KERNELS)")
+
+demo: all
+	@tools/demo.sh
+
+install: $(BUILD)/sluice
+	install -D -m 0755 $(BUILD)/sluice $(DESTDIR)$(SBINDIR)/sluice
+	install -D -m 0644 tools/sluice.conf.example $(DESTDIR)$(PREFIX)/share/doc/sluice/sluice.conf.example
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all deps check demo install clean

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The one packet-parsing header of sluice.
+ *
+ * A cursor walks the frame; every parse_*() checks bounds before it reads and
+ * either advances the cursor or returns a negative verdict, so callers never
+ * touch memory the verifier has not seen checked. EtherTypes (network order,
+ * `eth_proto`) and L4 protocol numbers (`l4_proto`) live in differently
+ * named variables on purpose: mixing them up is a classic silent bug.
+ *
+ * Policies for the cases this header meets, decided here once:
+ *  - VLAN: at most SLUICE_VLAN_MAX tags (802.1Q or 802.1ad) are walked; a
+ *    deeper stack is left to the kernel (PARSE_UNSUPPORTED -> XDP_PASS).
+ *  - IPv4: version must be 4, ihl >= 5, ihl*4 <= tot_len <= bytes present.
+ *    The kernel's ip_rcv() discards such packets too, so dropping them early
+ *    changes nothing for the host and keeps them off the bridge fast path.
+ *    Options are allowed and skipped (ihl bounds them to 40 bytes).
+ *  - IPv6: version must be 6 and the payload must fit in the frame, as in
+ *    ipv6_rcv(). Extension headers are walked up to SLUICE_IPV6_EXT_MAX;
+ *    past that the packet is unsupported (left to the kernel).
+ *  - Trailing bytes after the IP packet (Ethernet padding) are normal.
+ */
+#ifndef SLUICE_PARSING_H
+#define SLUICE_PARSING_H
+
+#include <linux/types.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/in.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+
+#define SLUICE_VLAN_MAX		2
+#define SLUICE_IPV6_EXT_MAX	6
+
+enum parse_result {
+	PARSE_OK = 0,
+	PARSE_UNSUPPORTED,	/* valid, but not ours to handle: pass */
+	PARSE_MALFORMED,	/* the kernel would drop it too */
+};
+
+struct cursor {
+	void *pos;
+	void *end;
+};
+
+/* VLAN header as it follows the MAC addresses (no kernel struct has
+ * exactly this shape in the UAPI headers). */
+struct vlan_tag {
+	__be16 tci;
+	__be16 next_proto;
+};
+
+struct frame {
+	struct ethhdr *eth;
+	__be16 eth_proto;		/* innermost EtherType, network order */
+	__u16 vlan_depth;
+	__u16 vlan_id[SLUICE_VLAN_MAX];	/* outermost first, host order, 12 bits */
+	void *l3;			/* IPv4 or IPv6 header, or NULL */
+	__u8 l4_proto;			/* IPPROTO_*, valid when l3 is set */
+	__u8 is_fragment;		/* IPv4/IPv6 fragment (first or later) */
+};
+
+static __always_inline void *cursor_pull(struct cursor *c, __u32 len)
+{
+	void *p = c->pos;
+
+	if (p + len > c->end)
+		return 0;
+	c->pos = p + len;
+	return p;
+}
+
+static __always_inline int proto_is_vlan(__be16 eth_proto)
+{
+	return eth_proto == bpf_htons(ETH_P_8021Q) ||
+	       eth_proto == bpf_htons(ETH_P_8021AD);
+}
+
+static __always_inline int parse_eth(struct cursor *c, struct frame *f)
+{
+	struct vlan_tag *vt;
+	int i;
+
+	f->eth = cursor_pull(c, sizeof(*f->eth));
+	if (!f->eth)
+		return PARSE_MALFORMED;
+	f->eth_proto = f->eth->h_proto;
+
+	for (i = 0; i < SLUICE_VLAN_MAX; i++) {
+		if (!proto_is_vlan(f->eth_proto))
+			return PARSE_OK;
+		vt = cursor_pull(c, sizeof(*vt));
+		if (!vt)
+			return PARSE_MALFORMED;
+		f->vlan_id[i] = bpf_ntohs(vt->tci) & 0x0fff;
+		f->vlan_depth = i + 1;
+		f->eth_proto = vt->next_proto;
+	}
+	return proto_is_vlan(f->eth_proto) ? PARSE_UNSUPPORTED : PARSE_OK;
+}
+
+static __always_inline int parse_ipv4(struct cursor *c, struct frame *f)
+{
+	struct iphdr *iph = c->pos;
+	__u32 hdr_len, tot_len;
+
+	if ((void *)(iph + 1) > c->end)
+		return PARSE_MALFORMED;
+	if (iph->version != 4 || iph->ihl < 5)
+		return PARSE_MALFORMED;
+	hdr_len = iph->ihl * 4;
+	tot_len = bpf_ntohs(iph->tot_len);
+	if (tot_len < hdr_len || (void *)iph + tot_len > c->end)
+		return PARSE_MALFORMED;
+	if (!cursor_pull(c, hdr_len))
+		return PARSE_MALFORMED;
+
+	f->l3 = iph;
+	f->l4_proto = iph->protocol;
+	/* MF set or a non-zero offset: any fragment of a datagram. */
+	f->is_fragment = (iph->frag_off & bpf_htons(0x3fff)) != 0;
+	return PARSE_OK;
+}
+
+struct ipv6_ext {
+	__u8 next;
+	__u8 len;	/* in 8-byte units, not counting the first 8 */
+};
+
+static __always_inline int ipv6_is_ext(__u8 nexthdr)
+{
+	return nexthdr == IPPROTO_HOPOPTS || nexthdr == IPPROTO_ROUTING ||
+	       nexthdr == IPPROTO_DSTOPTS || nexthdr == IPPROTO_FRAGMENT;
+}
+
+static __always_inline int parse_ipv6(struct cursor *c, struct frame *f)
+{
+	struct ipv6hdr *ip6h = cursor_pull(c, sizeof(*ip6h));
+	struct ipv6_ext *ext;
+	__u8 nexthdr;
+	int i;
+
+	if (!ip6h || ip6h->version != 6)
+		return PARSE_MALFORMED;
+	if ((void *)(ip6h + 1) + bpf_ntohs(ip6h->payload_len) > c->end)
+		return PARSE_MALFORMED;
+
+	f->l3 = ip6h;
+	nexthdr = ip6h->nexthdr;
+	for (i = 0; i < SLUICE_IPV6_EXT_MAX; i++) {
+		if (!ipv6_is_ext(nexthdr))
+			break;
+		ext = c->pos;
+		if ((void *)(ext + 1) > c->end)
+			return PARSE_MALFORMED;
+		if (nexthdr == IPPROTO_FRAGMENT) {
+			f->is_fragment = 1;
+			/* the fragment header has a fixed 8 bytes */
+			if (!cursor_pull(c, 8))
+				return PARSE_MALFORMED;
+		} else if (!cursor_pull(c, (ext->len + 1) * 8)) {
+			return PARSE_MALFORMED;
+		}
+		nexthdr = ext->next;
+	}
+	if (ipv6_is_ext(nexthdr))
+		return PARSE_UNSUPPORTED;
+	f->l4_proto = nexthdr;
+	return PARSE_OK;
+}
+
+/* L4 headers, for the connection tracker. doff < 5 is malformed (RFC 9293
+ * section 3.1: the header is at least 20 bytes). */
+static __always_inline struct tcphdr *parse_tcp(struct cursor *c)
+{
+	struct tcphdr *th = c->pos;
+
+	if ((void *)(th + 1) > c->end || th->doff < 5)
+		return 0;
+	if (!cursor_pull(c, th->doff * 4))
+		return 0;
+	return th;
+}
+
+static __always_inline struct udphdr *parse_udp(struct cursor *c)
+{
+	return cursor_pull(c, sizeof(struct udphdr));
+}
+
+#endif /* SLUICE_PARSING_H */

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* sluice configuration file: data model and parser interface.
+ *
+ * The parser is pure: it reads a file (or a string) and fills a struct
+ * sluice_config, touching nothing else. Every error is reported as
+ * "FILE:LINE:COL: message" and leaves the caller's config empty, so a bad
+ * file can never be half-applied.
+ */
+#ifndef SLUICE_CONFIG_H
+#define SLUICE_CONFIG_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <net/if.h>
+
+#define CFG_NAME_MAX	32	/* zone and set names, incl. NUL */
+#define CFG_ZONE_MAX	16
+#define CFG_ZONE_IFS	16	/* interfaces listed in one zone */
+
+/* Zone references in rules: an index into cfg->zones, or one of these. */
+#define CFG_ZONE_ANY	(-1)
+#define CFG_ZONE_ROUTER	(-2)
+
+struct cfg_loc {
+	int line;	/* 1-based */
+	int col;	/* 1-based, in bytes */
+};
+
+enum cfg_action {
+	CFG_ACCEPT = 0,
+	CFG_DROP,
+	CFG_REJECT,
+};
+
+enum cfg_filtering {		/* RFC 4787 section 5 */
+	CFG_FILTER_ADDR_PORT = 0,	/* address-and-port-dependent (default) */
+	CFG_FILTER_ADDR,		/* address-dependent */
+	CFG_FILTER_ENDPOINT,		/* endpoint-independent */
+};
+
+struct cfg_prefix {
+	int family;		/* AF_INET or AF_INET6 */
+	uint8_t addr[16];	/* network byte order; host bits are zero */
+	int len;		/* prefix length: 0..32 or 0..128 */
+};
+
+struct cfg_zone {
+	char name[CFG_NAME_MAX];
+	struct cfg_loc loc;
+	int n_ifs;
+	char ifs[CFG_ZONE_IFS][IF_NAMESIZE];
+	struct cfg_loc if_loc[CFG_ZONE_IFS];
+	enum cfg_action input;		/* default: accept */
+	int masquerade;			/* 0/1 */
+	int mss_clamp;			/* 0 off, -1 auto, else the MSS */
+	enum cfg_filtering filtering;
+};
+
+struct cfg_forward {
+	int from, to;			/* zone indexes */
+	struct cfg_loc loc;
+};
+
+struct cfg_set {
+	char name[CFG_NAME_MAX];
+	struct cfg_loc loc;
+	int n;
+	struct cfg_prefix *entries;	/* malloc'd */
+};
+
+struct cfg_port_forward {
+	int zone;
+	int proto;			/* IPPROTO_TCP or IPPROTO_UDP */
+	uint16_t port_lo, port_hi;	/* host order; lo == hi for one port */
+	struct cfg_prefix to;		/* a host address (len 32 or 128) */
+	uint16_t to_port;		/* 0: same as the incoming port */
+	struct cfg_loc loc;
+};
+
+enum cfg_addr_kind { CFG_ADDR_ANY = 0, CFG_ADDR_PREFIX, CFG_ADDR_SET };
+
+struct cfg_addr_match {
+	enum cfg_addr_kind kind;
+	struct cfg_prefix prefix;	/* CFG_ADDR_PREFIX */
+	int set;			/* CFG_ADDR_SET: index into cfg->sets */
+};
+
+enum cfg_limit_unit { CFG_LIMIT_NONE = 0, CFG_LIMIT_SECOND, CFG_LIMIT_MINUTE };
+
+struct cfg_rule {
+	struct cfg_loc loc;
+	int from, to;			/* zone index, CFG_ZONE_ANY or CFG_ZONE_ROUTER */
+	struct cfg_addr_match src, dst;
+	int proto;			/* -1 any, else IPPROTO_* */
+	uint16_t sport_lo, sport_hi;	/* 0,0: any */
+	uint16_t dport_lo, dport_hi;
+	int icmp_type;			/* -1 any */
+	enum cfg_action action;
+	uint32_t limit;			/* packets per unit, 0 none */
+	enum cfg_limit_unit limit_unit;
+	int log;
+	char *comment;			/* malloc'd or NULL */
+};
+
+enum cfg_overhead_kind {
+	CFG_OH_NONE = 0,	/* no compensation (raw IP length) */
+	CFG_OH_ETHERNET,	/* tc-cake(8) presets */
+	CFG_OH_DOCSIS,
+	CFG_OH_PPPOE_PTM,
+	CFG_OH_BRIDGED_PTM,
+	CFG_OH_ATM,
+	CFG_OH_BYTES,		/* an explicit number of bytes */
+};
+
+enum cfg_isolation { CFG_ISOLATE_HOSTS = 0, CFG_ISOLATE_FLOWS };
+
+struct cfg_shape {
+	int zone;
+	struct cfg_loc loc;
+	uint64_t upload_bps, download_bps;	/* bits per second */
+	enum cfg_overhead_kind overhead;
+	int overhead_bytes;			/* CFG_OH_BYTES */
+	int mpu;				/* 0: none */
+	enum cfg_isolation isolation;		/* default hosts */
+	int ecn;				/* default 1 */
+};
+
+struct sluice_config {
+	char *path;			/* as given, malloc'd */
+	int n_zones;
+	struct cfg_zone zones[CFG_ZONE_MAX];
+	int n_forwards;
+	struct cfg_forward *forwards;
+	int n_sets;
+	struct cfg_set *sets;
+	int n_port_forwards;
+	struct cfg_port_forward *port_forwards;
+	int n_rules;
+	struct cfg_rule *rules;
+	int n_shapes;
+	struct cfg_shape *shapes;
+};
+
+/* Parse PATH into CFG. Returns 0, or -1 with "PATH:LINE:COL: message" (or
+ * "PATH: strerror" when the file cannot be read) in ERR. On error CFG is
+ * left zeroed (nothing to free). */
+int cfg_parse_file(const char *path, struct sluice_config *cfg, char *err, size_t errlen);
+
+/* The same for text held in memory; NAME is used in messages. */
+int cfg_parse_string(const char *name, const char *text, struct sluice_config *cfg,
+		     char *err, size_t errlen);
+
+void cfg_free(struct sluice_config *cfg);
+
+int cfg_zone_find(const struct sluice_config *cfg, const char *name);
+
+/* Statements parsed but without a datapath yet, one line each
+ * ("FILE:LINE: masquerade: not yet active"), for `sluice check`.
+ * Calls FN once per such statement. */
+void cfg_inactive(const struct sluice_config *cfg,
+		  void (*fn)(void *ctx, const struct cfg_loc *loc, const char *what),
+		  void *ctx);
+
+#endif

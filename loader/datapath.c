@@ -1,0 +1,882 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/if_link.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "datapath.h"
+#include "nl.h"
+#include "util.h"
+#include "sluice.skel.h"
+
+#define LOCK_WAIT_MS 10000
+
+/* ---- libbpf messages ---------------------------------------------------- */
+
+static char libbpf_log[16384];
+static size_t libbpf_log_len;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[1024];
+	size_t n;
+
+	if (verbose)
+		return vfprintf(stderr, fmt, ap);
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	if (libbpf_log_len + n >= sizeof(libbpf_log)) {	/* keep the tail */
+		size_t drop = libbpf_log_len + n - sizeof(libbpf_log) + 1;
+
+		drop = drop > libbpf_log_len ? libbpf_log_len : drop;
+		memmove(libbpf_log, libbpf_log + drop, libbpf_log_len - drop);
+		libbpf_log_len -= drop;
+	}
+	if (n < sizeof(libbpf_log)) {
+		memcpy(libbpf_log + libbpf_log_len, line, n + 1);
+		libbpf_log_len += n;
+	}
+	return 0;
+}
+
+void dp_libbpf_logging(void)
+{
+	libbpf_set_print(libbpf_print);
+}
+
+/* Print the last LINES lines libbpf reported (the verifier's verdict is at
+ * the end of its log). */
+static void libbpf_log_tail(int lines)
+{
+	const char *p = libbpf_log + libbpf_log_len;
+
+	if (!libbpf_log_len)
+		return;
+	while (p > libbpf_log && lines >= 0)
+		if (*--p == '\n')
+			lines--;
+	if (*p == '\n')
+		p++;
+	fprintf(stderr, "sluice: last messages from libbpf (all with -v):\n%s", p);
+}
+
+/* ---- the pin folder ------------------------------------------------------ */
+
+static int pin_path(const struct dp *dp, char *buf, size_t len, const char *name)
+{
+	return fmt_path(buf, len, "%s/%s", dp->pin, name);
+}
+
+/* bpffs is not mounted at boot on every system; mount it where it belongs. */
+static int ensure_bpffs(const char *pin)
+{
+	char tmp[PATH_MAX], *parent;
+	struct statfs st;
+
+	snprintf(tmp, sizeof(tmp), "%s", pin);
+	parent = dirname(tmp);
+	if (statfs(parent, &st)) {
+		log_err("%s: %s", parent, strerror(errno));
+		return -errno;
+	}
+	if (st.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (strcmp(parent, "/sys/fs/bpf")) {
+		log_err("%s: not on a bpf filesystem (mount -t bpf bpf %s)", pin, parent);
+		return -EINVAL;
+	}
+	if (mount("bpf", parent, "bpf", 0, "mode=0700")) {
+		log_err("mounting bpffs on %s: %s", parent, strerror(errno));
+		return -errno;
+	}
+	log_info("mounted bpffs on %s", parent);
+	return 0;
+}
+
+static int lock_folder(struct dp *dp)
+{
+	int waited = 0;
+
+	dp->lock_fd = open(dp->pin, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dp->lock_fd < 0) {
+		log_err("%s: %s", dp->pin, strerror(errno));
+		return -errno;
+	}
+	while (flock(dp->lock_fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK || waited >= LOCK_WAIT_MS) {
+			log_err("%s: locked by another sluice process", dp->pin);
+			return -EBUSY;
+		}
+		usleep(50 * 1000);
+		waited += 50;
+	}
+	return 0;
+}
+
+static int open_pinned_map(struct dp *dp, const char *name)
+{
+	char path[PATH_MAX];
+
+	if (pin_path(dp, path, sizeof(path), name))
+		return -ENAMETOOLONG;
+	return bpf_obj_get(path);
+}
+
+static int open_maps(struct dp *dp)
+{
+	dp->meta_fd = open_pinned_map(dp, "sluice_meta");
+	dp->ports_fd = open_pinned_map(dp, "sluice_ports");
+	dp->zones_fd = open_pinned_map(dp, "sluice_zones");
+	dp->stats_fd = open_pinned_map(dp, "sluice_stats");
+	if (dp->meta_fd < 0 || dp->ports_fd < 0 || dp->zones_fd < 0 || dp->stats_fd < 0)
+		return -ENOENT;
+	return 0;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void close_maps(struct dp *dp)
+{
+	close_fd(&dp->meta_fd);
+	close_fd(&dp->ports_fd);
+	close_fd(&dp->zones_fd);
+	close_fd(&dp->stats_fd);
+}
+
+int dp_open(struct dp *dp, const char *pin, enum dp_open_mode mode)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	memset(dp, 0, sizeof(*dp));
+	dp->lock_fd = dp->prog_fd = -1;
+	dp->meta_fd = dp->ports_fd = dp->zones_fd = dp->stats_fd = -1;
+	if (fmt_path(dp->pin, sizeof(dp->pin), "%s", pin)) {
+		log_err("%s: pin folder path too long", pin);
+		return -ENAMETOOLONG;
+	}
+	if (mode == DP_WRITE) {
+		ret = ensure_bpffs(dp->pin);
+		if (ret)
+			return ret;
+		if (mkdir(dp->pin, 0700) && errno != EEXIST) {
+			log_err("%s: %s", dp->pin, strerror(errno));
+			return -errno;
+		}
+		ret = lock_folder(dp);
+		if (ret)
+			return ret;
+	}
+	if (pin_path(dp, path, sizeof(path), "sluice_meta"))
+		return -ENAMETOOLONG;
+	dp->existed = access(path, F_OK) == 0;
+	if (!dp->existed)
+		return mode == DP_READ ? -ENOENT : 0;
+	if (mode == DP_READ && open_maps(dp)) {
+		close_maps(dp);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+void dp_close(struct dp *dp)
+{
+	if (dp->skel)
+		sluice__destroy(dp->skel);	/* owns prog_fd */
+	else
+		close_fd(&dp->prog_fd);
+	dp->skel = NULL;
+	dp->prog_fd = -1;
+	close_maps(dp);
+	close_fd(&dp->lock_fd);
+}
+
+/* Remove the pinned maps a failed first load may have left behind. */
+static void remove_fresh_pins(struct dp *dp)
+{
+	static const char *const maps[] = {
+		"sluice_meta", "sluice_ports", "sluice_zones", "sluice_stats",
+	};
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < ARRAY_SIZE(maps); i++)
+		if (!pin_path(dp, path, sizeof(path), maps[i]))
+			unlink(path);
+	rmdir(dp->pin);
+}
+
+int dp_load(struct dp *dp)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = dp->pin);
+	int ret;
+
+	dp->skel = sluice__open_opts(&opts);
+	if (!dp->skel) {
+		ret = -errno;
+		log_err("opening the embedded BPF object: %s", strerror(-ret));
+		return ret;
+	}
+	ret = sluice__load(dp->skel);
+	if (ret) {
+		log_err("loading the BPF programs into the kernel failed: %s", strerror(-ret));
+		if (dp->existed)
+			log_err("if the pinned maps in %s are from another sluice version, "
+				"'sluice down' removes them (counters restart at zero)", dp->pin);
+		libbpf_log_tail(12);
+		sluice__destroy(dp->skel);
+		dp->skel = NULL;
+		if (!dp->existed)
+			remove_fresh_pins(dp);
+		return ret;
+	}
+	dp->prog_fd = bpf_program__fd(dp->skel->progs.sluice_xdp);
+	/* Own copies of the map fds, so the views work the same way for a
+	 * loaded skeleton and for a pinned instance. */
+	dp->meta_fd = dup(bpf_map__fd(dp->skel->maps.sluice_meta));
+	dp->ports_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ports));
+	dp->zones_fd = dup(bpf_map__fd(dp->skel->maps.sluice_zones));
+	dp->stats_fd = dup(bpf_map__fd(dp->skel->maps.sluice_stats));
+	return 0;
+}
+
+int dp_use_pinned(struct dp *dp)
+{
+	char path[PATH_MAX];
+
+	if (open_maps(dp)) {
+		log_err("%s: no running sluice instance", dp->pin);
+		return -ENOENT;
+	}
+	if (pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
+		return -ENAMETOOLONG;
+	dp->prog_fd = bpf_obj_get(path);
+	if (dp->prog_fd < 0) {
+		log_err("%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* ---- meta ---------------------------------------------------------------- */
+
+int dp_meta_read(struct dp *dp, struct sluice_meta *meta)
+{
+	__u32 key = 0;
+
+	memset(meta, 0, sizeof(*meta));
+	return bpf_map_lookup_elem(dp->meta_fd, &key, meta) ? -errno : 0;
+}
+
+int dp_meta_write(struct dp *dp, const struct sluice_meta *meta)
+{
+	__u32 key = 0;
+
+	return bpf_map_update_elem(dp->meta_fd, &key, meta, BPF_ANY) ? -errno : 0;
+}
+
+/* ---- what the config asks for ----------------------------------------------- */
+
+struct want {
+	int ifindex;
+	int zone;
+	struct sluice_port port;
+	int link_fd;		/* existing or new link */
+	bool is_new;
+};
+
+struct wants {
+	int n;
+	struct want v[SLUICE_MAX_PORTS];
+};
+
+static int port_flags(const struct nl_link *l)
+{
+	int up = (l->flags & IFF_UP) && (l->flags & IFF_LOWER_UP);
+
+	return (up ? SLUICE_PORT_UP : 0) | (l->master ? SLUICE_PORT_BRIDGED : 0);
+}
+
+static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
+		    const struct nl_link *port, const struct nl_link *l3)
+{
+	struct want *x;
+
+	for (int i = 0; i < w->n; i++) {
+		if (w->v[i].ifindex != port->ifindex)
+			continue;
+		log_err("%s: port %s is in zone %s and zone %s", cfg->path, port->name,
+			cfg->zones[w->v[i].zone].name, cfg->zones[zone].name);
+		return -EINVAL;
+	}
+	if (w->n >= SLUICE_MAX_PORTS - 1) {
+		log_err("%s: more than %d ports", cfg->path, SLUICE_MAX_PORTS - 1);
+		return -E2BIG;
+	}
+	x = &w->v[w->n++];
+	memset(x, 0, sizeof(*x));
+	x->ifindex = port->ifindex;
+	x->zone = zone;
+	x->link_fd = -1;
+	x->port.zone = zone;
+	x->port.l3_ifindex = l3->ifindex;
+	x->port.flags = port_flags(port);
+	x->port.ipv4 = l3->ipv4;
+	snprintf(x->port.name, sizeof(x->port.name), "%s", port->name);
+	return 0;
+}
+
+/* A bridge named in a zone stands for its member ports; anything else is a
+ * port itself. */
+static int resolve_ports(const struct sluice_config *cfg, const struct nl_links *links,
+			 struct wants *w, bool follow)
+{
+	memset(w, 0, sizeof(*w));
+	for (int z = 0; z < cfg->n_zones; z++) {
+		const struct cfg_zone *zone = &cfg->zones[z];
+
+		for (int i = 0; i < zone->n_ifs; i++) {
+			const struct nl_link *l = nl_by_name(links, zone->ifs[i]);
+			int ret = 0;
+
+			if (!l && follow) {	/* it may come (back) later */
+				log_info("interface %s of zone %s does not exist (yet)",
+					 zone->ifs[i], zone->name);
+				continue;
+			}
+			if (!l) {
+				log_err("%s:%d:%d: interface %s of zone %s does not exist",
+					cfg->path, zone->if_loc[i].line, zone->if_loc[i].col,
+					zone->ifs[i], zone->name);
+				return -ENODEV;
+			}
+			if (strcmp(l->kind, "bridge")) {
+				ret = add_want(w, cfg, z, l, l);
+			} else {
+				for (int j = 0; j < links->n && !ret; j++)
+					if (links->v[j].master == l->ifindex)
+						ret = add_want(w, cfg, z, &links->v[j], l);
+			}
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* ---- links ------------------------------------------------------------------ */
+
+struct have {
+	int n;
+	struct { int ifindex; int fd; char pin[PATH_MAX]; } v[SLUICE_MAX_PORTS * 2];
+};
+
+/* The links this instance pinned. A link whose interface is gone reports
+ * ifindex 0: it is kept in the list (ifindex 0) so apply removes its pin. */
+static int read_links(struct dp *dp, struct have *h)
+{
+	size_t plen = strlen(SLUICE_PIN_LINK_PREFIX);
+	struct dirent *de;
+	DIR *d;
+
+	memset(h, 0, sizeof(*h));
+	d = opendir(dp->pin);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d)) && h->n < (int)ARRAY_SIZE(h->v)) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		if (strncmp(de->d_name, SLUICE_PIN_LINK_PREFIX, plen))
+			continue;
+		if (pin_path(dp, h->v[h->n].pin, PATH_MAX, de->d_name))
+			continue;
+		fd = bpf_obj_get(h->v[h->n].pin);
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_LINK_TYPE_XDP)
+			info.xdp.ifindex = 0;
+		h->v[h->n].fd = fd;
+		h->v[h->n].ifindex = info.xdp.ifindex;
+		h->n++;
+	}
+	closedir(d);
+	return 0;
+}
+
+static void close_links(struct have *h)
+{
+	for (int i = 0; i < h->n; i++)
+		close_fd(&h->v[i].fd);
+}
+
+static int find_have(const struct have *h, int ifindex)
+{
+	for (int i = 0; i < h->n; i++)
+		if (h->v[i].ifindex == ifindex && ifindex)
+			return i;
+	return -1;
+}
+
+static int xdp_link_create(int prog_fd, int ifindex, __u32 flags)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = flags);
+
+	return bpf_link_create(prog_fd, ifindex, BPF_XDP, &opts);
+}
+
+static void explain_attach_error(const struct want *w, int err)
+{
+	__u32 other = 0;
+
+	if (err == EBUSY || err == EEXIST) {
+		bpf_xdp_query_id(w->ifindex, 0, &other);
+		log_err("%s: another XDP program (id %u) is attached; sluice does not "
+			"replace programs it did not load", w->port.name, other);
+		return;
+	}
+	log_err("%s: attaching XDP failed: %s", w->port.name, strerror(err));
+}
+
+/* Native (driver) mode first: generic mode works on every device but costs
+ * an skb allocation per packet, so it is worth a warning. */
+static int attach_port(struct dp *dp, struct want *w)
+{
+	char drv[32], path[PATH_MAX];
+	int fd, err;
+
+	fd = xdp_link_create(dp->prog_fd, w->ifindex, XDP_FLAGS_DRV_MODE);
+	w->port.mode = SLUICE_MODE_NATIVE;
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
+		nl_driver_name(w->port.name, drv, sizeof(drv));
+		fd = xdp_link_create(dp->prog_fd, w->ifindex, XDP_FLAGS_SKB_MODE);
+		if (fd >= 0)
+			log_warn("%s (driver %s): no native XDP support, using generic mode",
+				 w->port.name, drv);
+		w->port.mode = SLUICE_MODE_GENERIC;
+	}
+	if (fd < 0) {
+		err = errno;
+		explain_attach_error(w, err);
+		return -err;
+	}
+	if (fmt_path(path, sizeof(path), "%s/%s%d", dp->pin, SLUICE_PIN_LINK_PREFIX,
+		     w->ifindex) || bpf_obj_pin(fd, path)) {
+		err = errno;
+		log_err("%s: pinning its XDP link at %s: %s", w->port.name, path, strerror(err));
+		close(fd);
+		return -err;
+	}
+	w->link_fd = fd;
+	w->is_new = true;
+	return 0;
+}
+
+static void unpin_link(const struct dp *dp, int ifindex)
+{
+	char path[PATH_MAX];
+
+	if (!fmt_path(path, sizeof(path), "%s/%s%d", dp->pin, SLUICE_PIN_LINK_PREFIX, ifindex))
+		unlink(path);
+}
+
+static void rollback_new(struct dp *dp, struct wants *w)
+{
+	for (int i = 0; i < w->n; i++) {
+		if (!w->v[i].is_new)
+			continue;
+		unpin_link(dp, w->v[i].ifindex);
+		close_fd(&w->v[i].link_fd);
+		w->v[i].is_new = false;
+	}
+}
+
+/* Swap the program of kept links to the freshly loaded one. bpf_link_update
+ * is atomic per port: each packet sees the old or the new program. */
+static int update_kept(struct dp *dp, struct wants *w, const struct have *h)
+{
+	int i, err;
+
+	for (i = 0; i < w->n; i++) {
+		int k = find_have(h, w->v[i].ifindex);
+
+		if (k < 0 || w->v[i].is_new)
+			continue;
+		if (bpf_link_update(h->v[k].fd, dp->prog_fd, NULL)) {
+			err = errno;
+			log_err("%s: replacing the XDP program: %s", w->v[i].port.name,
+				strerror(err));
+			return -err;
+		}
+	}
+	return 0;
+}
+
+/* ---- maps ------------------------------------------------------------------- */
+
+static int zero_stats(struct dp *dp, __u32 slot)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	void *zero = calloc(ncpu > 0 ? ncpu : 1, sizeof(struct sluice_port_stats));
+	int ret;
+
+	if (!zero)
+		return -ENOMEM;
+	ret = bpf_map_update_elem(dp->stats_fd, &slot, zero, BPF_ANY) ? -errno : 0;
+	free(zero);
+	return ret;
+}
+
+/* Keep the slot (and so the counters) of ports that stay; give new ports
+ * the lowest free slot with its counters zeroed. */
+static int write_ports(struct dp *dp, struct wants *w)
+{
+	bool used[SLUICE_MAX_PORTS] = { [SLUICE_SLOT_UNKNOWN] = true };
+	struct sluice_port old;
+	__u32 key, next, *prev = NULL;
+	int i, ret;
+
+	for (i = 0; i < w->n; i++) {
+		key = w->v[i].ifindex;
+		w->v[i].port.slot = 0;
+		if (!bpf_map_lookup_elem(dp->ports_fd, &key, &old) && old.slot &&
+		    old.slot < SLUICE_MAX_PORTS && !used[old.slot]) {
+			w->v[i].port.slot = old.slot;
+			used[old.slot] = true;
+		}
+	}
+	for (i = 0; i < w->n; i++) {
+		__u32 s = 1;
+
+		if (w->v[i].port.slot)
+			continue;
+		while (s < SLUICE_MAX_PORTS && used[s])
+			s++;
+		used[s] = true;
+		w->v[i].port.slot = s;
+		ret = zero_stats(dp, s);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < w->n; i++) {
+		key = w->v[i].ifindex;
+		if (bpf_map_update_elem(dp->ports_fd, &key, &w->v[i].port, BPF_ANY))
+			return -errno;
+	}
+	/* Delete entries of ports that left; restart the walk after each
+	 * delete since the hash may reorder. */
+	while (!bpf_map_get_next_key(dp->ports_fd, prev, &next)) {
+		bool keep = false;
+
+		for (i = 0; i < w->n && !keep; i++)
+			keep = (__u32)w->v[i].ifindex == next;
+		if (!keep && !bpf_map_delete_elem(dp->ports_fd, &next)) {
+			prev = NULL;
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+	return 0;
+}
+
+static int write_zones(struct dp *dp, const struct sluice_config *cfg, const struct wants *w)
+{
+	for (__u32 z = 0; z < SLUICE_MAX_ZONES; z++) {
+		struct sluice_zone v = {};
+
+		if ((int)z < cfg->n_zones) {
+			const struct cfg_zone *cz = &cfg->zones[z];
+
+			snprintf(v.name, sizeof(v.name), "%s", cz->name);
+			v.flags = (cz->input == CFG_DROP ? SLUICE_ZONE_INPUT_DROP : 0) |
+				  (cz->masquerade ? SLUICE_ZONE_MASQUERADE : 0);
+			for (int i = 0; i < w->n; i++)
+				v.n_ports += w->v[i].zone == (int)z;
+		}
+		if (bpf_map_update_elem(dp->zones_fd, &z, &v, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static int write_meta(struct dp *dp, const struct sluice_config *cfg, bool new_prog)
+{
+	struct sluice_meta meta;
+	char abs[PATH_MAX];
+
+	dp_meta_read(dp, &meta);
+	if (!dp->existed)
+		meta.load_time = time(NULL);
+	if (new_prog || !dp->existed)
+		meta.reload_time = time(NULL);
+	meta.generation++;
+	if (cfg->path && realpath(cfg->path, abs) &&
+	    fmt_path(meta.config, sizeof(meta.config), "%s", abs))
+		log_warn("%s: path too long to record for status and reload", abs);
+	return dp_meta_write(dp, &meta);
+}
+
+static int pin_prog(struct dp *dp)
+{
+	char path[PATH_MAX];
+
+	if (pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
+		return -ENAMETOOLONG;
+	unlink(path);
+	if (bpf_obj_pin(dp->prog_fd, path)) {
+		log_err("%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* ---- apply ------------------------------------------------------------------ */
+
+static void mode_warning(const struct wants *w)
+{
+	for (int i = 1; i < w->n; i++)
+		if (w->v[i].port.mode != w->v[0].port.mode) {
+			log_warn("ports run XDP in different modes (%s native, %s generic)",
+				 w->v[0].port.mode == SLUICE_MODE_NATIVE ? w->v[0].port.name
+									 : w->v[i].port.name,
+				 w->v[0].port.mode == SLUICE_MODE_NATIVE ? w->v[i].port.name
+									 : w->v[0].port.name);
+			return;
+		}
+}
+
+static void keep_modes(struct dp *dp, struct wants *w)
+{
+	for (int i = 0; i < w->n; i++) {
+		struct sluice_port old;
+		__u32 key = w->v[i].ifindex;
+
+		if (!w->v[i].is_new && !bpf_map_lookup_elem(dp->ports_fd, &key, &old))
+			w->v[i].port.mode = old.mode;
+	}
+}
+
+int dp_apply(struct dp *dp, const struct sluice_config *cfg)
+{
+	struct nl_links links;
+	struct have have;
+	struct wants *w = calloc(1, sizeof(*w));
+	int i, ret;
+
+	if (!w)
+		return -ENOMEM;
+	ret = nl_dump(&links);
+	if (ret) {
+		log_err("reading interfaces over netlink: %s", strerror(-ret));
+		free(w);
+		return ret;
+	}
+	ret = resolve_ports(cfg, &links, w, dp->follow);
+	nl_links_free(&links);
+	if (!ret)
+		ret = read_links(dp, &have);
+	if (ret)
+		goto fail;
+
+	/* Phase 1, fallible: attach new ports. */
+	for (i = 0; i < w->n && !ret; i++) {
+		int k = find_have(&have, w->v[i].ifindex);
+
+		if (k >= 0)
+			w->v[i].link_fd = -1;	/* owned by have */
+		else
+			ret = attach_port(dp, &w->v[i]);
+	}
+	if (!ret && dp->skel)
+		ret = update_kept(dp, w, &have);
+	if (ret) {
+		rollback_new(dp, w);
+		close_links(&have);
+		goto fail;
+	}
+
+	/* Phase 2: the links are in place; record them. */
+	keep_modes(dp, w);
+	ret = write_ports(dp, w);
+	if (!ret)
+		ret = write_zones(dp, cfg, w);
+	for (i = 0; i < have.n; i++) {
+		if (have.v[i].ifindex && find_have(&have, have.v[i].ifindex) == i) {
+			bool wanted = false;
+
+			for (int j = 0; j < w->n && !wanted; j++)
+				wanted = w->v[j].ifindex == have.v[i].ifindex;
+			if (wanted)
+				continue;
+		}
+		unlink(have.v[i].pin);	/* the link detaches with its last reference */
+	}
+	close_links(&have);
+	for (i = 0; i < w->n; i++)
+		close_fd(&w->v[i].link_fd);
+	if (!ret && dp->skel)
+		ret = pin_prog(dp);
+	if (!ret)
+		ret = write_meta(dp, cfg, dp->skel != NULL);
+	if (ret)
+		log_err("%s: updating pinned maps: %s", dp->pin, strerror(-ret));
+	else
+		mode_warning(w);
+	free(w);
+	return ret;
+fail:
+	if (!dp->existed && dp->skel) {
+		sluice__destroy(dp->skel);
+		dp->skel = NULL;
+		close_maps(dp);
+		dp->prog_fd = -1;
+		remove_fresh_pins(dp);
+	}
+	free(w);
+	return ret;
+}
+
+/* ---- down ------------------------------------------------------------------- */
+
+int dp_down(struct dp *dp)
+{
+	static const char *const ours[] = {
+		"sluice_meta", "sluice_ports", "sluice_zones", "sluice_stats",
+		SLUICE_PIN_PROG_XDP,
+	};
+	char path[PATH_MAX];
+	struct have have;
+	int ret = 0;
+
+	read_links(dp, &have);
+	for (int i = 0; i < have.n; i++)
+		if (unlink(have.v[i].pin))
+			ret = -errno;
+	close_links(&have);
+	for (size_t i = 0; i < ARRAY_SIZE(ours); i++)
+		if (!pin_path(dp, path, sizeof(path), ours[i]) && unlink(path) && errno != ENOENT)
+			ret = -errno;
+	/* Objects sluice did not pin stay, and so does the folder then. */
+	if (rmdir(dp->pin) && errno != ENOENT)
+		log_warn("%s: not removed: %s", dp->pin, strerror(errno));
+	return ret;
+}
+
+/* ---- views ------------------------------------------------------------------ */
+
+static int read_stats(struct dp *dp, __u32 slot, struct sluice_port_stats *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct sluice_port_stats *v;
+
+	memset(sum, 0, sizeof(*sum));
+	if (ncpu <= 0)
+		return -EINVAL;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(dp->stats_fd, &slot, v)) {
+		free(v);
+		return -errno;
+	}
+	for (int c = 0; c < ncpu; c++) {
+		__u64 *dst = (__u64 *)sum, *src = (__u64 *)&v[c];
+
+		for (size_t k = 0; k < sizeof(*sum) / sizeof(__u64); k++)
+			dst[k] += src[k];
+	}
+	free(v);
+	return 0;
+}
+
+static __u32 prog_id_of(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+static void link_ids(struct dp *dp, struct dp_port_view *pv)
+{
+	char path[PATH_MAX];
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	int fd;
+
+	if (fmt_path(path, sizeof(path), "%s/%s%u", dp->pin, SLUICE_PIN_LINK_PREFIX, pv->ifindex))
+		return;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.xdp.ifindex) {
+		pv->link_id = info.id;
+		pv->prog_id = info.prog_id;
+	}
+	close(fd);
+}
+
+static int cmp_port(const void *a, const void *b)
+{
+	const struct dp_port_view *x = a, *y = b;
+
+	return x->port.zone != y->port.zone ? (int)x->port.zone - (int)y->port.zone
+					    : strcmp(x->port.name, y->port.name);
+}
+
+int dp_view_read(struct dp *dp, struct dp_view *view)
+{
+	char path[PATH_MAX];
+	__u32 key, *prev = NULL;
+	int fd;
+
+	memset(view, 0, sizeof(*view));
+	dp_meta_read(dp, &view->meta);
+	if (!pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP) &&
+	    (fd = bpf_obj_get(path)) >= 0) {
+		view->prog_id = prog_id_of(fd);
+		close(fd);
+	}
+	while (view->n_ports < SLUICE_MAX_PORTS &&
+	       !bpf_map_get_next_key(dp->ports_fd, prev, &key)) {
+		struct dp_port_view *pv = &view->ports[view->n_ports];
+
+		prev = &pv->ifindex;
+		pv->ifindex = key;
+		if (bpf_map_lookup_elem(dp->ports_fd, &key, &pv->port))
+			continue;
+		read_stats(dp, pv->port.slot, &pv->stats);
+		link_ids(dp, pv);
+		view->n_ports++;
+	}
+	qsort(view->ports, view->n_ports, sizeof(view->ports[0]), cmp_port);
+	read_stats(dp, SLUICE_SLOT_UNKNOWN, &view->unknown);
+	for (key = 0; key < SLUICE_MAX_ZONES; key++) {
+		struct sluice_zone z;
+
+		if (bpf_map_lookup_elem(dp->zones_fd, &key, &z) || !z.name[0])
+			break;
+		view->zones[view->n_zones++] = z;
+	}
+	return 0;
+}

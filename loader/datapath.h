@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The running datapath as a set of objects pinned under one folder:
+ * maps (sluice_*), the XDP program (prog_xdp) and one XDP link per port
+ * (link_xdp_IFINDEX). Everything here converges the pinned state towards a
+ * config; nothing is changed until every fallible step has succeeded.
+ */
+#ifndef SLUICE_DATAPATH_H
+#define SLUICE_DATAPATH_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include "config.h"
+#include "sluice.h"
+
+struct sluice;
+
+struct dp {
+	char pin[PATH_MAX];
+	int lock_fd;
+	bool existed;		/* the pin folder held an instance before us */
+	bool follow;		/* daemon: a missing interface is skipped, not an error */
+	struct sluice *skel;	/* set when programs were loaded by this run */
+	int prog_fd;		/* the XDP program to attach */
+	int ports_fd, zones_fd, stats_fd, meta_fd;
+};
+
+enum dp_open_mode {
+	DP_READ,	/* look at an existing instance (status, stats) */
+	DP_WRITE,	/* change it: takes the folder lock, mounts bpffs */
+};
+
+/* Returns 0, -ENOENT when there is no instance and mode is DP_READ, or
+ * another -errno (already reported on stderr). */
+int dp_open(struct dp *dp, const char *pin, enum dp_open_mode mode);
+void dp_close(struct dp *dp);
+
+/* Load fresh programs from the embedded skeleton, reusing pinned maps. */
+int dp_load(struct dp *dp);
+/* Use the pinned program and maps of a running instance. */
+int dp_use_pinned(struct dp *dp);
+
+/* Make the datapath match CFG: attach to new ports, update the program of
+ * kept ports (if dp_load() ran), detach ports no longer wanted, write the
+ * ports and zones maps. On failure nothing has changed (a first instance is
+ * removed entirely) and the error names the port and cause. */
+int dp_apply(struct dp *dp, const struct sluice_config *cfg);
+
+/* Remove every object sluice pinned under the folder, and the folder. */
+int dp_down(struct dp *dp);
+
+int dp_meta_read(struct dp *dp, struct sluice_meta *meta);
+int dp_meta_write(struct dp *dp, const struct sluice_meta *meta);
+
+/* Everything `sluice status` and `sluice stats` show. */
+struct dp_port_view {
+	__u32 ifindex;
+	struct sluice_port port;
+	__u32 link_id, prog_id;
+	struct sluice_port_stats stats;	/* summed over CPUs */
+};
+
+struct dp_view {
+	struct sluice_meta meta;
+	__u32 prog_id;
+	int n_ports;
+	struct dp_port_view ports[SLUICE_MAX_PORTS];
+	struct sluice_port_stats unknown;	/* slot 0 */
+	int n_zones;
+	struct sluice_zone zones[SLUICE_MAX_ZONES];
+};
+
+int dp_view_read(struct dp *dp, struct dp_view *view);
+
+/* libbpf's messages: shown with -v, otherwise kept so a failed load can
+ * print the tail of the verifier log. */
+void dp_libbpf_logging(void);
+
+#endif

@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: GPL-2.0
+/* sluice: the command line. Subcommands and options come from the tables
+ * below, which also produce --help. */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include "config.h"
+#include "datapath.h"
+#include "nl.h"
+#include "report.h"
+#include "util.h"
+
+#define DEFAULT_CONFIG	"/etc/sluice/sluice.conf"
+#define DEBOUNCE_MS	100	/* netlink events come in bursts */
+
+struct args {
+	const char *pin;
+	const char *config;
+	bool config_given;
+	bool json;
+	bool watch;
+	double interval;
+	int count;		/* --watch refreshes; 0: until interrupted */
+};
+
+enum {
+	C_UP = 1 << 0, C_RUN = 1 << 1, C_RELOAD = 1 << 2, C_DOWN = 1 << 3,
+	C_STATUS = 1 << 4, C_STATS = 1 << 5, C_CHECK = 1 << 6,
+	C_ALL = 0x7f,
+};
+
+struct opt {
+	const char *name;
+	int key;
+	const char *arg;	/* NULL: a flag */
+	const char *help;
+	unsigned int cmds;
+};
+
+static const struct opt opts[] = {
+	{ "config", 'c', "FILE", "config file (default " DEFAULT_CONFIG ")",
+	  C_UP | C_RUN | C_RELOAD | C_CHECK },
+	{ "pin", 'p', "DIR", "pin folder (default $SLUICE_PIN or " SLUICE_PIN_ROOT_DEFAULT ")",
+	  C_ALL },
+	{ "json", 'j', NULL, "machine-readable output", C_STATUS | C_STATS },
+	{ "watch", 'w', NULL, "refresh every interval until interrupted", C_STATS },
+	{ "interval", 'i', "SECONDS", "rate sampling interval (default 1, 0: totals only)",
+	  C_STATS },
+	{ "count", 'n', "N", "with --watch: stop after N refreshes", C_STATS },
+	{ "verbose", 'v', NULL, "more messages, including libbpf's", C_ALL },
+	{ "help", 'h', NULL, "this help", C_ALL },
+};
+
+struct cmd {
+	const char *name;
+	unsigned int bit;
+	bool root;
+	int (*fn)(struct args *a);
+	const char *help;
+};
+
+static int cmd_up(struct args *a);
+static int cmd_run(struct args *a);
+static int cmd_reload(struct args *a);
+static int cmd_down(struct args *a);
+static int cmd_status(struct args *a);
+static int cmd_stats(struct args *a);
+static int cmd_check(struct args *a);
+
+static const struct cmd cmds[] = {
+	{ "up", C_UP, true, cmd_up, "load the datapath and attach it to every port, then exit" },
+	{ "run", C_RUN, true, cmd_run,
+	  "like up, then stay in the foreground following interface changes" },
+	{ "reload", C_RELOAD, true, cmd_reload,
+	  "replace programs and configuration of the running datapath without a gap" },
+	{ "down", C_DOWN, true, cmd_down, "remove everything sluice attached and pinned" },
+	{ "status", C_STATUS, true, cmd_status, "ports, attach modes, program ids, daemon" },
+	{ "stats", C_STATS, true, cmd_stats, "packet counters by port, verdict and drop reason" },
+	{ "check", C_CHECK, false, cmd_check, "validate a config file without changing anything" },
+};
+
+static void usage(FILE *f, const struct cmd *only)
+{
+	if (!only) {
+		fprintf(f, "usage: sluice COMMAND [OPTIONS]\n\ncommands:\n");
+		for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+			fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+		fprintf(f, "\n'sluice COMMAND --help' lists the options of a command.\n");
+		return;
+	}
+	fprintf(f, "usage: sluice %s [OPTIONS]\n%s\n\noptions:\n", only->name, only->help);
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+		char lhs[40];
+
+		if (!(opts[i].cmds & only->bit))
+			continue;
+		snprintf(lhs, sizeof(lhs), "-%c, --%s%s%s", opts[i].key, opts[i].name,
+			 opts[i].arg ? " " : "", opts[i].arg ? opts[i].arg : "");
+		fprintf(f, "  %-24s %s\n", lhs, opts[i].help);
+	}
+}
+
+static int parse_number(const char *opt, const char *s, double min, double max, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno || end == s || *end || *out < min || *out > max) {
+		log_err("--%s: invalid value \"%s\" (expected %g..%g)", opt, s, min, max);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
+{
+	struct option lo[ARRAY_SIZE(opts) + 1] = {};
+	char so[2 * ARRAY_SIZE(opts) + 2] = ":";
+	double d;
+	int n = 0, k;
+
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+		if (!(opts[i].cmds & c->bit))
+			continue;
+		lo[n++] = (struct option){ opts[i].name, opts[i].arg ? 1 : 0, NULL, opts[i].key };
+		strncat(so, (char[]){ (char)opts[i].key, 0 }, 1);
+		if (opts[i].arg)
+			strcat(so, ":");
+	}
+	while ((k = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		switch (k) {
+		case 'c': a->config = optarg; a->config_given = true; break;
+		case 'p': a->pin = optarg; break;
+		case 'j': a->json = true; break;
+		case 'w': a->watch = true; break;
+		case 'v': verbose = 1; break;
+		case 'h': usage(stdout, c); exit(0);
+		case 'i':
+			if (parse_number("interval", optarg, 0, 3600, &a->interval))
+				return -1;
+			break;
+		case 'n':
+			if (parse_number("count", optarg, 1, 1e9, &d))
+				return -1;
+			a->count = d;
+			break;
+		case ':':
+			log_err("%s: option %s needs a value", c->name, argv[optind - 1]);
+			return -1;
+		default:
+			log_err("%s: unknown option %s (see 'sluice %s --help')", c->name,
+				argv[optind - 1], c->name);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		log_err("%s: unexpected argument \"%s\"", c->name, argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- commands ---------------------------------------------------------------- */
+
+static void print_inactive(void *ctx, const struct cfg_loc *loc, const char *what)
+{
+	const struct sluice_config *cfg = ctx;
+
+	printf("%s:%d: %s: accepted, not yet active in the datapath\n", cfg->path, loc->line,
+	       what);
+}
+
+static int load_config(const char *path, struct sluice_config *cfg)
+{
+	char err[1024];
+
+	if (cfg_parse_file(path, cfg, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_check(struct args *a)
+{
+	struct sluice_config cfg;
+	struct nl_links links;
+
+	if (load_config(a->config, &cfg))
+		return 1;
+	cfg_inactive(&cfg, print_inactive, &cfg);
+	/* A config may be written for another box: missing interfaces are
+	 * worth a warning here, and an error only at `up`. */
+	if (!nl_dump(&links)) {
+		for (int z = 0; z < cfg.n_zones; z++)
+			for (int i = 0; i < cfg.zones[z].n_ifs; i++)
+				if (!nl_by_name(&links, cfg.zones[z].ifs[i]))
+					log_warn("%s:%d:%d: interface %s does not exist here",
+						 cfg.path, cfg.zones[z].if_loc[i].line,
+						 cfg.zones[z].if_loc[i].col, cfg.zones[z].ifs[i]);
+		nl_links_free(&links);
+	}
+	printf("%s: ok (%d zones, %d rules, %d sets)\n", cfg.path, cfg.n_zones, cfg.n_rules,
+	       cfg.n_sets);
+	cfg_free(&cfg);
+	return 0;
+}
+
+/* Load fresh programs and apply CFG. REQUIRE_RUNNING: reload semantics. */
+static int load_and_apply(struct args *a, const struct sluice_config *cfg, bool reload)
+{
+	struct dp dp;
+	int ret;
+
+	ret = dp_open(&dp, a->pin, DP_WRITE);
+	if (!ret && reload && !dp.existed) {
+		log_err("%s: no running instance to reload (use 'sluice up')", a->pin);
+		ret = -ENOENT;
+	}
+	if (!ret)
+		ret = dp_load(&dp);
+	if (!ret)
+		ret = dp_apply(&dp, cfg);
+	dp_close(&dp);
+	return ret;
+}
+
+static int cmd_up(struct args *a)
+{
+	struct sluice_config cfg;
+	int ret;
+
+	if (load_config(a->config, &cfg))
+		return 1;
+	ret = load_and_apply(a, &cfg, false);
+	cfg_free(&cfg);
+	return ret ? 1 : 0;
+}
+
+/* Reload takes the config of the running instance unless -c names one. */
+static int cmd_reload(struct args *a)
+{
+	struct sluice_meta meta;
+	struct sluice_config cfg;
+	struct dp dp;
+	int ret;
+
+	if (!a->config_given) {
+		ret = dp_open(&dp, a->pin, DP_READ);
+		if (ret == -ENOENT)
+			log_err("%s: no running instance to reload (use 'sluice up')", a->pin);
+		if (ret)
+			return 1;
+		ret = dp_meta_read(&dp, &meta);
+		dp_close(&dp);
+		if (ret || !meta.config[0]) {
+			log_err("%s: the running instance records no config file; use -c", a->pin);
+			return 1;
+		}
+		a->config = strdup(meta.config);
+	}
+	if (load_config(a->config, &cfg))
+		return 1;
+	ret = load_and_apply(a, &cfg, true);
+	cfg_free(&cfg);
+	return ret ? 1 : 0;
+}
+
+static void stop_daemon(const char *pin)
+{
+	struct sluice_meta meta;
+	struct dp dp;
+
+	if (dp_open(&dp, pin, DP_READ))
+		return;
+	dp_meta_read(&dp, &meta);
+	dp_close(&dp);
+	if (!pid_alive(meta.daemon_pid) || meta.daemon_pid == (__u32)getpid())
+		return;
+	kill(meta.daemon_pid, SIGTERM);
+	for (int i = 0; i < 50 && pid_alive(meta.daemon_pid); i++)
+		usleep(100 * 1000);
+	if (pid_alive(meta.daemon_pid))
+		log_warn("daemon pid %u did not exit", meta.daemon_pid);
+}
+
+static int cmd_down(struct args *a)
+{
+	struct dp dp;
+	int ret;
+
+	stop_daemon(a->pin);
+	ret = dp_open(&dp, a->pin, DP_WRITE);
+	if (!ret && !dp.existed) {
+		log_err("%s: sluice is not loaded", a->pin);
+		dp_close(&dp);
+		rmdir(a->pin);
+		return 1;
+	}
+	if (!ret)
+		ret = dp_down(&dp);
+	dp_close(&dp);
+	return ret ? 1 : 0;
+}
+
+static int open_view(struct args *a, struct dp *dp)
+{
+	int ret = dp_open(dp, a->pin, DP_READ);
+
+	if (ret == -ENOENT)
+		log_err("%s: sluice is not loaded", a->pin);
+	return ret;
+}
+
+static int cmd_status(struct args *a)
+{
+	struct dp_view *v = malloc(sizeof(*v));
+	struct dp dp;
+
+	if (!v || open_view(a, &dp)) {
+		free(v);
+		return 3;	/* as systemctl status: not running */
+	}
+	dp_view_read(&dp, v);
+	report_status(stdout, &dp, v, a->json);
+	dp_close(&dp);
+	free(v);
+	return 0;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = sig;
+}
+
+static int cmd_stats(struct args *a)
+{
+	struct report_opts o = { .json = a->json, .interval = a->interval };
+	struct dp_view *v[2] = { malloc(sizeof(*v[0])), malloc(sizeof(*v[1])) };
+	struct timespec ts = { (time_t)a->interval,
+			       (long)((a->interval - (time_t)a->interval) * 1e9) };
+	struct dp dp;
+	int n = 0, ret = 1;
+
+	if (!v[0] || !v[1] || open_view(a, &dp))
+		goto out;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	dp_view_read(&dp, v[0]);
+	if (!a->watch && a->interval <= 0) {
+		report_stats(stdout, NULL, v[0], &o);
+		ret = 0;
+		goto close;
+	}
+	while (!stop) {
+		nanosleep(&ts, NULL);
+		dp_view_read(&dp, v[1]);
+		if (a->watch && !a->json && isatty(STDOUT_FILENO))
+			printf("\033[H\033[2J");
+		report_stats(stdout, v[0], v[1], &o);
+		fflush(stdout);
+		if (!a->watch || (a->count && ++n >= a->count))
+			break;
+		struct dp_view *t = v[0];
+		v[0] = v[1];
+		v[1] = t;
+	}
+	ret = 0;
+close:
+	dp_close(&dp);
+out:
+	free(v[0]);
+	free(v[1]);
+	return ret;
+}
+
+/* ---- the daemon ---------------------------------------------------------------- */
+
+struct daemon {
+	struct args *a;
+	struct sluice_config cfg;
+	__u64 generation;	/* of our last apply */
+};
+
+static int set_daemon_pid(const char *pin, __u32 pid, __u64 *generation)
+{
+	struct sluice_meta meta;
+	struct dp dp;
+	int ret;
+
+	ret = dp_open(&dp, pin, DP_WRITE);
+	if (!ret && !dp.existed)
+		ret = -ENOENT;
+	if (!ret)
+		ret = dp_use_pinned(&dp);
+	if (!ret && !(ret = dp_meta_read(&dp, &meta))) {
+		meta.daemon_pid = pid;
+		ret = dp_meta_write(&dp, &meta);
+		if (generation)
+			*generation = meta.generation;
+	}
+	dp_close(&dp);
+	return ret;
+}
+
+/* Bring the datapath in line with the interfaces as they are now. If another
+ * process applied a config since our last apply, follow its config file. */
+static int reconcile(struct daemon *d, bool reload_programs)
+{
+	struct sluice_meta meta;
+	struct sluice_config cfg;
+	char err[1024];
+	struct dp dp;
+	int ret;
+
+	ret = dp_open(&dp, d->a->pin, DP_WRITE);
+	if (!ret && !dp.existed)
+		ret = -ENOENT;
+	if (!ret)
+		ret = reload_programs ? dp_load(&dp) : dp_use_pinned(&dp);
+	if (ret)
+		goto out;
+	dp.follow = true;
+	dp_meta_read(&dp, &meta);
+	if ((meta.generation != d->generation || reload_programs) && meta.config[0]) {
+		if (cfg_parse_file(meta.config, &cfg, err, sizeof(err))) {
+			log_err("%s (keeping the previous config)", err);
+		} else {
+			cfg_free(&d->cfg);
+			d->cfg = cfg;
+		}
+	}
+	ret = dp_apply(&dp, &d->cfg);
+	if (!ret && !dp_meta_read(&dp, &meta))
+		d->generation = meta.generation;
+out:
+	dp_close(&dp);
+	return ret;
+}
+
+static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl)
+{
+	struct pollfd pfd[2] = { { sfd, POLLIN, 0 }, { nl_monitor_fd(nl), POLLIN, 0 } };
+	bool pending = false;
+	int ret;
+
+	for (;;) {
+		ret = poll(pfd, 2, pending ? DEBOUNCE_MS : -1);
+		if (ret < 0 && errno != EINTR)
+			return -errno;
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGHUP)
+				return 0;
+			log_info("SIGHUP: reloading programs and %s", d->cfg.path);
+			if (reconcile(d, true) == -ENOENT)
+				return -ENOENT;
+			continue;
+		}
+		if (pfd[1].revents & POLLIN) {
+			pending |= nl_monitor_drain(nl) > 0;
+			continue;	/* wait for the burst to end */
+		}
+		if (pending) {
+			pending = false;
+			if (reconcile(d, false) == -ENOENT)
+				return -ENOENT;
+		}
+	}
+}
+
+static int cmd_run(struct args *a)
+{
+	struct daemon d = { .a = a };
+	struct mnl_socket *nl;
+	struct sluice_meta meta;
+	struct dp dp;
+	sigset_t mask;
+	int sfd, ret;
+
+	if (!dp_open(&dp, a->pin, DP_READ)) {
+		dp_meta_read(&dp, &meta);
+		dp_close(&dp);
+		if (pid_alive(meta.daemon_pid)) {
+			log_err("%s: already followed by sluice run (pid %u)", a->pin,
+				meta.daemon_pid);
+			return 1;
+		}
+	}
+	if (load_config(a->config, &d.cfg))
+		return 1;
+	/* Subscribe before the first apply so no change falls in between. */
+	nl = nl_monitor_open();
+	if (!nl) {
+		log_err("netlink: %s", strerror(errno));
+		cfg_free(&d.cfg);
+		return 1;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+
+	ret = load_and_apply(a, &d.cfg, false);
+	if (!ret)
+		ret = set_daemon_pid(a->pin, getpid(), &d.generation);
+	if (!ret) {
+		log_info("following interface changes (pid %d)", getpid());
+		ret = daemon_loop(&d, sfd, nl);
+		if (ret == -ENOENT)
+			log_err("%s: the instance was removed; exiting", a->pin);
+		else
+			set_daemon_pid(a->pin, 0, NULL);
+		/* The datapath stays: a stopped daemon must never cut the network. */
+	}
+	close(sfd);
+	nl_monitor_close(nl);
+	cfg_free(&d.cfg);
+	return ret && ret != -ENOENT ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = { .interval = 1 };
+	const struct cmd *c = NULL;
+
+	a.pin = getenv("SLUICE_PIN") ? getenv("SLUICE_PIN") : SLUICE_PIN_ROOT_DEFAULT;
+	a.config = DEFAULT_CONFIG;
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		usage(argc < 2 ? stderr : stdout, NULL);
+		return argc < 2 ? 2 : 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			c = &cmds[i];
+	if (!c) {
+		log_err("unknown command \"%s\" (see 'sluice --help')", argv[1]);
+		return 2;
+	}
+	if (parse_args(c, argc - 1, argv + 1, &a))
+		return 2;
+	if (c->root && geteuid() != 0) {
+		log_err("%s needs root (CAP_BPF and CAP_NET_ADMIN)", c->name);
+		return 1;
+	}
+	dp_libbpf_logging();
+	return c->fn(&a);
+}

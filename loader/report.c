@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include "report.h"
+#include "util.h"
+
+static const char *const drop_names[SLUICE_DROP_MAX] = {
+#define SLUICE_X_NAME(e, f, s) [SLUICE_DROP_##e] = s,
+	SLUICE_DROP_REASONS(SLUICE_X_NAME)
+#undef SLUICE_X_NAME
+};
+
+static const char *const verdict_names[SLUICE_VERDICT_MAX] = {
+	"pass", "redirect", "tx", "drop",
+};
+
+bool pid_alive(__u32 pid)
+{
+	return pid && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+static const char *mode_name(enum sluice_attach_mode m)
+{
+	return m == SLUICE_MODE_NATIVE ? "native" : m == SLUICE_MODE_GENERIC ? "generic" : "?";
+}
+
+static const char *zone_name(const struct dp_view *v, __u32 zone)
+{
+	return zone < (__u32)v->n_zones ? v->zones[zone].name : "?";
+}
+
+static const char *ifname_of(const struct dp_view *v, __u32 ifindex)
+{
+	for (int i = 0; i < v->n_ports; i++)
+		if (v->ports[i].ifindex == ifindex)
+			return v->ports[i].port.name;
+	return NULL;
+}
+
+static void fmt_time(char *buf, size_t len, __u64 t)
+{
+	time_t tt = t;
+	struct tm tm;
+
+	if (!t || !localtime_r(&tt, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S %Z", &tm))
+		snprintf(buf, len, "-");
+}
+
+static void via_name(const struct dp_view *v, const struct dp_port_view *p, char *buf, size_t len)
+{
+	const char *n = NULL;
+
+	if (p->port.l3_ifindex != p->ifindex) {
+		n = ifname_of(v, p->port.l3_ifindex);
+		if (!n) {
+			char tmp[IF_NAMESIZE];
+
+			n = if_indextoname(p->port.l3_ifindex, tmp) ? tmp : "?";
+			snprintf(buf, len, "%s", n);
+			return;
+		}
+	}
+	snprintf(buf, len, "%s", n ? n : "-");
+}
+
+static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
+{
+	char via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN];
+
+	fprintf(f, "{\"pin\":\"%s\",\"config\":\"%s\",\"load_time\":%llu,\"reload_time\":%llu,"
+		"\"generation\":%llu,\"daemon_pid\":%u,\"daemon_running\":%s,\"prog_id\":%u,"
+		"\"zones\":[", dp->pin, v->meta.config, (unsigned long long)v->meta.load_time,
+		(unsigned long long)v->meta.reload_time, (unsigned long long)v->meta.generation,
+		v->meta.daemon_pid, pid_alive(v->meta.daemon_pid) ? "true" : "false", v->prog_id);
+	for (int z = 0; z < v->n_zones; z++)
+		fprintf(f, "%s{\"name\":\"%s\",\"input\":\"%s\",\"masquerade\":%s,\"ports\":%u}",
+			z ? "," : "", v->zones[z].name,
+			v->zones[z].flags & SLUICE_ZONE_INPUT_DROP ? "drop" : "accept",
+			v->zones[z].flags & SLUICE_ZONE_MASQUERADE ? "true" : "false",
+			v->zones[z].n_ports);
+	fprintf(f, "],\"ports\":[");
+	for (int i = 0; i < v->n_ports; i++) {
+		const struct dp_port_view *p = &v->ports[i];
+
+		via_name(v, p, via, sizeof(via));
+		inet_ntop(AF_INET, &p->port.ipv4, ip, sizeof(ip));
+		fprintf(f, "%s{\"name\":\"%s\",\"ifindex\":%u,\"zone\":\"%s\",\"via\":\"%s\","
+			"\"mode\":\"%s\",\"up\":%s,\"ipv4\":\"%s\",\"slot\":%u,\"link_id\":%u,"
+			"\"prog_id\":%u}", i ? "," : "", p->port.name, p->ifindex,
+			zone_name(v, p->port.zone), via, mode_name(p->port.mode),
+			p->port.flags & SLUICE_PORT_UP ? "true" : "false",
+			p->port.ipv4 ? ip : "", p->port.slot, p->link_id, p->prog_id);
+	}
+	fprintf(f, "]}\n");
+}
+
+void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool json)
+{
+	char t1[64], t2[64], via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN];
+
+	if (json) {
+		status_json(f, dp, v);
+		return;
+	}
+	fmt_time(t1, sizeof(t1), v->meta.load_time);
+	fmt_time(t2, sizeof(t2), v->meta.reload_time);
+	fprintf(f, "sluice is up since %s\n", t1);
+	fprintf(f, "  last change  %s (generation %llu)\n", t2,
+		(unsigned long long)v->meta.generation);
+	fprintf(f, "  config       %s\n", v->meta.config[0] ? v->meta.config : "-");
+	fprintf(f, "  pin folder   %s\n", dp->pin);
+	if (pid_alive(v->meta.daemon_pid))
+		fprintf(f, "  daemon       running (pid %u)\n", v->meta.daemon_pid);
+	else
+		fprintf(f, "  daemon       not running (changes to interfaces are not followed)\n");
+	fprintf(f, "  program      xdp id %u\n\n", v->prog_id);
+	fprintf(f, "%-16s %-8s %-7s %-16s %-8s %-5s %-15s %s\n", "PORT", "IFINDEX", "ZONE",
+		"VIA", "MODE", "LINK", "IPV4", "XDP LINK/PROG");
+	for (int i = 0; i < v->n_ports; i++) {
+		const struct dp_port_view *p = &v->ports[i];
+
+		via_name(v, p, via, sizeof(via));
+		inet_ntop(AF_INET, &p->port.ipv4, ip, sizeof(ip));
+		fprintf(f, "%-16s %-8u %-7s %-16s %-8s %-5s %-15s %u/%u\n", p->port.name,
+			p->ifindex, zone_name(v, p->port.zone), via, mode_name(p->port.mode),
+			p->port.flags & SLUICE_PORT_UP ? "up" : "down",
+			p->port.ipv4 ? ip : "-", p->link_id, p->prog_id);
+	}
+	if (!v->n_ports)
+		fprintf(f, "(no ports: the zones' interfaces have no members)\n");
+}
+
+/* ---- stats ------------------------------------------------------------------ */
+
+static const struct sluice_ctr *ctr(const struct sluice_port_stats *s, int verdict)
+{
+	return &s->pass + verdict;
+}
+
+static __u64 drop_count(const struct sluice_port_stats *s, int reason)
+{
+	return ((const __u64 *)&s->drop_reason)[reason];
+}
+
+static void rx_total(const struct sluice_port_stats *s, __u64 *pkts, __u64 *bytes)
+{
+	*pkts = *bytes = 0;
+	for (int i = 0; i < SLUICE_VERDICT_MAX; i++) {
+		*pkts += ctr(s, i)->packets;
+		*bytes += ctr(s, i)->bytes;
+	}
+}
+
+static const struct sluice_port_stats *prev_of(const struct dp_view *prev, __u32 ifindex,
+					       __u32 slot)
+{
+	if (!prev)
+		return NULL;
+	for (int i = 0; i < prev->n_ports; i++)
+		if (prev->ports[i].ifindex == ifindex && prev->ports[i].port.slot == slot)
+			return &prev->ports[i].stats;
+	return NULL;
+}
+
+static void rates(const struct sluice_port_stats *p, const struct sluice_port_stats *c,
+		  double interval, double *pps, double *bps)
+{
+	__u64 p0, b0, p1, b1;
+
+	*pps = *bps = 0;
+	if (!p || interval <= 0)
+		return;
+	rx_total(p, &p0, &b0);
+	rx_total(c, &p1, &b1);
+	*pps = (p1 - p0) / interval;
+	*bps = (b1 - b0) * 8.0 / interval;
+}
+
+static void human(char *buf, size_t len, double v, const char *unit)
+{
+	static const char *const pfx[] = { "", "k", "M", "G", "T" };
+	int i = 0;
+
+	while (v >= 1000 && i < 4) {
+		v /= 1000;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.1f %s%s" : "%.0f %s%s", v, pfx[i], unit);
+}
+
+static void stats_json_one(FILE *f, const char *name, __u32 ifindex, const char *zone,
+			   const struct sluice_port_stats *s, double pps, double bps, bool rate)
+{
+	fprintf(f, "{\"name\":\"%s\",\"ifindex\":%u,\"zone\":\"%s\"", name, ifindex, zone);
+	for (int i = 0; i < SLUICE_VERDICT_MAX; i++)
+		fprintf(f, ",\"%s\":{\"packets\":%llu,\"bytes\":%llu}", verdict_names[i],
+			(unsigned long long)ctr(s, i)->packets, (unsigned long long)ctr(s, i)->bytes);
+	fprintf(f, ",\"drop_reasons\":{");
+	for (int r = 0; r < SLUICE_DROP_MAX; r++)
+		fprintf(f, "%s\"%s\":%llu", r ? "," : "", drop_names[r],
+			(unsigned long long)drop_count(s, r));
+	fprintf(f, "}");
+	if (rate)
+		fprintf(f, ",\"rate\":{\"pps\":%.1f,\"bps\":%.1f}", pps, bps);
+	fprintf(f, "}");
+}
+
+static void add_stats(struct sluice_port_stats *sum, const struct sluice_port_stats *s)
+{
+	__u64 *d = (__u64 *)sum;
+	const __u64 *x = (const __u64 *)s;
+
+	for (size_t k = 0; k < sizeof(*sum) / sizeof(__u64); k++)
+		d[k] += x[k];
+}
+
+static void stats_json(FILE *f, const struct dp_view *prev, const struct dp_view *cur,
+		       double interval)
+{
+	struct sluice_port_stats tot = cur->unknown, ptot = prev ? prev->unknown : tot;
+	bool rate = prev && interval > 0;
+	double pps, bps;
+
+	fprintf(f, "{\"interval\":%.3f,\"ports\":[", rate ? interval : 0.0);
+	for (int i = 0; i < cur->n_ports; i++) {
+		const struct dp_port_view *p = &cur->ports[i];
+		const struct sluice_port_stats *ps = prev_of(prev, p->ifindex, p->port.slot);
+
+		rates(ps, &p->stats, interval, &pps, &bps);
+		fprintf(f, i ? "," : "");
+		stats_json_one(f, p->port.name, p->ifindex, zone_name(cur, p->port.zone),
+			       &p->stats, pps, bps, rate);
+		add_stats(&tot, &p->stats);
+		if (ps)
+			add_stats(&ptot, ps);
+	}
+	fprintf(f, "],\"unknown\":");
+	rates(prev ? &prev->unknown : NULL, &cur->unknown, interval, &pps, &bps);
+	stats_json_one(f, "", 0, "", &cur->unknown, pps, bps, rate);
+	fprintf(f, ",\"total\":");
+	rates(prev ? &ptot : NULL, &tot, interval, &pps, &bps);
+	stats_json_one(f, "", 0, "", &tot, pps, bps, rate);
+	fprintf(f, "}\n");
+}
+
+static void stats_row(FILE *f, const char *name, const char *zone,
+		      const struct sluice_port_stats *s, const struct sluice_port_stats *prev,
+		      double interval)
+{
+	char pps_s[32], bps_s[32];
+	double pps, bps;
+
+	fprintf(f, "%-16s %-7s", name, zone);
+	for (int i = 0; i < SLUICE_VERDICT_MAX; i++)
+		fprintf(f, " %12llu", (unsigned long long)ctr(s, i)->packets);
+	if (prev && interval > 0) {
+		rates(prev, s, interval, &pps, &bps);
+		human(pps_s, sizeof(pps_s), pps, "pps");
+		human(bps_s, sizeof(bps_s), bps, "bit/s");
+		fprintf(f, " %12s %14s", pps_s, bps_s);
+	}
+	fputc('\n', f);
+}
+
+void report_stats(FILE *f, const struct dp_view *prev, const struct dp_view *cur,
+		  const struct report_opts *o)
+{
+	struct sluice_port_stats tot = cur->unknown, ptot = prev ? prev->unknown : tot;
+	bool rate = prev && o->interval > 0, any_drop = false;
+	__u64 unknown_pkts, unknown_bytes;
+
+	if (o->json) {
+		stats_json(f, prev, cur, o->interval);
+		return;
+	}
+	fprintf(f, "%-16s %-7s %12s %12s %12s %12s", "PORT", "ZONE", "PASS", "REDIRECT", "TX",
+		"DROP");
+	if (rate)
+		fprintf(f, " %12s %14s", "RX RATE", "RX BITRATE");
+	fputc('\n', f);
+	for (int i = 0; i < cur->n_ports; i++) {
+		const struct dp_port_view *p = &cur->ports[i];
+		const struct sluice_port_stats *ps = prev_of(prev, p->ifindex, p->port.slot);
+
+		stats_row(f, p->port.name, zone_name(cur, p->port.zone), &p->stats, ps, o->interval);
+		add_stats(&tot, &p->stats);
+		if (ps)
+			add_stats(&ptot, ps);
+		any_drop |= p->stats.drop.packets != 0;
+	}
+	rx_total(&cur->unknown, &unknown_pkts, &unknown_bytes);
+	if (unknown_pkts)	/* frames seen while a port was being attached */
+		stats_row(f, "(unknown port)", "-", &cur->unknown, prev ? &prev->unknown : NULL,
+			  o->interval);
+	stats_row(f, "total", "", &tot, rate ? &ptot : NULL, o->interval);
+	fprintf(f, "(packets by verdict; bytes in --json)\n");
+	if (!any_drop && !cur->unknown.drop.packets)
+		return;
+	fprintf(f, "\ndrops by reason:\n");
+	for (int i = 0; i < cur->n_ports; i++)
+		for (int r = 0; r < SLUICE_DROP_MAX; r++)
+			if (drop_count(&cur->ports[i].stats, r))
+				fprintf(f, "  %-16s %-20s %llu\n", cur->ports[i].port.name,
+					drop_names[r],
+					(unsigned long long)drop_count(&cur->ports[i].stats, r));
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Human and JSON output of `sluice status` and `sluice stats`. */
+#ifndef SLUICE_REPORT_H
+#define SLUICE_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "datapath.h"
+
+struct report_opts {
+	bool json;
+	double interval;	/* seconds between the two samples; 0: no rates */
+};
+
+void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool json);
+/* PREV may be NULL (no rates). */
+void report_stats(FILE *f, const struct dp_view *prev, const struct dp_view *cur,
+		  const struct report_opts *o);
+
+/* Is PID a live process? (for the daemon's recorded pid) */
+bool pid_alive(__u32 pid);
+
+#endif
