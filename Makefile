@@ -33,12 +33,15 @@ BPF_HDRS := bpf/sluice.h bpf/parsing.h
 LOADER_SRC := $(filter-out loader/main.c,$(wildcard loader/*.c))
 LOADER_HDRS := $(wildcard loader/*.h)
 
-all: $(BUILD)/sluice $(BUILD)/test_xdp $(BUILD)/test_config
+all: $(BUILD)/sluice $(BUILD)/test_xdp $(BUILD)/test_config $(BUILD)/xdp_foreign.bpf.o
 
 $(BUILD):
 	@mkdir -p $@
 
 $(BUILD)/sluice.bpf.o: $(BPF_SRC) $(BPF_HDRS) | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/xdp_foreign.bpf.o: selftests/netns/xdp_foreign.bpf.c | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/sluice.skel.h: $(BUILD)/sluice.bpf.o
@@ -64,7 +67,7 @@ demo: all
 
 install: $(BUILD)/sluice
 	install -D -m 0755 $(BUILD)/sluice $(DESTDIR)$(SBINDIR)/sluice
-	install -D -m 0644 tools/sluice.conf.example $(DESTDIR)$(PREFIX)/share/doc/sluice/sluice.conf.example
+	install -D -m 0644 loader/sluice.conf.example $(DESTDIR)$(PREFIX)/share/doc/sluice/sluice.conf.example
 
 clean:
 	rm -rf $(BUILD)

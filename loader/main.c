@@ -124,6 +124,7 @@ static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a
 {
 	struct option lo[ARRAY_SIZE(opts) + 1] = {};
 	char so[2 * ARRAY_SIZE(opts) + 2] = ":";
+	size_t sn = 1;
 	double d;
 	int n = 0, k;
 
@@ -131,9 +132,9 @@ static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a
 		if (!(opts[i].cmds & c->bit))
 			continue;
 		lo[n++] = (struct option){ opts[i].name, opts[i].arg ? 1 : 0, NULL, opts[i].key };
-		strncat(so, (char[]){ (char)opts[i].key, 0 }, 1);
+		so[sn++] = opts[i].key;
 		if (opts[i].arg)
-			strcat(so, ":");
+			so[sn++] = ':';
 	}
 	while ((k = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		switch (k) {
@@ -539,6 +540,20 @@ int main(int argc, char **argv)
 
 	a.pin = getenv("SLUICE_PIN") ? getenv("SLUICE_PIN") : SLUICE_PIN_ROOT_DEFAULT;
 	a.config = DEFAULT_CONFIG;
+	/* -p and -v may also come before the command. */
+	while (argc > 2 && argv[1][0] == '-') {
+		if (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--verbose")) {
+			verbose = 1;
+		} else if (!strcmp(argv[1], "-p") || !strcmp(argv[1], "--pin")) {
+			a.pin = argv[2];
+			argv++;
+			argc--;
+		} else {
+			break;
+		}
+		argv++;
+		argc--;
+	}
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
 		usage(argc < 2 ? stderr : stdout, NULL);

@@ -1,0 +1,323 @@
+#!/bin/bash
+# Integration tests on the reference topology: attach, traffic, counters,
+# live reload without loss, rollback, the daemon following the kernel, down.
+SUITE=netns
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/selftests/netns/topology.sh"
+require_root
+
+WORK=$(mktemp -d /tmp/sluice-test.XXXXXX)
+cleanup() { topo_down; rm -rf "$WORK"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if ! topo_up >"$WORK/topo.log" 2>&1; then
+	fail "reference topology comes up"; detail "$WORK/topo.log"; exit 1
+fi
+CFG=$WORK/sluice.conf
+topo_config "$CFG"
+PORTS="lan1 lan2 lan3 lan4 lan5 wan0"
+in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+status_json() { rsluice status --json; }
+stats_json() { rsluice stats --json -i 0; }
+xdp_prog_of() {	# prog id attached to $1 in the router, or empty
+	ip -n "$RTR" -d link show "$1" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -n1
+}
+port_field() {	# port_field JSON PORT FIELD
+	json_get "$1" "[p['$3'] for p in j['ports'] if p['name']=='$2'][0] if any(p['name']=='$2' for p in j['ports']) else ''"
+}
+kernel_rx() { ip -n "$RTR" -s -j link show "$1" | json_get "$(cat)" "j[0]['stats64']['rx']['packets']"; }
+sluice_rx() {	# all verdicts of port $2 in stats JSON $1
+	json_get "$1" "[p['pass']['packets']+p['drop']['packets']+p['redirect']['packets']+p['tx']['packets'] for p in j['ports'] if p['name']=='$2'][0]"
+}
+
+# ---- up -----------------------------------------------------------------
+t_up() {
+	if ! rsluice up -c "$CFG" >"$WORK/up.log" 2>&1; then
+		fail "up attaches to every port"; detail "$WORK/up.log"; return
+	fi
+	local s p bad="" prog
+	s=$(status_json)
+	prog=$(json_get "$s" "j['prog_id']")
+	for p in $PORTS; do
+		[ "$(port_field "$s" $p mode)" = native ] || bad="$bad $p:mode"
+		[ "$(port_field "$s" $p prog_id)" = "$prog" ] || bad="$bad $p:link"
+		[ "$(xdp_prog_of $p)" = "$prog" ] || bad="$bad $p:kernel"
+	done
+	[ "$(json_get "$s" "len(j['ports'])")" = 6 ] || bad="$bad count"
+	[ "$(port_field "$s" lan3 via)" = br-lan ] || bad="$bad via"
+	[ "$(port_field "$s" wan0 ipv4)" = 203.0.113.2 ] || bad="$bad wan0-ipv4"
+	[ "$(port_field "$s" lan1 zone)" = lan ] || bad="$bad zone"
+	if [ -z "$bad" ] && [ ! -s "$WORK/up.log" ]; then
+		pass "up attaches natively to lan1..lan5 (via br-lan) and wan0, quietly"
+	else
+		fail "up attaches natively to lan1..lan5 (via br-lan) and wan0, quietly:$bad"
+		detail "$WORK/up.log"
+	fi
+}
+
+# ---- traffic and counters ---------------------------------------------------
+t_traffic() {
+	local before after k0 k1 s0 s1 p ok=1
+	before=$(stats_json)
+	k0=$(kernel_rx lan1); s0=$(sluice_rx "$before" lan1)
+	expect "ping LAN to LAN across br-lan" in_ns "$H1" ping -c3 -i0.2 -W2 192.168.10.12
+	expect "ping LAN to router" in_ns "$H1" ping -c3 -i0.2 -W2 192.168.10.1
+	expect "ping LAN to internet" in_ns "$H1" ping -c3 -i0.2 -W2 203.0.113.1
+	expect "ping6 LAN to internet" in_ns "$H1" ping -6 -c3 -i0.2 -W2 2001:db8:113::1
+
+	in_ns "$H2" iperf3 -s -1 -B 192.168.10.12 -D -p 5201
+	in_ns "$INET" iperf3 -s -B 203.0.113.1 -D -p 5202
+	sleep 0.3
+	if in_ns "$H1" timeout 20 iperf3 -c 192.168.10.12 -p 5201 -t 2 -J >"$WORK/ip1.json"; then
+		pass "iperf3 TCP LAN to LAN: $(json_get "$(cat "$WORK/ip1.json")" "'%.0f Mbit/s' % (j['end']['sum_received']['bits_per_second']/1e6)")"
+	else
+		fail "iperf3 TCP LAN to LAN"; detail "$WORK/ip1.json"
+	fi
+	if in_ns "$H3" timeout 20 iperf3 -c 203.0.113.1 -p 5202 -t 2 -J >"$WORK/ip2.json"; then
+		pass "iperf3 TCP LAN to WAN: $(json_get "$(cat "$WORK/ip2.json")" "'%.0f Mbit/s' % (j['end']['sum_received']['bits_per_second']/1e6)")"
+	else
+		fail "iperf3 TCP LAN to WAN"; detail "$WORK/ip2.json"
+	fi
+	if in_ns "$H4" timeout 20 iperf3 -c 203.0.113.1 -p 5202 -u -b 20M -t 2 -J >"$WORK/ip3.json"; then
+		pass "iperf3 UDP LAN to WAN: $(json_get "$(cat "$WORK/ip3.json")" "'%d datagrams, %d lost' % (j['end']['sum']['packets'], j['end']['sum']['lost_packets'])")"
+	else
+		fail "iperf3 UDP LAN to WAN"; detail "$WORK/ip3.json"
+	fi
+
+	after=$(stats_json)
+	k1=$(kernel_rx lan1); s1=$(sluice_rx "$after" lan1)
+	# XDP sees every frame the port receives: its count must match the
+	# kernel's own rx counter over the same interval exactly.
+	if [ $((s1 - s0)) = $((k1 - k0)) ] && [ $((s1 - s0)) -gt 1000 ]; then
+		pass "lan1 counters match the kernel's rx count ($((s1 - s0)) frames)"
+	else
+		fail "lan1 counters match the kernel's rx count: sluice $((s1 - s0)), kernel $((k1 - k0))"
+	fi
+	for p in lan3 lan4 wan0; do
+		[ "$(sluice_rx "$after" $p)" -gt "$(sluice_rx "$before" $p)" ] || ok=0
+	done
+	[ "$(json_get "$after" "j['total']['drop']['packets']")" = 0 ] || ok=0
+	[ $ok = 1 ] && pass "counters move on lan3, lan4 and wan0; no drops" ||
+		fail "counters move on lan3, lan4 and wan0; no drops"
+}
+
+# ---- drop reasons, live ---------------------------------------------------------
+t_malformed() {
+	local before after
+	before=$(stats_json)
+	in_ns "$H1" /usr/bin/python3 - <<'PY' >"$WORK/scapy.log" 2>&1
+from scapy.all import Ether, IP, UDP, sendp, get_if_hwaddr
+# ihl=4: the kernel would drop it in ip_rcv; sluice drops it first.
+p = Ether(dst="ff:ff:ff:ff:ff:ff") / IP(dst="192.168.10.1", ihl=4) / UDP(dport=9)
+sendp(p, iface="eth0", count=3, verbose=False)
+PY
+	wait_for 2000 sh -c "[ \$(rsluice stats --json -i 0 | /usr/bin/python3 -c 'import json,sys; j=json.load(sys.stdin); print([p for p in j[\"ports\"] if p[\"name\"]==\"lan1\"][0][\"drop_reasons\"][\"malformed-ipv4\"])') -ge $(( $(json_get "$before" "[p for p in j['ports'] if p['name']=='lan1'][0]['drop_reasons']['malformed-ipv4']") + 3 )) ]"
+	after=$(stats_json)
+	local d
+	d=$(( $(json_get "$after" "[p for p in j['ports'] if p['name']=='lan1'][0]['drop_reasons']['malformed-ipv4']") - $(json_get "$before" "[p for p in j['ports'] if p['name']=='lan1'][0]['drop_reasons']['malformed-ipv4']") ))
+	if [ "$d" = 3 ] && rsluice stats -i 0 | grep -q 'lan1 .*malformed-ipv4 .*3'; then
+		pass "malformed IPv4 from a host is dropped and counted as malformed-ipv4"
+	else
+		fail "malformed IPv4 from a host is dropped and counted as malformed-ipv4 (delta $d)"
+		detail "$WORK/scapy.log"; rsluice stats -i 0 | sed 's/^/    /'
+	fi
+}
+
+t_bpftool() {
+	local out
+	out=$(bpftool map dump pinned "$PIN/sluice_stats" 2>&1)
+	if grep -q '"pass": {' <<<"$out" && grep -q '"malformed_ipv4":' <<<"$out" &&
+	   bpftool map dump pinned "$PIN/sluice_ports" | grep -q '"mode": "SLUICE_MODE_NATIVE"'; then
+		pass "bpftool map dump shows counters and port modes by name"
+	else
+		fail "bpftool map dump shows counters and port modes by name"
+		printf '%s\n' "$out" | head -n 30 | sed 's/^/    /'
+	fi
+}
+
+# ---- reload without loss ----------------------------------------------------------
+t_reload() {
+	local s0 s1 i ok=1
+	s0=$(status_json)
+	in_ns "$H1" ping -c 400 -i 0.005 -W 1 203.0.113.1 >"$WORK/ping.log" 2>&1 &
+	local ping_pid=$!
+	for i in 1 2 3 4 5; do
+		rsluice reload >>"$WORK/reload.log" 2>&1 || ok=0
+		sleep 0.2
+	done
+	wait $ping_pid
+	s1=$(status_json)
+	[ $ok = 1 ] && grep -q ' 0% packet loss' "$WORK/ping.log" &&
+		[ "$(json_get "$s1" "j['prog_id']")" != "$(json_get "$s0" "j['prog_id']")" ] &&
+		[ "$(port_field "$s1" lan1 link_id)" = "$(port_field "$s0" lan1 link_id)" ] &&
+		[ "$(port_field "$s1" lan1 prog_id)" = "$(json_get "$s1" "j['prog_id']")" ] &&
+		[ "$(json_get "$s1" "j['generation']")" = $(( $(json_get "$s0" "j['generation']") + 5 )) ] &&
+		pass "5 reloads during a 400-packet ping flood: new program, same links, 0% loss" ||
+		{ fail "5 reloads during a 400-packet ping flood: new program, same links, 0% loss"
+		  detail "$WORK/ping.log" "$WORK/reload.log"; }
+}
+
+# A reload that cannot attach a new port changes nothing at all.
+t_reload_rollback() {
+	local s0 s1 out
+	s0=$(status_json)
+	ip -n "$RTR" link add lan6 type veth peer name lan6p
+	ip -n "$RTR" link set lan6p up
+	ip -n "$RTR" link set lan6 xdpdrv obj "$TOP/build/xdp_foreign.bpf.o" sec xdp
+	ip -n "$RTR" link set lan6 master br-lan up
+	out=$(rsluice reload 2>&1)
+	local rc=$?
+	s1=$(status_json)
+	if [ $rc != 0 ] && grep -q 'lan6: another XDP program (id [0-9]*) is attached' <<<"$out" &&
+	   [ "$s0" = "$s1" ] && [ -n "$(xdp_prog_of lan6)" ]; then
+		pass "reload refuses a port with a foreign XDP program, names it, changes nothing"
+	else
+		fail "reload refuses a port with a foreign XDP program, names it, changes nothing (rc $rc)"
+		printf '%s\n' "$out" | sed 's/^/    /'
+	fi
+	ip -n "$RTR" link del lan6
+}
+
+# A first `up` that fails on one port leaves no port attached and no pins.
+t_up_rollback() {
+	local out rc p left=""
+	rsluice down
+	ip -n "$RTR" link set lan4 xdpdrv obj "$TOP/build/xdp_foreign.bpf.o" sec xdp
+	local foreign; foreign=$(xdp_prog_of lan4)
+	out=$(rsluice up -c "$CFG" 2>&1); rc=$?
+	for p in $PORTS; do
+		[ "$p" = lan4 ] && continue
+		[ -n "$(xdp_prog_of $p)" ] && left="$left $p"
+	done
+	if [ $rc = 1 ] && grep -q 'lan4: another XDP program' <<<"$out" && [ -z "$left" ] &&
+	   [ ! -e "$PIN" ] && [ "$(xdp_prog_of lan4)" = "$foreign" ]; then
+		pass "up failing on lan4 rolls back every port and pin, keeps the foreign program"
+	else
+		fail "up failing on lan4 rolls back every port and pin (rc $rc, left:$left)"
+		printf '%s\n' "$out" | sed 's/^/    /'; ls "$PIN" 2>&1 | sed 's/^/    /'
+	fi
+	ip -n "$RTR" link set lan4 xdpdrv off
+	rsluice up -c "$CFG" || fail "up again after rollback"
+}
+
+# A device type without native XDP: dummy where it exists, else ifb (this
+# machine's kernel has ifb built in but no dummy).
+no_native_type() {
+	local t
+	for t in dummy ifb; do
+		ip -n "$RTR" link add lab0 type $t 2>/dev/null && { echo $t; return 0; }
+	done
+	return 1
+}
+
+t_generic() {
+	local out s drv
+	if ! drv=$(no_native_type); then
+		skip "generic-mode fallback: no dummy or ifb device type in this kernel"; return
+	fi
+	ip -n "$RTR" link set lab0 up
+	printf 'zone lab {\n    interfaces lab0\n}\n' >>"$CFG"
+	out=$(rsluice reload -c "$CFG" 2>&1)
+	s=$(status_json)
+	if grep -q "lab0 (driver $drv): no native XDP support, using generic mode" <<<"$out" &&
+	   [ "$(port_field "$s" lab0 mode)" = generic ]; then
+		pass "a port without native XDP falls back to generic mode with a warning"
+	else
+		fail "a port without native XDP falls back to generic mode with a warning"
+		printf '%s\n' "$out" | sed 's/^/    /'
+	fi
+	topo_config "$CFG"
+	rsluice reload -c "$CFG" >/dev/null 2>&1
+	[ -z "$(xdp_prog_of lab0)" ] && pass "a port removed from the config is detached" ||
+		fail "a port removed from the config is detached"
+	ip -n "$RTR" link del lab0
+}
+
+# ---- the daemon ---------------------------------------------------------------------
+has_port() { rsluice status --json | grep -q "\"name\":\"$1\""; }
+port_is() { [ "$(port_field "$(status_json)" "$1" "$2")" = "$3" ]; }
+
+t_daemon() {
+	nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -c "$CFG" >"$WORK/daemon.log" 2>&1 &
+	DAEMON_PID=$!
+	if wait_for 3000 sh -c "rsluice() { nsenter --net=/run/netns/$RTR $SLUICE -p $PIN \"\$@\"; }; rsluice status --json | grep -q '\"daemon_pid\":$DAEMON_PID'"; then
+		pass "run records its pid; status shows the daemon"
+	else
+		fail "run records its pid; status shows the daemon"; detail "$WORK/daemon.log"; return
+	fi
+	export -f rsluice port_field json_get status_json has_port port_is
+	export RTR PIN SLUICE
+
+	ip -n "$RTR" link add lan6 type veth peer name lan6p
+	ip -n "$RTR" link set lan6p up
+	ip -n "$RTR" link set lan6 master br-lan up
+	wait_for 1000 has_port lan6 && [ -n "$(xdp_prog_of lan6)" ] &&
+		pass "a port joining br-lan is attached within 1 s" ||
+		fail "a port joining br-lan is attached within 1 s"
+
+	ip -n "$RTR" link set lan3 nomaster
+	wait_for 1000 bash -c '! has_port lan3' && [ -z "$(xdp_prog_of lan3)" ] &&
+		pass "a port leaving br-lan is detached within 1 s" ||
+		fail "a port leaving br-lan is detached within 1 s"
+	ip -n "$RTR" link set lan3 master br-lan
+	wait_for 1000 has_port lan3 || fail "lan3 re-attached after rejoining"
+
+	ip -n "$RTR" link set lan2 down
+	wait_for 1000 port_is lan2 up False &&
+		pass "link down is reflected within 1 s" || fail "link down is reflected within 1 s"
+	ip -n "$RTR" link set lan2 up
+	wait_for 1000 port_is lan2 up True &&
+		pass "link up is reflected within 1 s" || fail "link up is reflected within 1 s"
+
+	ip -n "$RTR" addr del 203.0.113.2/24 dev wan0
+	ip -n "$RTR" addr add 203.0.113.9/24 dev wan0
+	wait_for 1000 port_is wan0 ipv4 203.0.113.9 &&
+		pass "a WAN address change is applied within 1 s" ||
+		fail "a WAN address change is applied within 1 s"
+	ip -n "$RTR" addr flush dev wan0 scope global
+	ip -n "$RTR" addr add 203.0.113.2/24 dev wan0
+	ip -n "$RTR" addr add 2001:db8:113::2/64 dev wan0 nodad
+	ip -n "$RTR" route replace default via 203.0.113.1
+
+	ip -n "$RTR" link del lan6
+	wait_for 1000 bash -c '! has_port lan6' &&
+		pass "a deleted port disappears within 1 s" || fail "a deleted port disappears within 1 s"
+
+	local prog; prog=$(xdp_prog_of lan1)
+	kill -TERM "$DAEMON_PID"
+	local t=0
+	while kill -0 "$DAEMON_PID" 2>/dev/null && [ $t -lt 30 ]; do sleep 0.1; t=$((t + 1)); done
+	if ! kill -0 "$DAEMON_PID" 2>/dev/null && [ "$(xdp_prog_of lan1)" = "$prog" ] &&
+	   rsluice status | grep -q 'daemon *not running'; then
+		pass "SIGTERM ends the daemon cleanly; the datapath keeps running"
+	else
+		fail "SIGTERM ends the daemon cleanly; the datapath keeps running"; detail "$WORK/daemon.log"
+	fi
+	DAEMON_PID=
+}
+
+t_down() {
+	local p left=""
+	ip -n "$RTR" link add other0 type veth peer name other1
+	ip -n "$RTR" link set other0 xdpgeneric obj "$TOP/build/xdp_foreign.bpf.o" sec xdp
+	rsluice down
+	for p in $PORTS; do [ -n "$(xdp_prog_of $p)" ] && left="$left $p"; done
+	if [ -z "$left" ] && [ ! -e "$PIN" ] && [ -n "$(xdp_prog_of other0)" ]; then
+		pass "down detaches every port and removes the pins, and nothing else"
+	else
+		fail "down detaches every port and removes the pins, and nothing else (left:$left)"
+	fi
+	expect "traffic flows after down" in_ns "$H1" ping -c1 -W2 203.0.113.1
+}
+
+t_up
+t_traffic
+t_malformed
+t_bpftool
+t_reload
+t_reload_rollback
+t_up_rollback
+t_generic
+t_daemon
+t_down

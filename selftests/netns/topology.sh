@@ -1,0 +1,78 @@
+# The reference box ("fwbox", ../shared/notes/workloads.md) in namespaces.
+# Source after selftests/lib.sh. topo_up creates, topo_down removes:
+#
+#   $RTR   router: lan1..lan5 in bridge br-lan (192.168.10.1/24, fd00:10::1/64),
+#          wan0 203.0.113.2/24 (2001:db8:113::2/64), default via 203.0.113.1
+#   $H1..$H5  one LAN host per port: eth0 192.168.10.1N/24, gateway .1
+#   $INET  "the internet": eth0 203.0.113.1/24, servers bind to 203.0.113.1
+#
+# Until NAT lands the internet namespace routes the LAN prefix back to the
+# router (TOPO_ROUTE_BACK=1, the default), so LAN to WAN traffic works routed.
+# All names carry $TAG; nothing touches the machine's own namespace.
+
+topo_up() {
+	TAG=${TAG:-$(unique_tag)}
+	RTR=$TAG-rtr INET=$TAG-inet
+	H1=$TAG-h1 H2=$TAG-h2 H3=$TAG-h3 H4=$TAG-h4 H5=$TAG-h5
+	PIN=/sys/fs/bpf/sluice-$TAG
+	local i ns
+
+	ip netns add "$RTR" || return 1
+	ip -n "$RTR" link set lo up
+	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+	ip -n "$RTR" link add br-lan type bridge
+	ip -n "$RTR" link set br-lan up
+	ip -n "$RTR" addr add 192.168.10.1/24 dev br-lan
+	ip -n "$RTR" addr add fd00:10::1/64 dev br-lan nodad
+	for i in 1 2 3 4 5; do
+		ns=$TAG-h$i
+		ip netns add "$ns" || return 1
+		ip -n "$ns" link set lo up
+		ip -n "$RTR" link add "lan$i" type veth peer name eth0 netns "$ns"
+		ip -n "$RTR" link set "lan$i" master br-lan up
+		ip -n "$ns" link set eth0 up
+		ip -n "$ns" addr add "192.168.10.1$i/24" dev eth0
+		ip -n "$ns" addr add "fd00:10::1$i/64" dev eth0 nodad
+		ip -n "$ns" route add default via 192.168.10.1
+		ip -n "$ns" -6 route add default via fd00:10::1
+	done
+	ip netns add "$INET" || return 1
+	ip -n "$INET" link set lo up
+	ip -n "$RTR" link add wan0 type veth peer name eth0 netns "$INET"
+	ip -n "$RTR" link set wan0 up
+	ip -n "$RTR" addr add 203.0.113.2/24 dev wan0
+	ip -n "$RTR" addr add 2001:db8:113::2/64 dev wan0 nodad
+	ip -n "$RTR" route add default via 203.0.113.1
+	ip -n "$INET" link set eth0 up
+	ip -n "$INET" addr add 203.0.113.1/24 dev eth0
+	ip -n "$INET" addr add 2001:db8:113::1/64 dev eth0 nodad
+	if [ "${TOPO_ROUTE_BACK:-1}" = 1 ]; then
+		ip -n "$INET" route add 192.168.10.0/24 via 203.0.113.2
+		ip -n "$INET" -6 route add fd00:10::/64 via 2001:db8:113::2
+	fi
+	# The bridge forwards once its ports leave the learning state.
+	wait_for 5000 ip netns exec "$H1" ping -c1 -W1 192.168.10.1
+}
+
+topo_down() {
+	[ -n "${TAG:-}" ] || return 0
+	# A daemon started by the test must not outlive it.
+	[ -n "${DAEMON_PID:-}" ] && kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
+	local ns
+	for ns in $(ip netns list | awk '{print $1}' | grep "^$TAG-"); do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
+		ip netns del "$ns"
+	done
+	[ -d "${PIN:-/nonexistent}" ] && rm -rf "$PIN"
+	return 0
+}
+
+# Run sluice inside the router namespace but with the machine's mounts, so
+# its pins outlive the command (ip netns exec would give it a private /sys).
+rsluice() { nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" "$@"; }
+
+# The example config with the reference box's names mapped onto the
+# namespaces' ports (eth5 is wan0 here).
+topo_config() {
+	sed 's/\beth5\b/wan0/g' "$TOP/loader/sluice.conf.example" > "$1"
+}

@@ -1,0 +1,113 @@
+#!/bin/bash
+# Runs every test suite and prints one summary line: "N passed, N failed"
+# (", N skipped" when there are skips, each listed with its reason above).
+#
+#   selftests/run.sh [--kernels "host 6.1 6.12"] [--suites "unit netns"]
+#
+# A suite prints PASS/FAIL/SKIP lines; a suite that dies or times out
+# without saying FAIL counts as one failure. Guest kernels run this same
+# script inside qemu (selftests/qemu) and their lines are counted here,
+# tagged with the kernel.
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+KERNELS=${KERNELS:-host}
+SUITES=${SUITES:-"unit netns"}
+LABEL=host
+SUITE_TIMEOUT=${SUITE_TIMEOUT:-600}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernels) KERNELS=$2; shift 2 ;;
+	--suites) SUITES=$2; shift 2 ;;
+	--label) LABEL=$2; shift 2 ;;	# used inside a guest
+	*) echo "usage: $0 [--kernels LIST] [--suites LIST]" >&2; exit 2 ;;
+	esac
+done
+
+LOG=$(mktemp /tmp/sluice-check.XXXXXX)
+trap 'rm -f "$LOG"' EXIT
+trap 'echo "interrupted"; exit 130' INT TERM
+
+# run_suite NAME CMD...: run with a deadline, echo its lines tagged, keep a log.
+run_suite() {
+	local name=$1 rc out
+	shift
+	out=$(mktemp /tmp/sluice-suite.XXXXXX)
+	timeout --kill-after=10 "$SUITE_TIMEOUT" "$@" >"$out" 2>&1
+	rc=$?
+	sed "s/^\(PASS\|FAIL\|SKIP\) \([^[]\)/\1 [$LABEL] \2/" "$out" | tee -a "$LOG"
+	if [ $rc != 0 ] && ! grep -q '^FAIL ' "$out"; then
+		if [ $rc = 124 ] || [ $rc = 137 ]; then
+			echo "FAIL [$LABEL] $name: timed out after ${SUITE_TIMEOUT}s" | tee -a "$LOG"
+		else
+			echo "FAIL [$LABEL] $name: exited with status $rc" | tee -a "$LOG"
+		fi
+	fi
+	rm -f "$out"
+}
+
+run_local() {
+	local s t
+	for s in $SUITES; do
+		case $s in
+		unit)
+			run_suite unit/config "$TOP/build/test_config"
+			run_suite unit/xdp "$TOP/build/test_xdp"
+			;;
+		netns)
+			for t in "$TOP"/selftests/netns/test_*.sh; do
+				run_suite "netns/$(basename "$t" .sh)" bash "$t"
+			done
+			;;
+		*) echo "FAIL [$LABEL] $s: no such suite" | tee -a "$LOG" ;;
+		esac
+	done
+}
+
+run_guest() {
+	local k=$1
+	# The guest boots with this machine's root filesystem (read-only, with
+	# a tmpfs on top), so the build from here is what it runs.
+	run_suite "kernel $k" "$TOP/selftests/qemu/run-in-guest.sh" -t "$SUITE_TIMEOUT" "$k" -- \
+		"$TOP/selftests/run.sh" --label "$k" --suites "$SUITES"
+}
+
+if [ ! -x "$TOP/build/sluice" ]; then
+	echo "build/sluice is missing: run make first" >&2
+	exit 2
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "the tests need root (namespaces, BPF): sudo make check" >&2
+	exit 2
+fi
+for k in $KERNELS; do
+	if [ "$k" = host ]; then
+		run_local
+	else
+		run_guest "$k"
+	fi
+done
+
+if [ "$LABEL" != host ]; then
+	exit 0	# the host's runner counts a guest's lines
+fi
+passed=$(grep -c '^PASS ' "$LOG")
+failed=$(grep -c '^FAIL ' "$LOG")
+skipped=$(grep -c '^SKIP ' "$LOG")
+if [ "$skipped" != 0 ]; then
+	echo
+	echo "skipped:"
+	grep '^SKIP ' "$LOG" | sed 's/^SKIP /  /'
+fi
+if [ "$failed" != 0 ]; then
+	echo
+	echo "failed:"
+	grep '^FAIL ' "$LOG" | sed 's/^FAIL /  /'
+fi
+echo
+if [ "$skipped" != 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+[ "$failed" = 0 ]

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Install the Debian packages that building, testing and the demo need.
+# Does nothing when they are all present. Debian 12 and 13.
+set -e
+PKGS="make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libmnl-dev
+      iproute2 util-linux iputils-ping iperf3 python3 python3-scapy nftables
+      qemu-system-x86 busybox-static kmod xz-utils zstd cpio"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "missing Debian packages:$missing (run 'sudo make deps')" >&2
+	exit 1
+fi
+echo "installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing
