@@ -59,10 +59,16 @@ $(BUILD)/test_config: selftests/unit/test_config.c loader/config.c loader/config
 deps:
 	@tools/deps.sh
 
-check: all
+# check and demo install what they need first, so these two commands are
+# all a fresh Debian machine needs.
+check:
+	@tools/deps.sh
+	@$(MAKE) --no-print-directory all
 	@selftests/run.sh $(if $(KERNELS),--kernels "$(KERNELS)")
 
-demo: all
+demo:
+	@tools/deps.sh
+	@$(MAKE) --no-print-directory all
 	@tools/demo.sh
 
 install: $(BUILD)/sluice
