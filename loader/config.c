@@ -1,0 +1,1907 @@
+// SPDX-License-Identifier: GPL-2.0
+/* sluice configuration parser.
+ *
+ * A hand-written tokenizer feeds a recursive-descent parser. Zones and sets
+ * may be used before they are defined, so names are interned in small hash
+ * tables while parsing (rules temporarily hold symbol indexes) and resolved
+ * once the whole file has been read. Everything that grows with the input
+ * (rules, set entries) is appended in amortised O(1): configs with 100k
+ * rules and set files with millions of lines must stay linear.
+ *
+ * Every parse function looks at the current token, validates it and only
+ * then advances, so an error is always reported at the token that caused
+ * it and never at whatever follows.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ARRAY_SIZE(a)	((int)(sizeof(a) / sizeof((a)[0])))
+#define IFNAME_MAX	(IF_NAMESIZE - 1)
+#define QUOTE_MAX	64	/* longest piece of user text echoed in a message */
+#define MSS_MIN		536
+#define MSS_MAX		9000
+
+/* ---- tokens ----------------------------------------------------------------- */
+
+enum tok_type { T_EOF, T_WORD, T_STRING, T_LBRACE, T_RBRACE, T_COMMA, T_ARROW };
+
+struct token {
+	enum tok_type type;
+	const char *s;		/* into the source; STRING: between the quotes, raw */
+	size_t len;
+	struct cfg_loc loc;
+};
+
+struct lexer {
+	const char *pos, *end;
+	const char *line_start;
+	int line;
+};
+
+/* ---- symbols ---------------------------------------------------------------- */
+
+struct sym {
+	char name[CFG_NAME_MAX];
+	int target;		/* zone or set index once defined, else -1 */
+	struct cfg_loc ref;	/* first reference, where "unknown" is reported */
+};
+
+struct symtab {
+	struct sym *v;
+	int n;
+	int *slot;		/* open addressing: sym index + 1, 0 = free */
+	size_t nslot;		/* power of two; v has room for nslot / 2 */
+};
+
+struct parser {
+	const char *file;	/* for messages: the config, or the set file being read */
+	const char *cfg_path;	/* set file paths are relative to its directory */
+	struct lexer lx;
+	struct token tok;	/* the current token, not yet consumed */
+	struct sluice_config *cfg;
+	struct symtab zones, sets;
+	int cap_forwards, cap_sets, cap_port_forwards, cap_rules, cap_shapes;
+	char *err;
+	size_t errlen;
+	bool failed;
+	char qbuf[3][QUOTE_MAX + 8];	/* quote() results, so one message can hold three */
+	int qi;
+};
+
+/* ---- errors ----------------------------------------------------------------- */
+
+static int perr(struct parser *p, struct cfg_loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int perr(struct parser *p, struct cfg_loc loc, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (p->failed)		/* the first error is the one worth reading */
+		return -1;
+	p->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (p->errlen)
+		snprintf(p->err, p->errlen, "%s:%d:%d: %s", p->file, loc.line, loc.col, msg);
+	return -1;
+}
+
+static int oom(struct parser *p, struct cfg_loc loc)
+{
+	return perr(p, loc, "out of memory");
+}
+
+/* User text in double quotes, shortened and with control bytes masked so a
+ * message stays one readable line whatever the input holds. */
+static const char *quote(struct parser *p, const char *s, size_t len)
+{
+	char *b = p->qbuf[p->qi++ % 3];
+	size_t i, o = 0;
+
+	b[o++] = '"';
+	for (i = 0; i < len && i < QUOTE_MAX; i++) {
+		unsigned char c = s[i];
+
+		b[o++] = c < 0x20 || c == 0x7f ? '?' : c;
+	}
+	if (i < len) {
+		memcpy(b + o, "...", 3);
+		o += 3;
+	}
+	b[o++] = '"';
+	b[o] = 0;
+	return b;
+}
+
+static const char *qtok(struct parser *p, const struct token *t)
+{
+	return quote(p, t->s, t->len);
+}
+
+static const char *describe(struct parser *p, const struct token *t)
+{
+	switch (t->type) {
+	case T_WORD:	return qtok(p, t);
+	case T_STRING:	return "a quoted string";
+	case T_LBRACE:	return "\"{\"";
+	case T_RBRACE:	return "\"}\"";
+	case T_COMMA:	return "\",\"";
+	case T_ARROW:	return "\"->\"";
+	case T_EOF:	break;
+	}
+	return "end of file";
+}
+
+/* Complain that the current token is not WHAT. */
+static int expected(struct parser *p, const char *what)
+{
+	if (p->tok.type == T_EOF)
+		return perr(p, p->tok.loc, "unexpected end of file, expected %s", what);
+	return perr(p, p->tok.loc, "expected %s, got %s", what, describe(p, &p->tok));
+}
+
+/* "a", "b" or EXTRA, built from the table the parser matches against so a
+ * message can never drift from what is accepted. */
+static const char *choice_list(const char *const *words, int n, const char *extra,
+			       char *buf, size_t size)
+{
+	int total = n + (extra != NULL);
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < total && o < size; i++) {
+		const char *sep = i == 0 ? "" : i == total - 1 ? " or " : ", ";
+
+		if (i < n)
+			o += snprintf(buf + o, size - o, "%s\"%s\"", sep, words[i]);
+		else
+			o += snprintf(buf + o, size - o, "%s%s", sep, extra);
+	}
+	return buf;
+}
+
+static int expected_choice(struct parser *p, const char *const *words, int n, const char *extra)
+{
+	char list[256];
+
+	return expected(p, choice_list(words, n, extra, list, sizeof(list)));
+}
+
+/* ---- lexer ------------------------------------------------------------------ */
+
+static bool is_space(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* A word is any run of printable bytes (UTF-8 included) other than
+ * punctuation. Its meaning is left to the parser, which keeps things like
+ * [2001:db8::1]:443 or 10.0.0.0/8 in one piece. */
+static bool is_word_byte(unsigned char c)
+{
+	return c > ' ' && c != 0x7f && !strchr("{},\"#", c);
+}
+
+/* Editors on other systems like to start files with a byte order mark. */
+static const char *skip_bom(const char *s, const char *end)
+{
+	if (end - s >= 3 && !memcmp(s, "\xef\xbb\xbf", 3))
+		return s + 3;
+	return s;
+}
+
+static struct cfg_loc lex_loc(const struct lexer *lx, const char *at)
+{
+	return (struct cfg_loc){ .line = lx->line, .col = (int)(at - lx->line_start) + 1 };
+}
+
+static void skip_blanks(struct lexer *lx)
+{
+	while (lx->pos < lx->end) {
+		char c = *lx->pos;
+
+		if (c == '#') {
+			while (lx->pos < lx->end && *lx->pos != '\n')
+				lx->pos++;
+		} else if (c == '\n') {
+			lx->line++;
+			lx->line_start = ++lx->pos;
+		} else if (is_space(c)) {
+			lx->pos++;
+		} else {
+			break;
+		}
+	}
+}
+
+/* "->" ends a word, so "lan->wan" reads as three tokens. */
+static bool at_arrow(const struct lexer *lx)
+{
+	return lx->end - lx->pos >= 2 && lx->pos[0] == '-' && lx->pos[1] == '>';
+}
+
+/* Only \" and \\ are escapes; strings end at the line, which makes a
+ * missing quote show up where it is missing rather than at end of file. */
+static int lex_string(struct parser *p)
+{
+	struct lexer *lx = &p->lx;
+	const char *s = ++lx->pos;
+
+	for (; lx->pos < lx->end && *lx->pos != '"' && *lx->pos != '\n'; lx->pos++) {
+		unsigned char c = *lx->pos;
+
+		if (c == '\\' && lx->pos + 1 < lx->end && lx->pos[1] != '\n') {
+			if (lx->pos[1] != '"' && lx->pos[1] != '\\')
+				return perr(p, lex_loc(lx, lx->pos), "invalid escape %s in string",
+					    quote(p, lx->pos, 2));
+			lx->pos++;
+		} else if ((c < 0x20 && c != '\t') || c == 0x7f) {
+			return perr(p, lex_loc(lx, lx->pos),
+				    "unexpected character 0x%02x in string", c);
+		}
+	}
+	if (lx->pos == lx->end || *lx->pos != '"')
+		return perr(p, p->tok.loc, "unterminated string");
+	p->tok.s = s;
+	p->tok.len = lx->pos++ - s;
+	return 0;
+}
+
+static int punct(struct parser *p, enum tok_type type, size_t len)
+{
+	p->tok.type = type;
+	p->tok.len = len;
+	p->lx.pos += len;
+	return 0;
+}
+
+/* Advance to the next token. */
+static int next(struct parser *p)
+{
+	struct lexer *lx = &p->lx;
+	unsigned char c;
+
+	skip_blanks(lx);
+	p->tok.loc = lex_loc(lx, lx->pos);
+	p->tok.s = lx->pos;
+	if (lx->pos == lx->end)
+		return punct(p, T_EOF, 0);
+	c = *lx->pos;
+	switch (c) {
+	case '{':	return punct(p, T_LBRACE, 1);
+	case '}':	return punct(p, T_RBRACE, 1);
+	case ',':	return punct(p, T_COMMA, 1);
+	case '"':
+		p->tok.type = T_STRING;
+		return lex_string(p);
+	}
+	if (at_arrow(lx))
+		return punct(p, T_ARROW, 2);
+	if (!is_word_byte(c))
+		return perr(p, p->tok.loc, "unexpected character 0x%02x", c);
+	while (lx->pos < lx->end && is_word_byte(*lx->pos) && !at_arrow(lx))
+		lx->pos++;
+	p->tok.type = T_WORD;
+	p->tok.len = lx->pos - p->tok.s;
+	return 0;
+}
+
+/* ---- small parsing helpers -------------------------------------------------- */
+
+static bool tok_is(const struct token *t, const char *word)
+{
+	size_t n = strlen(word);
+
+	return t->type == T_WORD && t->len == n && !memcmp(t->s, word, n);
+}
+
+static int word_index(const struct token *t, const char *const *words, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (tok_is(t, words[i]))
+			return i;
+	return -1;
+}
+
+static bool loc_before(struct cfg_loc a, struct cfg_loc b)
+{
+	return a.line < b.line || (a.line == b.line && a.col < b.col);
+}
+
+/* Consume a token of TYPE, which is described as WHAT if it is missing. */
+static int take(struct parser *p, enum tok_type type, const char *what)
+{
+	if (p->tok.type != type)
+		return expected(p, what);
+	return next(p);
+}
+
+static int take_keyword(struct parser *p, const char *word)
+{
+	char what[64];
+
+	if (tok_is(&p->tok, word))
+		return next(p);
+	snprintf(what, sizeof(what), "\"%s\"", word);
+	return expected(p, what);
+}
+
+/* One of WORDS; *OUT is its index. */
+static int take_choice(struct parser *p, const char *const *words, int n, int *out)
+{
+	int i = word_index(&p->tok, words, n);
+
+	if (i < 0)
+		return expected_choice(p, words, n, NULL);
+	*out = i;
+	return next(p);
+}
+
+/* Plain decimal, no sign, nothing after the digits. */
+static bool parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!len)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned d = (unsigned char)s[i] - '0';
+
+		if (d > 9 || v > (max - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return true;
+}
+
+static bool parse_int(const char *s, size_t len, int min, int max, int *out)
+{
+	bool neg = len && s[0] == '-';
+	uint64_t v;
+
+	if (neg && min >= 0)
+		return false;
+	if (!parse_u64(s + neg, len - neg, neg ? (uint64_t)-(int64_t)min : (uint64_t)max, &v))
+		return false;
+	*out = neg ? -(int)v : (int)v;
+	return *out >= min;
+}
+
+/* A number in MIN..MAX, called WHAT in messages. */
+static int take_number(struct parser *p, int min, int max, const char *what, int *out)
+{
+	char desc[64];
+
+	snprintf(desc, sizeof(desc), "a%s %s", strchr("aeiou", what[0]) ? "n" : "", what);
+	if (p->tok.type != T_WORD)
+		return expected(p, desc);
+	if (!parse_int(p->tok.s, p->tok.len, min, max, out))
+		return perr(p, p->tok.loc, "invalid %s %s (expected %d..%d)", what,
+			    qtok(p, &p->tok), min, max);
+	return next(p);
+}
+
+static bool is_alpha(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool name_ok(const char *s, size_t len)
+{
+	if (!len || !is_alpha(s[0]))
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if (!is_alpha(s[i]) && !is_digit(s[i]) && s[i] != '-')
+			return false;
+	return true;
+}
+
+static bool is_reserved(const struct token *t)
+{
+	return tok_is(t, "router") || tok_is(t, "any");
+}
+
+/* A zone or set name (KIND) starting SKIP bytes into T; messages quote all of T. */
+static int check_name(struct parser *p, const struct token *t, size_t skip, const char *kind)
+{
+	const char *s = t->s + skip;
+	size_t len = t->len - skip;
+
+	if (len >= CFG_NAME_MAX && name_ok(s, len))
+		return perr(p, t->loc, "%s name %s is too long (max %d characters)", kind,
+			    qtok(p, t), CFG_NAME_MAX - 1);
+	if (!name_ok(s, len))
+		return perr(p, t->loc, "invalid %s name %s", kind, qtok(p, t));
+	if ((len == 6 && !memcmp(s, "router", 6)) || (len == 3 && !memcmp(s, "any", 3)))
+		return perr(p, t->loc, "%s name %s is reserved", kind, qtok(p, t));
+	return 0;
+}
+
+/* Room for one more element in a growing array; doubling keeps appends
+ * amortised O(1). Returns the (possibly moved) array or NULL. */
+static void *reserve(struct parser *p, void *arr, int n, int *cap, size_t size)
+{
+	void *v;
+	int ncap;
+
+	if (n < *cap)
+		return arr;
+	if (*cap > INT_MAX / 2) {
+		oom(p, p->tok.loc);
+		return NULL;
+	}
+	ncap = *cap ? *cap * 2 : 16;
+	v = realloc(arr, (size_t)ncap * size);
+	if (!v) {
+		oom(p, p->tok.loc);
+		return NULL;
+	}
+	*cap = ncap;
+	return v;
+}
+
+/* Heap copy of a string token's text with the escapes undone. */
+static char *unescape(const struct token *t)
+{
+	char *out = malloc(t->len + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < t->len; i++) {
+		if (t->s[i] == '\\')
+			i++;
+		*o++ = t->s[i];
+	}
+	*o = 0;
+	return out;
+}
+
+/* ---- symbol tables ---------------------------------------------------------- */
+
+static uint32_t hash_name(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	while (len--)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* The slot holding NAME, or the free slot where it belongs. */
+static size_t sym_slot(const struct symtab *t, const char *s, size_t len)
+{
+	size_t mask = t->nslot - 1, i = hash_name(s, len) & mask;
+
+	while (t->slot[i]) {
+		const char *name = t->v[t->slot[i] - 1].name;
+
+		if (strlen(name) == len && !memcmp(name, s, len))
+			break;
+		i = (i + 1) & mask;
+	}
+	return i;
+}
+
+static int sym_grow(struct symtab *t)
+{
+	size_t nslot = t->nslot ? t->nslot * 2 : 16;
+	struct sym *v = realloc(t->v, nslot / 2 * sizeof(*v));
+	int *slot;
+
+	if (!v)
+		return -1;
+	t->v = v;
+	slot = calloc(nslot, sizeof(*slot));
+	if (!slot)
+		return -1;
+	free(t->slot);
+	t->slot = slot;
+	t->nslot = nslot;
+	for (int i = 0; i < t->n; i++)
+		t->slot[sym_slot(t, t->v[i].name, strlen(t->v[i].name))] = i + 1;
+	return 0;
+}
+
+/* Index of the symbol NAME (a checked name), created if new; -1 if out of memory. */
+static int sym_get(struct symtab *t, const char *s, size_t len)
+{
+	size_t i;
+
+	if ((size_t)t->n + 1 > t->nslot / 2 && sym_grow(t))
+		return -1;
+	i = sym_slot(t, s, len);
+	if (t->slot[i])
+		return t->slot[i] - 1;
+	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
+	memcpy(t->v[t->n].name, s, len);
+	t->v[t->n].target = -1;
+	t->slot[i] = ++t->n;
+	return t->n - 1;
+}
+
+static void sym_free(struct symtab *t)
+{
+	free(t->v);
+	free(t->slot);
+}
+
+/* Record a reference to the name SKIP bytes into T; *OUT gets its symbol. */
+static int sym_ref(struct parser *p, struct symtab *t, const struct token *tok, size_t skip,
+		   int *out)
+{
+	int s = sym_get(t, tok->s + skip, tok->len - skip);
+
+	if (s < 0)
+		return oom(p, tok->loc);
+	if (!t->v[s].ref.line)
+		t->v[s].ref = tok->loc;
+	*out = s;
+	return 0;
+}
+
+/* A zone in a statement; SPECIAL admits "any" and "router" (rules only). */
+static int zone_ref(struct parser *p, bool special, int *out)
+{
+	const struct token *t = &p->tok;
+
+	if (t->type != T_WORD || (!special && is_reserved(t)))
+		return expected(p, "a zone name");
+	if (tok_is(t, "any"))
+		*out = CFG_ZONE_ANY;
+	else if (tok_is(t, "router"))
+		*out = CFG_ZONE_ROUTER;
+	else if (check_name(p, t, 0, "zone") || sym_ref(p, &p->zones, t, 0, out))
+		return -1;
+	return next(p);
+}
+
+/* ---- addresses and ports ---------------------------------------------------- */
+
+static bool parse_host(int family, const char *s, size_t len, struct cfg_prefix *out)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	/* inet_pton() would stop at a NUL a set file smuggled in */
+	if (len >= sizeof(buf) || memchr(s, 0, len))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	memset(out, 0, sizeof(*out));
+	out->family = family;
+	out->len = family == AF_INET ? 32 : 128;
+	return inet_pton(family, buf, out->addr) == 1;
+}
+
+static bool host_bits_set(const struct cfg_prefix *pfx)
+{
+	int bytes = pfx->family == AF_INET ? 4 : 16;
+
+	for (int i = pfx->len / 8; i < bytes; i++) {
+		int keep = i == pfx->len / 8 ? pfx->len % 8 : 0;
+
+		if (pfx->addr[i] & (0xff >> keep))
+			return true;
+	}
+	return false;
+}
+
+/* ADDR or ADDR/LEN, IPv4 or IPv6. */
+static int parse_prefix(struct parser *p, const struct token *t, struct cfg_prefix *out)
+{
+	const char *slash = memchr(t->s, '/', t->len);
+	size_t alen = slash ? (size_t)(slash - t->s) : t->len;
+	int family = memchr(t->s, ':', alen) ? AF_INET6 : AF_INET;
+	uint64_t len;
+
+	if (!parse_host(family, t->s, alen, out))
+		return perr(p, t->loc, "invalid %s %s", slash ? "prefix" : "address", qtok(p, t));
+	if (!slash)
+		return 0;
+	if (!parse_u64(slash + 1, t->len - alen - 1, out->len, &len))
+		return perr(p, t->loc, "invalid prefix %s", qtok(p, t));
+	out->len = (int)len;
+	if (host_bits_set(out))
+		return perr(p, t->loc, "host bits set in prefix %s", qtok(p, t));
+	return 0;
+}
+
+static bool parse_port(const char *s, size_t len, uint16_t *out)
+{
+	uint64_t v;
+
+	if (!parse_u64(s, len, 65535, &v) || !v)
+		return false;
+	*out = (uint16_t)v;
+	return true;
+}
+
+/* P or P-P */
+static int take_ports(struct parser *p, uint16_t *lo, uint16_t *hi)
+{
+	const struct token *t = &p->tok;
+	const char *dash;
+
+	if (t->type != T_WORD)
+		return expected(p, "a port or port range");
+	dash = memchr(t->s, '-', t->len);
+	if (!dash) {
+		if (!parse_port(t->s, t->len, lo))
+			return perr(p, t->loc, "invalid port %s (expected 1..65535)", qtok(p, t));
+		*hi = *lo;
+		return next(p);
+	}
+	if (!parse_port(t->s, dash - t->s, lo) ||
+	    !parse_port(dash + 1, t->s + t->len - dash - 1, hi))
+		return perr(p, t->loc, "invalid port range %s (expected 1..65535)", qtok(p, t));
+	if (*lo > *hi)
+		return perr(p, t->loc, "port range %.*s is reversed", (int)t->len, t->s);
+	return next(p);
+}
+
+/* src/dst value: an address, a prefix or @set. */
+static int take_addr_match(struct parser *p, struct cfg_addr_match *m)
+{
+	const struct token *t = &p->tok;
+
+	if (t->type != T_WORD)
+		return expected(p, "an address, prefix or @set");
+	if (t->s[0] == '@') {
+		m->kind = CFG_ADDR_SET;
+		if (check_name(p, t, 1, "set") || sym_ref(p, &p->sets, t, 1, &m->set))
+			return -1;
+	} else {
+		m->kind = CFG_ADDR_PREFIX;
+		if (parse_prefix(p, t, &m->prefix))
+			return -1;
+	}
+	return next(p);
+}
+
+/* ---- zone ------------------------------------------------------------------- */
+
+enum zone_item { Z_INTERFACES, Z_INPUT, Z_MASQUERADE, Z_MSS_CLAMP, Z_FILTERING, Z_COUNT };
+
+static const char *const zone_items[Z_COUNT] = {
+	[Z_INTERFACES] = "interfaces",
+	[Z_INPUT] = "input",
+	[Z_MASQUERADE] = "masquerade",
+	[Z_MSS_CLAMP] = "mss-clamp",
+	[Z_FILTERING] = "filtering",
+};
+
+/* In enum cfg_action order. */
+static const char *const actions[] = { "accept", "drop", "reject" };
+
+/* In enum cfg_filtering order. */
+static const char *const filterings[] = {
+	"address-and-port-dependent", "address-dependent", "endpoint-independent",
+};
+
+/* What the kernel accepts as a device name (dev_valid_name()). */
+static int check_ifname(struct parser *p, const struct token *t)
+{
+	if (t->len > IFNAME_MAX)
+		return perr(p, t->loc, "interface name %s is too long (max %d characters)",
+			    qtok(p, t), IFNAME_MAX);
+	if (tok_is(t, ".") || tok_is(t, "..") || memchr(t->s, '/', t->len) ||
+	    memchr(t->s, ':', t->len))
+		return perr(p, t->loc, "invalid interface name %s", qtok(p, t));
+	return 0;
+}
+
+static int add_interface(struct parser *p, struct cfg_zone *z)
+{
+	const struct sluice_config *cfg = p->cfg;
+	const struct token *t = &p->tok;
+
+	if (check_ifname(p, t))
+		return -1;
+	for (int i = 0; i < cfg->n_zones; i++)
+		for (int j = 0; j < cfg->zones[i].n_ifs; j++)
+			if (strlen(cfg->zones[i].ifs[j]) == t->len &&
+			    !memcmp(cfg->zones[i].ifs[j], t->s, t->len))
+				return perr(p, t->loc, "interface %s already in zone \"%s\"",
+					    qtok(p, t), cfg->zones[i].name);
+	if (z->n_ifs == CFG_ZONE_IFS)
+		return perr(p, t->loc, "too many interfaces in zone \"%s\" (max %d)", z->name,
+			    CFG_ZONE_IFS);
+	memcpy(z->ifs[z->n_ifs], t->s, t->len);
+	z->if_loc[z->n_ifs++] = t->loc;
+	return next(p);
+}
+
+/* The list runs until the next zone keyword or "}", so an interface cannot
+ * be called "input" and the like. */
+static int parse_interfaces(struct parser *p, struct cfg_zone *z)
+{
+	int n = 0;
+
+	while (p->tok.type == T_WORD && word_index(&p->tok, zone_items, Z_COUNT) < 0) {
+		if (add_interface(p, z))
+			return -1;
+		n++;
+	}
+	return n ? 0 : expected(p, "an interface name");
+}
+
+static int parse_mss_clamp(struct parser *p, struct cfg_zone *z)
+{
+	if (p->tok.type != T_WORD)
+		return expected(p, "\"auto\" or an MSS");
+	if (tok_is(&p->tok, "auto"))
+		z->mss_clamp = -1;
+	else if (!parse_int(p->tok.s, p->tok.len, MSS_MIN, MSS_MAX, &z->mss_clamp))
+		return perr(p, p->tok.loc, "invalid mss-clamp %s (expected \"auto\" or %d..%d)",
+			    qtok(p, &p->tok), MSS_MIN, MSS_MAX);
+	return next(p);
+}
+
+static int parse_zone_item(struct parser *p, struct cfg_zone *z, unsigned *seen)
+{
+	int item = word_index(&p->tok, zone_items, Z_COUNT), v;
+
+	if (item < 0)
+		return expected_choice(p, zone_items, Z_COUNT, "\"}\"");
+	if (item != Z_INTERFACES && (*seen & 1u << item))
+		return perr(p, p->tok.loc, "duplicate %s", qtok(p, &p->tok));
+	*seen |= 1u << item;
+	if (next(p))
+		return -1;
+	switch ((enum zone_item)item) {
+	case Z_INTERFACES:
+		return parse_interfaces(p, z);
+	case Z_INPUT:
+		if (take_choice(p, actions, 2, &v))	/* reject makes no sense here */
+			return -1;
+		z->input = v;
+		return 0;
+	case Z_MASQUERADE:
+		z->masquerade = 1;
+		return 0;
+	case Z_MSS_CLAMP:
+		return parse_mss_clamp(p, z);
+	case Z_FILTERING:
+		if (take_choice(p, filterings, ARRAY_SIZE(filterings), &v))
+			return -1;
+		z->filtering = v;
+		return 0;
+	case Z_COUNT:
+		break;
+	}
+	return -1;
+}
+
+static int parse_zone(struct parser *p, struct cfg_loc at)
+{
+	struct sluice_config *cfg = p->cfg;
+	const struct token *t = &p->tok;
+	struct cfg_zone *z;
+	unsigned seen = 0;
+	int s;
+
+	if (t->type != T_WORD)
+		return expected(p, "a zone name");
+	if (check_name(p, t, 0, "zone"))
+		return -1;
+	s = sym_get(&p->zones, t->s, t->len);
+	if (s < 0)
+		return oom(p, t->loc);
+	if (p->zones.v[s].target >= 0)
+		return perr(p, t->loc, "duplicate zone %s (first defined at line %d)", qtok(p, t),
+			    cfg->zones[p->zones.v[s].target].loc.line);
+	if (cfg->n_zones == CFG_ZONE_MAX)
+		return perr(p, t->loc, "too many zones (max %d)", CFG_ZONE_MAX);
+	p->zones.v[s].target = cfg->n_zones;
+	z = &cfg->zones[cfg->n_zones++];
+	memcpy(z->name, t->s, t->len);
+	z->loc = at;
+	if (next(p) || take(p, T_LBRACE, "\"{\""))
+		return -1;
+	while (p->tok.type != T_RBRACE) {
+		if (p->tok.type == T_EOF)
+			return expected(p, "\"}\"");
+		if (parse_zone_item(p, z, &seen))
+			return -1;
+	}
+	return next(p);
+}
+
+/* ---- forward, port-forward -------------------------------------------------- */
+
+static int parse_forward(struct parser *p, struct cfg_loc at)
+{
+	struct cfg_forward f = { .loc = at };
+	struct sluice_config *cfg = p->cfg;
+	struct cfg_forward *v;
+
+	if (zone_ref(p, false, &f.from) || take(p, T_ARROW, "\"->\"") ||
+	    zone_ref(p, false, &f.to))
+		return -1;
+	v = reserve(p, cfg->forwards, cfg->n_forwards, &p->cap_forwards, sizeof(*v));
+	if (!v)
+		return -1;
+	cfg->forwards = v;
+	v[cfg->n_forwards++] = f;
+	return 0;
+}
+
+/* ADDR, ADDR:PORT, [ADDR6], [ADDR6]:PORT or a bare ADDR6. */
+static int take_target(struct parser *p, struct cfg_port_forward *f)
+{
+	const struct token *t = &p->tok;
+	const char *s = t->s, *end = t->s + t->len, *addr = s, *addr_end = end, *port = NULL;
+	int family = AF_INET;
+
+	if (t->type != T_WORD)
+		return expected(p, "an address");
+	if (s[0] == '[') {
+		const char *rb = memchr(s, ']', t->len);
+
+		if (!rb || (rb + 1 < end && rb[1] != ':'))
+			return perr(p, t->loc, "invalid address %s", qtok(p, t));
+		family = AF_INET6;
+		addr = s + 1;
+		addr_end = rb;
+		port = rb + 1 < end ? rb + 2 : NULL;
+	} else {
+		const char *colon = memchr(s, ':', t->len);
+
+		if (colon && memchr(colon + 1, ':', end - colon - 1)) {
+			family = AF_INET6;
+		} else if (colon) {
+			addr_end = colon;
+			port = colon + 1;
+		}
+	}
+	if (!parse_host(family, addr, addr_end - addr, &f->to))
+		return perr(p, t->loc, "invalid address %s", qtok(p, t));
+	if (port && !parse_port(port, end - port, &f->to_port))
+		return perr(p, t->loc, "invalid port %s (expected 1..65535)",
+			    quote(p, port, end - port));
+	return next(p);
+}
+
+static int parse_port_forward(struct parser *p, struct cfg_loc at)
+{
+	static const char *const protos[] = { "tcp", "udp" };
+	struct cfg_port_forward f = { .loc = at };
+	struct sluice_config *cfg = p->cfg;
+	struct cfg_port_forward *v;
+	int proto;
+
+	if (zone_ref(p, false, &f.zone) || take_choice(p, protos, 2, &proto) ||
+	    take_ports(p, &f.port_lo, &f.port_hi) || take(p, T_ARROW, "\"->\"") ||
+	    take_target(p, &f))
+		return -1;
+	f.proto = proto ? IPPROTO_UDP : IPPROTO_TCP;
+	v = reserve(p, cfg->port_forwards, cfg->n_port_forwards, &p->cap_port_forwards,
+		    sizeof(*v));
+	if (!v)
+		return -1;
+	cfg->port_forwards = v;
+	v[cfg->n_port_forwards++] = f;
+	return 0;
+}
+
+/* ---- set -------------------------------------------------------------------- */
+
+static int add_entry(struct parser *p, int set, int *cap, const struct cfg_prefix *pfx)
+{
+	struct cfg_set *s = &p->cfg->sets[set];
+	struct cfg_prefix *v = reserve(p, s->entries, s->n, cap, sizeof(*v));
+
+	if (!v)
+		return -1;
+	s->entries = v;
+	v[s->n++] = *pfx;
+	return 0;
+}
+
+static int parse_set_body(struct parser *p, int set)
+{
+	struct cfg_prefix pfx;
+	int cap = 0;
+
+	if (next(p))		/* the "{" */
+		return -1;
+	while (p->tok.type != T_RBRACE) {
+		if (p->tok.type == T_EOF)
+			return expected(p, "\"}\"");
+		if (p->tok.type != T_WORD)
+			return expected(p, "an address or prefix");
+		if (parse_prefix(p, &p->tok, &pfx) || add_entry(p, set, &cap, &pfx) || next(p))
+			return -1;
+		if (p->tok.type == T_COMMA) {
+			if (next(p))
+				return -1;
+		} else if (p->tok.type != T_RBRACE) {
+			return expected(p, "\",\" or \"}\"");
+		}
+	}
+	return next(p);
+}
+
+/* One line of a set file: blank, a comment, or one entry with an optional
+ * comment after it. */
+static int set_file_line(struct parser *p, int set, int *cap, const char *s, const char *eol,
+			 int line)
+{
+	const char *a = s, *b;
+	struct cfg_prefix pfx;
+	struct token t;
+
+	while (a < eol && is_space(*a))
+		a++;
+	if (a == eol || *a == '#')
+		return 0;
+	for (b = a; b < eol && !is_space(*b) && *b != '#'; b++)
+		;
+	t = (struct token){ .type = T_WORD, .s = a, .len = b - a,
+			    .loc = { .line = line, .col = (int)(a - s) + 1 } };
+	if (parse_prefix(p, &t, &pfx))
+		return -1;
+	while (b < eol && is_space(*b))
+		b++;
+	if (b < eol && *b != '#') {
+		for (a = b; b < eol && !is_space(*b) && *b != '#'; b++)
+			;
+		return perr(p, (struct cfg_loc){ .line = line, .col = (int)(a - s) + 1 },
+			    "expected one address or prefix per line, got %s", quote(p, a, b - a));
+	}
+	return add_entry(p, set, cap, &pfx);
+}
+
+static int parse_set_lines(struct parser *p, int set, const char *buf, size_t len)
+{
+	const char *end = buf + len, *s = skip_bom(buf, end);
+	int cap = 0;
+
+	for (int line = 1; s < end; line++) {
+		const char *eol = memchr(s, '\n', end - s);
+
+		if (!eol)
+			eol = end;
+		if (set_file_line(p, set, &cap, s, eol, line))
+			return -1;
+		if (eol == end)
+			break;
+		s = eol + 1;
+	}
+	return 0;
+}
+
+/* The whole file, NUL-terminated; NULL with errno set on failure. */
+static char *read_all(const char *path, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = NULL, *v;
+	struct stat st;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (size_t)st.st_size >= cap)
+		cap = (size_t)st.st_size + 1;	/* one read in the usual case */
+	for (;;) {
+		ssize_t r;
+
+		if (!buf || n + 1 >= cap) {
+			cap = buf ? cap * 2 : cap;
+			v = realloc(buf, cap);
+			if (!v)
+				goto fail;
+			buf = v;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		if (!r)
+			break;
+		n += r;
+	}
+	close(fd);
+	buf[n] = 0;
+	*len = n;
+	return buf;
+fail:
+	err = errno;
+	free(buf);
+	close(fd);
+	errno = err;
+	return NULL;
+}
+
+/* NAME relative to the directory of the config file, unless absolute. */
+static char *set_file_path(const char *cfg_path, const char *name)
+{
+	const char *slash = strrchr(cfg_path, '/');
+	size_t dlen = name[0] != '/' && slash ? (size_t)(slash - cfg_path) + 1 : 0;
+	char *out = malloc(dlen + strlen(name) + 1);
+
+	if (out) {
+		memcpy(out, cfg_path, dlen);
+		strcpy(out + dlen, name);
+	}
+	return out;
+}
+
+static int load_set_file(struct parser *p, int set, const char *path, struct cfg_loc at)
+{
+	const char *saved = p->file;
+	size_t len;
+	char *buf;
+	int ret;
+
+	buf = read_all(path, &len);
+	if (!buf)
+		return perr(p, at, "cannot read set file %s: %s", quote(p, path, strlen(path)),
+			    strerror(errno));
+	p->file = path;		/* errors inside are reported against the set file */
+	ret = parse_set_lines(p, set, buf, len);
+	p->file = saved;
+	free(buf);
+	return ret;
+}
+
+static int parse_set_file(struct parser *p, int set)
+{
+	const struct token *t = &p->tok;
+	char *name, *path = NULL;
+	int ret = -1;
+
+	if (t->type != T_WORD && t->type != T_STRING)
+		return expected(p, "a file name");
+	name = t->type == T_STRING ? unescape(t) : strndup(t->s, t->len);
+	if (name)
+		path = set_file_path(p->cfg_path, name);
+	if (!path)
+		oom(p, t->loc);
+	else
+		ret = load_set_file(p, set, path, t->loc);
+	free(name);
+	free(path);
+	return ret ? ret : next(p);
+}
+
+static int parse_set(struct parser *p, struct cfg_loc at)
+{
+	struct sluice_config *cfg = p->cfg;
+	const struct token *t = &p->tok;
+	struct cfg_set *v;
+	int s;
+
+	if (t->type != T_WORD)
+		return expected(p, "a set name");
+	if (check_name(p, t, 0, "set"))
+		return -1;
+	s = sym_get(&p->sets, t->s, t->len);
+	if (s < 0)
+		return oom(p, t->loc);
+	if (p->sets.v[s].target >= 0)
+		return perr(p, t->loc, "duplicate set %s (first defined at line %d)", qtok(p, t),
+			    cfg->sets[p->sets.v[s].target].loc.line);
+	v = reserve(p, cfg->sets, cfg->n_sets, &p->cap_sets, sizeof(*v));
+	if (!v)
+		return -1;
+	cfg->sets = v;
+	memset(&v[cfg->n_sets], 0, sizeof(*v));
+	memcpy(v[cfg->n_sets].name, t->s, t->len);
+	v[cfg->n_sets].loc = at;
+	p->sets.v[s].target = cfg->n_sets++;
+	if (next(p))
+		return -1;
+	if (p->tok.type == T_LBRACE)
+		return parse_set_body(p, cfg->n_sets - 1);
+	if (tok_is(&p->tok, "file"))
+		return next(p) || parse_set_file(p, cfg->n_sets - 1) ? -1 : 0;
+	return expected(p, "\"{\" or \"file\"");
+}
+
+/* ---- rule ------------------------------------------------------------------- */
+
+enum match_slot { M_SRC, M_DST, M_PROTO, M_SPORT, M_DPORT, M_TYPE, M_COUNT };
+
+/* Each slot may be given once; the protocol keywords share one. */
+static const struct match {
+	const char *word;
+	enum match_slot slot;
+	int proto;		/* M_PROTO: fixed protocol, -1 when a number follows */
+} matches[] = {
+	{ "src", M_SRC, 0 },
+	{ "dst", M_DST, 0 },
+	{ "tcp", M_PROTO, IPPROTO_TCP },
+	{ "udp", M_PROTO, IPPROTO_UDP },
+	{ "icmp", M_PROTO, IPPROTO_ICMP },
+	{ "icmpv6", M_PROTO, IPPROTO_ICMPV6 },
+	{ "proto", M_PROTO, -1 },
+	{ "sport", M_SPORT, 0 },
+	{ "dport", M_DPORT, 0 },
+	{ "type", M_TYPE, 0 },		/* reads as "icmp type 8" */
+};
+
+enum rule_opt { O_LIMIT, O_LOG, O_COMMENT, O_COUNT };
+
+static const char *const rule_opts[O_COUNT] = {
+	[O_LIMIT] = "limit", [O_LOG] = "log", [O_COMMENT] = "comment",
+};
+
+/* Where things were given, for the checks that need the whole rule. */
+struct rule_ctx {
+	struct cfg_loc at[M_COUNT];	/* the keyword of each match */
+	struct cfg_loc addr_at[2];	/* the src and dst values */
+	bool opt_seen[O_COUNT];
+};
+
+static const struct match *find_match(const struct token *t)
+{
+	for (int i = 0; i < ARRAY_SIZE(matches); i++)
+		if (tok_is(t, matches[i].word))
+			return &matches[i];
+	return NULL;
+}
+
+static int parse_match(struct parser *p, struct cfg_rule *r, struct rule_ctx *c,
+		       const struct match *m)
+{
+	if (c->at[m->slot].line)
+		return perr(p, p->tok.loc, "duplicate %s%s", m->slot == M_PROTO ? "protocol " : "",
+			    qtok(p, &p->tok));
+	c->at[m->slot] = p->tok.loc;
+	if (next(p))
+		return -1;
+	switch (m->slot) {
+	case M_SRC:
+	case M_DST:
+		c->addr_at[m->slot] = p->tok.loc;
+		return take_addr_match(p, m->slot == M_SRC ? &r->src : &r->dst);
+	case M_PROTO:
+		if (m->proto < 0)
+			return take_number(p, 0, 255, "protocol number", &r->proto);
+		r->proto = m->proto;
+		return 0;
+	case M_SPORT:
+		return take_ports(p, &r->sport_lo, &r->sport_hi);
+	case M_DPORT:
+		return take_ports(p, &r->dport_lo, &r->dport_hi);
+	case M_TYPE:
+		return take_number(p, 0, 255, "icmp type", &r->icmp_type);
+	case M_COUNT:
+		break;
+	}
+	return -1;
+}
+
+/* N/second or N/minute */
+static int take_limit(struct parser *p, struct cfg_rule *r)
+{
+	const struct token *t = &p->tok;
+	const char *slash = t->type == T_WORD ? memchr(t->s, '/', t->len) : NULL;
+	uint64_t n;
+
+	if (t->type != T_WORD)
+		return expected(p, "N/second or N/minute");
+	if (slash && parse_u64(t->s, slash - t->s, UINT32_MAX, &n) && n) {
+		struct token unit = { .type = T_WORD, .s = slash + 1,
+				      .len = t->s + t->len - slash - 1 };
+
+		r->limit = (uint32_t)n;
+		r->limit_unit = tok_is(&unit, "second") ? CFG_LIMIT_SECOND :
+				tok_is(&unit, "minute") ? CFG_LIMIT_MINUTE : CFG_LIMIT_NONE;
+		if (r->limit_unit != CFG_LIMIT_NONE)
+			return next(p);
+	}
+	return perr(p, t->loc, "invalid limit %s (expected N/second or N/minute)", qtok(p, t));
+}
+
+static int parse_rule_opts(struct parser *p, struct cfg_rule *r, struct rule_ctx *c)
+{
+	int o;
+
+	while ((o = word_index(&p->tok, rule_opts, O_COUNT)) >= 0) {
+		if (c->opt_seen[o])
+			return perr(p, p->tok.loc, "duplicate %s", qtok(p, &p->tok));
+		c->opt_seen[o] = true;
+		if (next(p))
+			return -1;
+		if (o == O_LIMIT && take_limit(p, r))
+			return -1;
+		if (o == O_LOG)
+			r->log = 1;
+		if (o == O_COMMENT) {
+			if (p->tok.type != T_STRING)
+				return expected(p, "a quoted string");
+			r->comment = unescape(&p->tok);
+			if (!r->comment)
+				return oom(p, p->tok.loc);
+			if (next(p))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static const char *family_name(int family)
+{
+	return family == AF_INET ? "IPv4" : "IPv6";
+}
+
+/* A prefix's family must agree with the other address and with icmp/icmpv6;
+ * such a rule could never match. */
+static int check_families(struct parser *p, const struct cfg_rule *r, const struct rule_ctx *c)
+{
+	const struct cfg_addr_match *a[2] = { &r->src, &r->dst };
+	static const char *const side[2] = { "src", "dst" };
+	int late;
+
+	for (int i = 0; i < 2; i++) {
+		int f = a[i]->prefix.family;
+
+		if (a[i]->kind != CFG_ADDR_PREFIX)
+			continue;
+		if (r->proto == IPPROTO_ICMP && f == AF_INET6)
+			return perr(p, c->addr_at[i], "icmp cannot match an IPv6 address (use icmpv6)");
+		if (r->proto == IPPROTO_ICMPV6 && f == AF_INET)
+			return perr(p, c->addr_at[i], "icmpv6 cannot match an IPv4 address (use icmp)");
+	}
+	if (a[0]->kind != CFG_ADDR_PREFIX || a[1]->kind != CFG_ADDR_PREFIX ||
+	    a[0]->prefix.family == a[1]->prefix.family)
+		return 0;
+	/* the address given second is the one that conflicts */
+	late = loc_before(c->addr_at[0], c->addr_at[1]);
+	return perr(p, c->addr_at[late], "%s is %s but %s is %s", side[late],
+		    family_name(a[late]->prefix.family), side[!late],
+		    family_name(a[!late]->prefix.family));
+}
+
+static int check_rule(struct parser *p, const struct cfg_rule *r, const struct rule_ctx *c)
+{
+	bool ports = r->proto == IPPROTO_TCP || r->proto == IPPROTO_UDP;
+	bool icmp = r->proto == IPPROTO_ICMP || r->proto == IPPROTO_ICMPV6;
+
+	if (c->at[M_SPORT].line && !ports)
+		return perr(p, c->at[M_SPORT], "sport needs tcp or udp");
+	if (c->at[M_DPORT].line && !ports)
+		return perr(p, c->at[M_DPORT], "dport needs tcp or udp");
+	if (c->at[M_TYPE].line && !icmp)
+		return perr(p, c->at[M_TYPE], "icmp type needs icmp or icmpv6");
+	return check_families(p, r, c);
+}
+
+static int parse_rule_body(struct parser *p, struct cfg_rule *r)
+{
+	struct rule_ctx c = { .opt_seen = { false } };
+	const struct match *m;
+	int action;
+
+	if (zone_ref(p, true, &r->from) || take(p, T_ARROW, "\"->\"") ||
+	    zone_ref(p, true, &r->to))
+		return -1;
+	while ((m = find_match(&p->tok)))
+		if (parse_match(p, r, &c, m))
+			return -1;
+	if (take_choice(p, actions, ARRAY_SIZE(actions), &action))
+		return -1;
+	r->action = action;
+	return parse_rule_opts(p, r, &c) || check_rule(p, r, &c) ? -1 : 0;
+}
+
+static int parse_rule(struct parser *p, struct cfg_loc at)
+{
+	struct cfg_rule r = { .loc = at, .proto = -1, .icmp_type = -1 };
+	struct sluice_config *cfg = p->cfg;
+	struct cfg_rule *v;
+
+	if (parse_rule_body(p, &r))
+		goto fail;
+	v = reserve(p, cfg->rules, cfg->n_rules, &p->cap_rules, sizeof(*v));
+	if (!v)
+		goto fail;
+	cfg->rules = v;
+	v[cfg->n_rules++] = r;
+	return 0;
+fail:
+	free(r.comment);
+	return -1;
+}
+
+/* ---- shape ------------------------------------------------------------------ */
+
+static const struct unit {
+	const char *name;
+	uint64_t scale;
+} rate_units[] = {
+	{ "", 1 }, { "bit", 1 }, { "kbit", 1000 }, { "mbit", 1000000 }, { "gbit", 1000000000 },
+};
+
+/* DIGITS[.DIGITS][UNIT], exact in integer arithmetic: 2.5mbit is 2500000. */
+static bool parse_rate(const char *s, size_t len, uint64_t *out)
+{
+	size_t i = 0, int_len, frac_len = 0;
+	uint64_t whole, frac = 0, div = 1;
+
+	while (i < len && is_digit(s[i]))
+		i++;
+	int_len = i;
+	if (!parse_u64(s, int_len, UINT64_MAX, &whole))
+		return false;
+	if (i < len && s[i] == '.') {
+		const char *f = s + ++i;
+
+		while (i < len && is_digit(s[i]))
+			i++;
+		frac_len = s + i - f;
+		if (frac_len > 9 || !parse_u64(f, frac_len, UINT64_MAX, &frac))
+			return false;
+		while (frac_len--)
+			div *= 10;
+	}
+	for (int u = 0; u < ARRAY_SIZE(rate_units); u++) {
+		uint64_t scale = rate_units[u].scale;
+
+		if (strlen(rate_units[u].name) != len - i ||
+		    strncasecmp(s + i, rate_units[u].name, len - i))
+			continue;
+		if (whole > (UINT64_MAX - scale) / scale)
+			return false;
+		*out = whole * scale + frac * scale / div;
+		return true;
+	}
+	return false;
+}
+
+static int take_rate(struct parser *p, uint64_t *bps)
+{
+	const struct token *t = &p->tok;
+
+	if (t->type != T_WORD)
+		return expected(p, "a rate");
+	if (!parse_rate(t->s, t->len, bps))
+		return perr(p, t->loc, "invalid rate %s (expected a number and bit, kbit, mbit or gbit)",
+			    qtok(p, t));
+	if (!*bps)
+		return perr(p, t->loc, "rate %s must be greater than 0", qtok(p, t));
+	return next(p);
+}
+
+/* In enum cfg_overhead_kind order, from CFG_OH_ETHERNET on. */
+static const char *const overheads[] = {
+	"ethernet", "docsis", "pppoe-ptm", "bridged-ptm", "atm",
+};
+
+static int take_overhead(struct parser *p, struct cfg_shape *s)
+{
+	int i = word_index(&p->tok, overheads, ARRAY_SIZE(overheads));
+
+	if (i >= 0) {
+		s->overhead = CFG_OH_ETHERNET + i;
+	} else if (p->tok.type == T_WORD &&
+		   parse_int(p->tok.s, p->tok.len, -64, 256, &s->overhead_bytes)) {
+		s->overhead = CFG_OH_BYTES;	/* the range tc-cake(8) accepts */
+	} else {
+		return expected_choice(p, overheads, ARRAY_SIZE(overheads),
+				       "a byte count (-64..256)");
+	}
+	return next(p);
+}
+
+enum shape_opt { S_OVERHEAD, S_MPU, S_ISOLATION, S_ECN, S_COUNT };
+
+static const char *const shape_opts[S_COUNT] = {
+	[S_OVERHEAD] = "overhead", [S_MPU] = "mpu", [S_ISOLATION] = "isolation", [S_ECN] = "ecn",
+};
+
+static int parse_shape_opt(struct parser *p, struct cfg_shape *s, enum shape_opt o)
+{
+	static const char *const isolations[] = { "hosts", "flows" };	/* enum order */
+	static const char *const ecn[] = { "off", "on" };
+	int v;
+
+	switch (o) {
+	case S_OVERHEAD:
+		return take_overhead(p, s);
+	case S_MPU:
+		return take_number(p, 0, 256, "mpu", &s->mpu);
+	case S_ISOLATION:
+		if (take_choice(p, isolations, 2, &v))
+			return -1;
+		s->isolation = v;
+		return 0;
+	case S_ECN:
+		return take_choice(p, ecn, 2, &s->ecn);
+	case S_COUNT:
+		break;
+	}
+	return -1;
+}
+
+static int parse_shape(struct parser *p, struct cfg_loc at)
+{
+	struct cfg_shape s = { .loc = at, .ecn = 1 };
+	struct sluice_config *cfg = p->cfg;
+	struct cfg_shape *v;
+	unsigned seen = 0;
+	int o;
+
+	if (zone_ref(p, false, &s.zone) || take_keyword(p, "upload") ||
+	    take_rate(p, &s.upload_bps) || take_keyword(p, "download") ||
+	    take_rate(p, &s.download_bps))
+		return -1;
+	while ((o = word_index(&p->tok, shape_opts, S_COUNT)) >= 0) {
+		if (seen & 1u << o)
+			return perr(p, p->tok.loc, "duplicate %s", qtok(p, &p->tok));
+		seen |= 1u << o;
+		if (next(p) || parse_shape_opt(p, &s, o))
+			return -1;
+	}
+	v = reserve(p, cfg->shapes, cfg->n_shapes, &p->cap_shapes, sizeof(*v));
+	if (!v)
+		return -1;
+	cfg->shapes = v;
+	v[cfg->n_shapes++] = s;
+	return 0;
+}
+
+/* ---- whole file ------------------------------------------------------------- */
+
+static const char *const statement_words[] = {
+	"zone", "forward", "port-forward", "set", "rule", "shape",
+};
+
+static int (*const statement_fns[])(struct parser *, struct cfg_loc) = {
+	parse_zone, parse_forward, parse_port_forward, parse_set, parse_rule, parse_shape,
+};
+
+_Static_assert(sizeof(statement_words) / sizeof(statement_words[0]) ==
+	       sizeof(statement_fns) / sizeof(statement_fns[0]), "one parser per statement");
+
+static int parse_statement(struct parser *p)
+{
+	int i = word_index(&p->tok, statement_words, ARRAY_SIZE(statement_words));
+	struct cfg_loc at = p->tok.loc;
+
+	if (i < 0)
+		return expected_choice(p, statement_words, ARRAY_SIZE(statement_words), NULL);
+	if (next(p))
+		return -1;
+	return statement_fns[i](p, at);
+}
+
+/* The earliest reference to a name that was never defined, if any. */
+static const struct sym *first_undefined(const struct symtab *t)
+{
+	const struct sym *best = NULL;
+
+	for (int i = 0; i < t->n; i++)
+		if (t->v[i].target < 0 && (!best || loc_before(t->v[i].ref, best->ref)))
+			best = &t->v[i];
+	return best;
+}
+
+static int zone_of(const struct parser *p, int v)
+{
+	return v < 0 ? v : p->zones.v[v].target;	/* CFG_ZONE_ANY/ROUTER stay */
+}
+
+static void resolve_rule(const struct parser *p, struct cfg_rule *r)
+{
+	r->from = zone_of(p, r->from);
+	r->to = zone_of(p, r->to);
+	if (r->src.kind == CFG_ADDR_SET)
+		r->src.set = p->sets.v[r->src.set].target;
+	if (r->dst.kind == CFG_ADDR_SET)
+		r->dst.set = p->sets.v[r->dst.set].target;
+}
+
+/* Turn the symbol indexes left by the parser into zone and set indexes. */
+static int resolve(struct parser *p)
+{
+	const struct sym *z = first_undefined(&p->zones), *s = first_undefined(&p->sets);
+	struct sluice_config *cfg = p->cfg;
+
+	if (z && (!s || loc_before(z->ref, s->ref)))
+		return perr(p, z->ref, "unknown zone \"%s\"", z->name);
+	if (s)
+		return perr(p, s->ref, "unknown set \"@%s\"", s->name);
+	for (int i = 0; i < cfg->n_forwards; i++) {
+		cfg->forwards[i].from = zone_of(p, cfg->forwards[i].from);
+		cfg->forwards[i].to = zone_of(p, cfg->forwards[i].to);
+	}
+	for (int i = 0; i < cfg->n_port_forwards; i++)
+		cfg->port_forwards[i].zone = zone_of(p, cfg->port_forwards[i].zone);
+	for (int i = 0; i < cfg->n_shapes; i++)
+		cfg->shapes[i].zone = zone_of(p, cfg->shapes[i].zone);
+	for (int i = 0; i < cfg->n_rules; i++)
+		resolve_rule(p, &cfg->rules[i]);
+	return 0;
+}
+
+static int check_shapes(struct parser *p)
+{
+	const struct sluice_config *cfg = p->cfg;
+	int shaped[CFG_ZONE_MAX] = { 0 };	/* 1 + index of the zone's shape */
+
+	for (int i = 0; i < cfg->n_shapes; i++) {
+		const struct cfg_shape *s = &cfg->shapes[i];
+
+		if (shaped[s->zone])
+			return perr(p, s->loc, "zone \"%s\" is already shaped (line %d)",
+				    cfg->zones[s->zone].name, cfg->shapes[shaped[s->zone] - 1].loc.line);
+		shaped[s->zone] = i + 1;
+	}
+	return 0;
+}
+
+static int pf_cmp(const void *a, const void *b)
+{
+	const struct cfg_port_forward *x = *(const struct cfg_port_forward *const *)a;
+	const struct cfg_port_forward *y = *(const struct cfg_port_forward *const *)b;
+
+	if (x->zone != y->zone)
+		return x->zone - y->zone;
+	if (x->proto != y->proto)
+		return x->proto - y->proto;
+	if (x->port_lo != y->port_lo)
+		return x->port_lo - y->port_lo;
+	return loc_before(x->loc, y->loc) ? -1 : 1;
+}
+
+/* Two forwards of one port would make the target depend on rule order.
+ * Sorting keeps this O(n log n) for generated configs. */
+static int check_port_forwards(struct parser *p)
+{
+	const struct sluice_config *cfg = p->cfg;
+	const struct cfg_port_forward **v, *widest = NULL;
+	int n = cfg->n_port_forwards, ret = 0;
+
+	if (n < 2)
+		return 0;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return oom(p, cfg->port_forwards[0].loc);
+	for (int i = 0; i < n; i++)
+		v[i] = &cfg->port_forwards[i];
+	qsort(v, n, sizeof(*v), pf_cmp);
+	for (int i = 0; i < n && !ret; i++) {
+		const struct cfg_port_forward *f = v[i];
+
+		if (widest && widest->zone == f->zone && widest->proto == f->proto &&
+		    f->port_lo <= widest->port_hi) {
+			bool later = loc_before(widest->loc, f->loc);
+
+			ret = perr(p, later ? f->loc : widest->loc,
+				   "port-forward overlaps the one at line %d",
+				   later ? widest->loc.line : f->loc.line);
+		}
+		if (!widest || widest->zone != f->zone || widest->proto != f->proto ||
+		    f->port_hi > widest->port_hi)
+			widest = f;
+	}
+	free(v);
+	return ret;
+}
+
+static int parse_all(struct parser *p, const char *text, size_t len)
+{
+	p->lx.end = text + len;
+	p->lx.pos = p->lx.line_start = skip_bom(text, p->lx.end);
+	p->lx.line = 1;
+	if (next(p))
+		return -1;
+	while (p->tok.type != T_EOF)
+		if (parse_statement(p))
+			return -1;
+	if (resolve(p) || check_shapes(p) || check_port_forwards(p))
+		return -1;
+	return 0;
+}
+
+static int parse_text(const char *name, const char *text, size_t len,
+		      struct sluice_config *out, char *err, size_t errlen)
+{
+	struct sluice_config cfg;
+	struct parser p;
+	int ret;
+
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&p, 0, sizeof(p));
+	p.file = p.cfg_path = name;
+	p.cfg = &cfg;
+	p.err = err;
+	p.errlen = errlen;
+	cfg.path = strdup(name);
+	ret = cfg.path ? parse_all(&p, text, len) : oom(&p, (struct cfg_loc){ 1, 1 });
+	sym_free(&p.zones);
+	sym_free(&p.sets);
+	if (ret) {
+		cfg_free(&cfg);
+		return -1;
+	}
+	*out = cfg;
+	return 0;
+}
+
+int cfg_parse_file(const char *path, struct sluice_config *cfg, char *err, size_t errlen)
+{
+	size_t len;
+	char *text;
+	int ret;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (errlen)
+		err[0] = 0;
+	text = read_all(path, &len);
+	if (!text) {
+		if (errlen)
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	ret = parse_text(path, text, len, cfg, err, errlen);
+	free(text);
+	return ret;
+}
+
+int cfg_parse_string(const char *name, const char *text, struct sluice_config *cfg,
+		     char *err, size_t errlen)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	if (errlen)
+		err[0] = 0;
+	return parse_text(name, text, strlen(text), cfg, err, errlen);
+}
+
+void cfg_free(struct sluice_config *cfg)
+{
+	for (int i = 0; i < cfg->n_sets; i++)
+		free(cfg->sets[i].entries);
+	for (int i = 0; i < cfg->n_rules; i++)
+		free(cfg->rules[i].comment);
+	free(cfg->path);
+	free(cfg->forwards);
+	free(cfg->sets);
+	free(cfg->port_forwards);
+	free(cfg->rules);
+	free(cfg->shapes);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+int cfg_zone_find(const struct sluice_config *cfg, const char *name)
+{
+	for (int i = 0; i < cfg->n_zones; i++)
+		if (!strcmp(cfg->zones[i].name, name))
+			return i;
+	return -1;
+}
+
+/* ---- statements without a datapath ------------------------------------------ */
+
+enum inactive_kind {
+	IN_INPUT_DROP,
+	IN_MASQUERADE,
+	IN_MSS_CLAMP,
+	IN_FILTERING,
+	IN_FORWARD,
+	IN_PORT_FORWARD,
+	IN_SET,
+	IN_RULE,
+	IN_SHAPE,
+};
+
+/* What the datapath cannot enforce yet: delete a line as a feature lands.
+ * Zone interfaces are live and never listed. */
+static bool not_yet_active(enum inactive_kind kind)
+{
+	switch (kind) {
+	case IN_INPUT_DROP:
+	case IN_MASQUERADE:
+	case IN_MSS_CLAMP:
+	case IN_FILTERING:
+	case IN_FORWARD:
+	case IN_PORT_FORWARD:
+	case IN_SET:
+	case IN_RULE:
+	case IN_SHAPE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+struct inactive {
+	struct cfg_loc loc;
+	enum inactive_kind kind;
+	int idx;		/* into the array the kind refers to */
+};
+
+typedef void (*inactive_visit)(void *arg, const struct inactive *it);
+
+struct walk {
+	inactive_visit visit;
+	void *arg;
+};
+
+static void offer(const struct walk *w, enum inactive_kind kind, struct cfg_loc loc, int idx)
+{
+	struct inactive it = { .loc = loc, .kind = kind, .idx = idx };
+
+	if (not_yet_active(kind))
+		w->visit(w->arg, &it);
+}
+
+static void each_inactive(const struct sluice_config *cfg, const struct walk *w)
+{
+	for (int i = 0; i < cfg->n_zones; i++) {
+		const struct cfg_zone *z = &cfg->zones[i];
+
+		/* the zone line stands for its settings, which keep no location */
+		if (z->input == CFG_DROP)
+			offer(w, IN_INPUT_DROP, z->loc, i);
+		if (z->masquerade)
+			offer(w, IN_MASQUERADE, z->loc, i);
+		if (z->mss_clamp)
+			offer(w, IN_MSS_CLAMP, z->loc, i);
+		if (z->filtering != CFG_FILTER_ADDR_PORT)
+			offer(w, IN_FILTERING, z->loc, i);
+	}
+	for (int i = 0; i < cfg->n_forwards; i++)
+		offer(w, IN_FORWARD, cfg->forwards[i].loc, i);
+	for (int i = 0; i < cfg->n_port_forwards; i++)
+		offer(w, IN_PORT_FORWARD, cfg->port_forwards[i].loc, i);
+	for (int i = 0; i < cfg->n_sets; i++)
+		offer(w, IN_SET, cfg->sets[i].loc, i);
+	for (int i = 0; i < cfg->n_rules; i++)
+		offer(w, IN_RULE, cfg->rules[i].loc, i);
+	for (int i = 0; i < cfg->n_shapes; i++)
+		offer(w, IN_SHAPE, cfg->shapes[i].loc, i);
+}
+
+static const char *zone_label(const struct sluice_config *cfg, int zone)
+{
+	if (zone == CFG_ZONE_ANY)
+		return "any";
+	if (zone == CFG_ZONE_ROUTER)
+		return "router";
+	return cfg->zones[zone].name;
+}
+
+static void describe_inactive(const struct sluice_config *cfg, const struct inactive *it,
+			      char *buf, size_t size)
+{
+	const struct cfg_port_forward *pf;
+	const struct cfg_zone *z;
+
+	switch (it->kind) {
+	case IN_INPUT_DROP:
+		snprintf(buf, size, "input drop (zone %s)", cfg->zones[it->idx].name);
+		break;
+	case IN_MASQUERADE:
+		snprintf(buf, size, "masquerade (zone %s)", cfg->zones[it->idx].name);
+		break;
+	case IN_MSS_CLAMP:
+		snprintf(buf, size, "mss-clamp (zone %s)", cfg->zones[it->idx].name);
+		break;
+	case IN_FILTERING:
+		z = &cfg->zones[it->idx];
+		snprintf(buf, size, "filtering %s (zone %s)", filterings[z->filtering], z->name);
+		break;
+	case IN_FORWARD:
+		snprintf(buf, size, "forward %s -> %s",
+			 zone_label(cfg, cfg->forwards[it->idx].from),
+			 zone_label(cfg, cfg->forwards[it->idx].to));
+		break;
+	case IN_PORT_FORWARD:
+		pf = &cfg->port_forwards[it->idx];
+		if (pf->port_lo == pf->port_hi)
+			snprintf(buf, size, "port-forward %s %s %u", zone_label(cfg, pf->zone),
+				 pf->proto == IPPROTO_TCP ? "tcp" : "udp", pf->port_lo);
+		else
+			snprintf(buf, size, "port-forward %s %s %u-%u", zone_label(cfg, pf->zone),
+				 pf->proto == IPPROTO_TCP ? "tcp" : "udp", pf->port_lo,
+				 pf->port_hi);
+		break;
+	case IN_SET:
+		snprintf(buf, size, "set %s", cfg->sets[it->idx].name);
+		break;
+	case IN_RULE:
+		snprintf(buf, size, "rule %s -> %s", zone_label(cfg, cfg->rules[it->idx].from),
+			 zone_label(cfg, cfg->rules[it->idx].to));
+		break;
+	case IN_SHAPE:
+		snprintf(buf, size, "shape %s", zone_label(cfg, cfg->shapes[it->idx].zone));
+		break;
+	}
+}
+
+struct emit {
+	const struct sluice_config *cfg;
+	void (*fn)(void *ctx, const struct cfg_loc *loc, const char *what);
+	void *ctx;
+};
+
+static void emit_one(void *arg, const struct inactive *it)
+{
+	const struct emit *e = arg;
+	char what[128];
+
+	describe_inactive(e->cfg, it, what, sizeof(what));
+	e->fn(e->ctx, &it->loc, what);
+}
+
+struct collect {
+	struct inactive *v;
+	size_t n;
+};
+
+static void count_one(void *arg, const struct inactive *it)
+{
+	(void)it;
+	((struct collect *)arg)->n++;
+}
+
+static void store_one(void *arg, const struct inactive *it)
+{
+	struct collect *c = arg;
+
+	c->v[c->n++] = *it;
+}
+
+static int inactive_cmp(const void *a, const void *b)
+{
+	const struct inactive *x = a, *y = b;
+
+	if (loc_before(x->loc, y->loc))
+		return -1;
+	if (loc_before(y->loc, x->loc))
+		return 1;
+	return (int)x->kind - (int)y->kind;
+}
+
+/* Reported in file order, which is how a person reads the list. */
+void cfg_inactive(const struct sluice_config *cfg,
+		  void (*fn)(void *ctx, const struct cfg_loc *loc, const char *what),
+		  void *ctx)
+{
+	struct emit e = { .cfg = cfg, .fn = fn, .ctx = ctx };
+	struct collect c = { .v = NULL, .n = 0 };
+	struct walk w = { .visit = count_one, .arg = &c };
+
+	each_inactive(cfg, &w);
+	c.v = c.n ? malloc(c.n * sizeof(*c.v)) : NULL;
+	if (!c.v) {		/* nothing to list, or unsorted beats nothing */
+		w = (struct walk){ .visit = emit_one, .arg = &e };
+		each_inactive(cfg, &w);
+		return;
+	}
+	c.n = 0;
+	w = (struct walk){ .visit = store_one, .arg = &c };
+	each_inactive(cfg, &w);
+	qsort(c.v, c.n, sizeof(*c.v), inactive_cmp);
+	for (size_t i = 0; i < c.n; i++)
+		emit_one(&e, &c.v[i]);
+	free(c.v);
+}
