@@ -762,6 +762,7 @@ static int parse_mss_clamp(struct parser *p, struct cfg_zone *z)
 static int parse_zone_item(struct parser *p, struct cfg_zone *z, unsigned *seen)
 {
 	int item = word_index(&p->tok, zone_items, Z_COUNT), v;
+	struct cfg_loc at = p->tok.loc;
 
 	if (item < 0)
 		return expected_choice(p, zone_items, Z_COUNT, "\"}\"");
@@ -777,16 +778,20 @@ static int parse_zone_item(struct parser *p, struct cfg_zone *z, unsigned *seen)
 		if (take_choice(p, actions, 2, &v))	/* reject makes no sense here */
 			return -1;
 		z->input = v;
+		z->input_loc = at;
 		return 0;
 	case Z_MASQUERADE:
 		z->masquerade = 1;
+		z->masq_loc = at;
 		return 0;
 	case Z_MSS_CLAMP:
+		z->mss_loc = at;
 		return parse_mss_clamp(p, z);
 	case Z_FILTERING:
 		if (take_choice(p, filterings, ARRAY_SIZE(filterings), &v))
 			return -1;
 		z->filtering = v;
+		z->filtering_loc = at;
 		return 0;
 	case Z_COUNT:
 		break;
@@ -1758,15 +1763,14 @@ static void each_inactive(const struct sluice_config *cfg, const struct walk *w)
 	for (int i = 0; i < cfg->n_zones; i++) {
 		const struct cfg_zone *z = &cfg->zones[i];
 
-		/* the zone line stands for its settings, which keep no location */
 		if (z->input == CFG_DROP)
-			offer(w, IN_INPUT_DROP, z->loc, i);
+			offer(w, IN_INPUT_DROP, z->input_loc, i);
 		if (z->masquerade)
-			offer(w, IN_MASQUERADE, z->loc, i);
+			offer(w, IN_MASQUERADE, z->masq_loc, i);
 		if (z->mss_clamp)
-			offer(w, IN_MSS_CLAMP, z->loc, i);
+			offer(w, IN_MSS_CLAMP, z->mss_loc, i);
 		if (z->filtering != CFG_FILTER_ADDR_PORT)
-			offer(w, IN_FILTERING, z->loc, i);
+			offer(w, IN_FILTERING, z->filtering_loc, i);
 	}
 	for (int i = 0; i < cfg->n_forwards; i++)
 		offer(w, IN_FORWARD, cfg->forwards[i].loc, i);

@@ -54,6 +54,8 @@ struct cfg_zone {
 	int masquerade;			/* 0/1 */
 	int mss_clamp;			/* 0 off, -1 auto, else the MSS */
 	enum cfg_filtering filtering;
+	/* where each setting was written, for messages about it */
+	struct cfg_loc input_loc, masq_loc, mss_loc, filtering_loc;
 };
 
 struct cfg_forward {

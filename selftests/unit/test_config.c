@@ -609,8 +609,8 @@ static void collect_inactive(void *ctx, const struct cfg_loc *loc, const char *w
 static bool test_inactive(void)
 {
 	static const char *const want[] = {
-		"6:1 input drop (zone wan)",
-		"6:1 masquerade (zone wan)",
+		"8:5 input drop (zone wan)",
+		"9:5 masquerade (zone wan)",
 		"11:1 forward lan -> wan",
 		"12:1 port-forward wan tcp 8443",
 		"13:1 set blocked",
@@ -635,8 +635,8 @@ static bool test_inactive(void)
 static bool test_inactive_zone_settings(void)
 {
 	static const char *const want[] = {
-		"1:1 mss-clamp (zone a)",
-		"1:1 filtering endpoint-independent (zone a)",
+		"1:23 mss-clamp (zone a)",
+		"1:38 filtering endpoint-independent (zone a)",
 		"2:1 port-forward a udp 10-20",
 	};
 	struct inactive_list l = { 0 };
