@@ -25,9 +25,14 @@ expect() {
 	return 1
 }
 
-# wait_for MS CMD...: poll CMD every 50 ms until it succeeds or MS pass.
+# Under emulation (qemu TCG) everything is ~5-20x slower: the guest runner
+# sets SLUICE_TEST_SLOWDOWN and every deadline stretches by that factor.
+SLOW=${SLUICE_TEST_SLOWDOWN:-1}
+
+# wait_for MS CMD...: poll CMD every 50 ms until it succeeds or MS (times
+# SLOW) pass.
 wait_for() {
-	local ms=$1 waited=0
+	local ms=$(($1 * SLOW)) waited=0
 	shift
 	while ! "$@" >/dev/null 2>&1; do
 		[ "$waited" -ge "$ms" ] && return 1

@@ -123,3 +123,12 @@ kill -0 "$DAEMON_PID" 2>/dev/null && fail "daemon still running after down" || p
 wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
 [ ! -e "$PIN" ] && [ -z "$(ip -n "$NS" link show p0 | grep xdp)" ] &&
 	pass "nothing left after down" || fail "nothing left after down"
+
+# ---- install ------------------------------------------------------------------------------
+if make -s -C "$TOP" install DESTDIR="$WORK/inst" PREFIX=/usr >"$WORK/install.log" 2>&1 &&
+   [ -x "$WORK/inst/usr/sbin/sluice" ] && [ -f "$WORK/inst/usr/share/doc/sluice/sluice.conf.example" ] &&
+   "$WORK/inst/usr/sbin/sluice" check -c "$WORK/inst/usr/share/doc/sluice/sluice.conf.example" >/dev/null 2>&1; then
+	pass "make install honours DESTDIR and PREFIX"
+else
+	fail "make install honours DESTDIR and PREFIX"; detail "$WORK/install.log"
+fi
