@@ -390,7 +390,8 @@ struct have {
 };
 
 /* The links this instance pinned. A link whose interface is gone reports
- * ifindex 0: it is kept in the list (ifindex 0) so apply removes its pin. */
+ * ifindex 0 and does nothing any more: its pin is removed right here, so a
+ * new interface that reuses the ifindex can be pinned under the same name. */
 static int read_links(struct dp *dp, struct have *h)
 {
 	size_t plen = strlen(SLUICE_PIN_LINK_PREFIX);
@@ -415,6 +416,11 @@ static int read_links(struct dp *dp, struct have *h)
 			continue;
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_LINK_TYPE_XDP)
 			info.xdp.ifindex = 0;
+		if (!info.xdp.ifindex) {
+			unlink(h->v[h->n].pin);
+			close(fd);
+			continue;
+		}
 		h->v[h->n].fd = fd;
 		h->v[h->n].ifindex = info.xdp.ifindex;
 		h->n++;
@@ -432,7 +438,7 @@ static void close_links(struct have *h)
 static int find_have(const struct have *h, int ifindex)
 {
 	for (int i = 0; i < h->n; i++)
-		if (h->v[i].ifindex == ifindex && ifindex)
+		if (h->v[i].ifindex == ifindex)
 			return i;
 	return -1;
 }
@@ -514,19 +520,29 @@ static void rollback_new(struct dp *dp, struct wants *w)
  * is atomic per port: each packet sees the old or the new program. */
 static int update_kept(struct dp *dp, struct wants *w, const struct have *h)
 {
-	int i, err;
+	char path[PATH_MAX];
+	int i, k, err, old_fd;
 
 	for (i = 0; i < w->n; i++) {
-		int k = find_have(h, w->v[i].ifindex);
-
+		k = find_have(h, w->v[i].ifindex);
 		if (k < 0 || w->v[i].is_new)
 			continue;
-		if (bpf_link_update(h->v[k].fd, dp->prog_fd, NULL)) {
-			err = errno;
-			log_err("%s: replacing the XDP program: %s", w->v[i].port.name,
-				strerror(err));
-			return -err;
+		if (!bpf_link_update(h->v[k].fd, dp->prog_fd, NULL))
+			continue;
+		err = errno;
+		log_err("%s: replacing the XDP program: %s", w->v[i].port.name, strerror(err));
+		/* Put the ports already switched back on the pinned program, so
+		 * the instance stays one program everywhere. */
+		old_fd = pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP) ? -1
+									: bpf_obj_get(path);
+		while (old_fd >= 0 && i-- > 0) {
+			k = find_have(h, w->v[i].ifindex);
+			if (k >= 0 && !w->v[i].is_new)
+				bpf_link_update(h->v[k].fd, old_fd, NULL);
 		}
+		if (old_fd >= 0)
+			close(old_fd);
+		return -err;
 	}
 	return 0;
 }
@@ -721,15 +737,12 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 	if (!ret)
 		ret = write_zones(dp, cfg, w);
 	for (i = 0; i < have.n; i++) {
-		if (have.v[i].ifindex && find_have(&have, have.v[i].ifindex) == i) {
-			bool wanted = false;
+		bool wanted = false;
 
-			for (int j = 0; j < w->n && !wanted; j++)
-				wanted = w->v[j].ifindex == have.v[i].ifindex;
-			if (wanted)
-				continue;
-		}
-		unlink(have.v[i].pin);	/* the link detaches with its last reference */
+		for (int j = 0; j < w->n && !wanted; j++)
+			wanted = w->v[j].ifindex == have.v[i].ifindex;
+		if (!wanted)	/* the link detaches with its last reference */
+			unlink(have.v[i].pin);
 	}
 	close_links(&have);
 	for (i = 0; i < w->n; i++)
