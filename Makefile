@@ -64,7 +64,7 @@ deps:
 check:
 	@tools/deps.sh
 	@$(MAKE) --no-print-directory all
-	@selftests/run.sh $(if $(KERNELS),--kernels "$(KERNELS)")
+	@selftests/run.sh $(if $(KERNELS),--kernels "$(KERNELS)") $(if $(SUITES),--suites "$(SUITES)")
 
 demo:
 	@tools/deps.sh

@@ -30,6 +30,7 @@
 #include <linux/tcp.h>
 #include <linux/udp.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
 
 #define SLUICE_VLAN_MAX		2
 #define SLUICE_IPV6_EXT_MAX	6
@@ -61,6 +62,18 @@ struct frame {
 	__u8 l4_proto;			/* IPPROTO_*, valid when l3 is set */
 	__u8 is_fragment;		/* IPv4/IPv6 fragment (first or later) */
 };
+
+/* A 16-bit length field in host order, bounded for the verifier. The 6.1
+ * verifier forgets every bound through a byte swap (newer ones keep them), so
+ * a swapped length cannot be added to a packet pointer unless it is masked
+ * again; the barrier stops clang from dropping the "useless" mask. */
+static __always_inline __u32 load_len16(const __be16 *field)
+{
+	__u32 v = bpf_ntohs(*field);
+
+	barrier_var(v);
+	return v & 0xffff;
+}
 
 static __always_inline void *cursor_pull(struct cursor *c, __u32 len)
 {
@@ -111,7 +124,7 @@ static __always_inline int parse_ipv4(struct cursor *c, struct frame *f)
 	if (iph->version != 4 || iph->ihl < 5)
 		return PARSE_MALFORMED;
 	hdr_len = iph->ihl * 4;
-	tot_len = bpf_ntohs(iph->tot_len);
+	tot_len = load_len16(&iph->tot_len);
 	if (tot_len < hdr_len || (void *)iph + tot_len > c->end)
 		return PARSE_MALFORMED;
 	if (!cursor_pull(c, hdr_len))
@@ -144,7 +157,7 @@ static __always_inline int parse_ipv6(struct cursor *c, struct frame *f)
 
 	if (!ip6h || ip6h->version != 6)
 		return PARSE_MALFORMED;
-	if ((void *)(ip6h + 1) + bpf_ntohs(ip6h->payload_len) > c->end)
+	if ((void *)(ip6h + 1) + load_len16(&ip6h->payload_len) > c->end)
 		return PARSE_MALFORMED;
 
 	f->l3 = ip6h;

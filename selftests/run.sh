@@ -2,7 +2,13 @@
 # Runs every test suite and prints one summary line: "N passed, N failed"
 # (", N skipped" when there are skips, each listed with its reason above).
 #
-#   selftests/run.sh [--kernels "host 6.1 6.12"] [--suites "unit netns"]
+#   selftests/run.sh [--kernels "host 6.1 6.12"] [--suites "unit netns toolchain"]
+#
+# Kernels: host is this machine's; 6.1 (Debian 12) and 6.12 (Debian 13) are
+# stock Debian kernels booted under qemu by selftests/qemu/run-in-guest.sh.
+# Suites: unit (config parser, packet fixtures), netns (reference topology,
+# CLI), toolchain (build and unit tests with Debian 13's clang/libbpf, host
+# only).
 #
 # A suite prints PASS/FAIL/SKIP lines; a suite that dies or times out
 # without saying FAIL counts as one failure. Guest kernels run this same
@@ -10,10 +16,11 @@
 # tagged with the kernel.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-KERNELS=${KERNELS:-host}
-SUITES=${SUITES:-"unit netns"}
+KERNELS=${KERNELS:-"host 6.1 6.12"}
+SUITES=${SUITES:-"unit netns toolchain"}
 LABEL=host
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-600}
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-1500}	# a whole guest run: boot and every suite
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -59,6 +66,10 @@ run_local() {
 				run_suite "netns/$(basename "$t" .sh)" bash "$t"
 			done
 			;;
+		toolchain)	# builds happen on the host; a guest has nothing to add
+			[ "$LABEL" = host ] &&
+				run_suite toolchain/trixie-build bash "$TOP/selftests/toolchain/test_trixie_build.sh"
+			;;
 		*) echo "FAIL [$LABEL] $s: no such suite" | tee -a "$LOG" ;;
 		esac
 	done
@@ -68,8 +79,10 @@ run_guest() {
 	local k=$1
 	# The guest boots with this machine's root filesystem (read-only, with
 	# a tmpfs on top), so the build from here is what it runs.
-	run_suite "kernel $k" "$TOP/selftests/qemu/run-in-guest.sh" -t "$SUITE_TIMEOUT" "$k" -- \
-		"$TOP/selftests/run.sh" --label "$k" --suites "$SUITES"
+	# TCG emulation is ~10x slower than this machine: deadlines stretch.
+	SLUICE_TEST_SLOWDOWN=${SLUICE_TEST_SLOWDOWN:-10} SLUICE_GUEST_ENV=SLUICE_TEST_SLOWDOWN \
+		run_suite "kernel $k" "$TOP/selftests/qemu/run-in-guest.sh" -t "$GUEST_TIMEOUT" \
+		"$k" -- "$TOP/selftests/run.sh" --label "$k" --suites "$SUITES"
 }
 
 if [ ! -x "$TOP/build/sluice" ]; then

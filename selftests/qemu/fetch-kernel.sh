@@ -1,0 +1,354 @@
+#!/bin/bash
+# fetch-kernel.sh NAME [--refresh]
+#
+# Download a stock Debian kernel package and unpack it into a cache folder for
+# selftests/qemu/run-in-guest.sh.  NAME is one of:
+#   6.1    Debian 12 (bookworm): newest linux-image-6.1.0-N-amd64 in the host's
+#          configured apt sources (host apt-cache).
+#   6.12   Debian 13 (trixie):   newest linux-image-6.12.*+deb13*-amd64, resolved
+#          with a PRIVATE apt sources list / state dir (the host's /etc/apt and
+#          /var/lib/apt are left alone).  The mirror is taken from the host's
+#          apt sources.
+#
+# Result: ${SLUICE_CACHE:-/var/cache/sluice}/kernels/NAME/
+#   root/            dpkg-deb -x of the package (boot/, [usr/]lib/modules/KVER)
+#   vmlinux          uncompressed ELF kernel with a PVH note (fast qemu boot)
+#   info             shell-sourceable description (KVER, package, paths)
+#   .complete        marker: cache is complete; later runs do nothing
+#
+# --refresh (or SLUICE_KERNEL_REFRESH=1) re-resolves the newest package and
+# replaces the cache if a newer one exists.  Never installs anything, never
+# touches /boot.
+set -euo pipefail
+
+usage() { echo "usage: $0 {6.1|6.12} [--refresh]" >&2; exit 2; }
+[ $# -ge 1 ] || usage
+NAME=$1; shift
+REFRESH=${SLUICE_KERNEL_REFRESH:-0}
+for a in "$@"; do
+	case $a in
+	--refresh) REFRESH=1 ;;
+	*) usage ;;
+	esac
+done
+case $NAME in 6.1|6.12) ;; *) usage ;; esac
+
+CACHE=${SLUICE_CACHE:-/var/cache/sluice}
+KROOT=$CACHE/kernels
+KDIR=$KROOT/$NAME
+
+msg() { echo "fetch-kernel[$NAME]: $*"; }
+die() { echo "fetch-kernel[$NAME]: ERROR: $*" >&2; exit 1; }
+
+if [ -f "$KDIR/.complete" ] && [ "$REFRESH" != 1 ]; then
+	exit 0
+fi
+
+for t in apt-get apt-cache dpkg-deb dpkg depmod xz zstd flock od grep; do
+	command -v "$t" >/dev/null 2>&1 ||
+		die "missing tool '$t' (apt-get install qemu-system-x86 busybox-static kmod xz-utils zstd)"
+done
+
+mkdir -p "$KROOT"
+exec 9>"$KROOT/.$NAME.lock"
+flock 9
+# Someone else may have completed it while we waited for the lock.
+if [ -f "$KDIR/.complete" ] && [ "$REFRESH" != 1 ]; then
+	exit 0
+fi
+
+avail_kb=$(df -Pk "$KROOT" | awk 'NR==2 {print $4}')
+if [ "${avail_kb:-0}" -lt $((1200 * 1024)) ]; then
+	die "less than 1.2 GB free in $KROOT ($((avail_kb / 1024)) MB); a kernel needs ~0.5 GB"
+fi
+
+# ---------------------------------------------------------------- apt setup
+APT_OPTS=(-o APT::Sandbox::User=root)
+SEC_URI=""
+MAIN_URI=""
+
+# Print "URI SUITE" for every enabled 'deb' entry of the host's apt sources
+# (one-line .list format and deb822 .sources format).
+host_sources() {
+	local f
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		# deb [opts] uri suite comps...
+		sed -e 's/#.*//' -e 's/\[[^]]*\]//' "$f" |
+			awk '$1 == "deb" && NF >= 3 { print $2, $3 }'
+	done
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk '
+		function flush() {
+			if (enabled && isdeb && uris != "" && suites != "") {
+				nu = split(uris, U, " "); ns = split(suites, S, " ")
+				for (i = 1; i <= nu; i++) for (j = 1; j <= ns; j++) print U[i], S[j]
+			}
+			uris = ""; suites = ""; isdeb = 0; enabled = 1
+		}
+		BEGIN { enabled = 1 }
+		/^[ \t]*#/ { next }
+		/^[ \t]*$/ { flush(); next }
+		tolower($1) == "types:"   { for (i = 2; i <= NF; i++) if ($i == "deb") isdeb = 1; next }
+		tolower($1) == "uris:"    { $1 = ""; uris = $0; next }
+		tolower($1) == "suites:"  { $1 = ""; suites = $0; next }
+		tolower($1) == "enabled:" { if (tolower($2) == "no") enabled = 0; next }
+		END { flush() }' "$f"
+	done
+}
+
+setup_trixie_apt() {
+	local srcs uri suite
+	srcs=$(host_sources)
+	while read -r uri suite; do
+		[ -n "$uri" ] || continue
+		uri=${uri%/}
+		case $suite in
+		bookworm-security | bookworm/updates | trixie-security) [ -n "$SEC_URI" ] || SEC_URI=$uri ;;
+		bookworm | bookworm-updates | trixie | trixie-updates | stable | stable-updates)
+			[ -n "$MAIN_URI" ] || MAIN_URI=$uri ;;
+		esac
+	done <<<"$srcs"
+	# Fall back on any debian-looking mirror, then on the default one.
+	if [ -z "$MAIN_URI" ]; then
+		MAIN_URI=$(awk '$1 ~ /debian\/?$/ && $1 !~ /security/ {print $1; exit}' <<<"$srcs")
+		MAIN_URI=${MAIN_URI%/}
+	fi
+	[ -n "$MAIN_URI" ] || MAIN_URI=http://deb.debian.org/debian
+	if [ -z "$SEC_URI" ]; then
+		case $MAIN_URI in
+		*/debian) SEC_URI=${MAIN_URI%/debian}/debian-security ;;
+		esac
+	fi
+
+	local adir=$CACHE/apt/trixie
+	mkdir -p "$adir/state/lists/partial" "$adir/cache/archives/partial" "$adir/etc"
+	APT_OPTS+=(
+		-o Dir::Etc::SourceList="$adir/etc/sources.list"
+		-o Dir::Etc::SourceParts=/dev/null
+		-o Dir::Etc::Preferences=/dev/null
+		-o Dir::Etc::PreferencesParts=/dev/null
+		-o Dir::State="$adir/state"
+		-o Dir::State::status=/dev/null
+		-o Dir::Cache="$adir/cache"
+		-o APT::Architecture=amd64
+		-o APT::Architectures::=amd64
+	)
+	local key=/usr/share/keyrings/debian-archive-keyring.gpg
+	local so=""
+	[ -f "$key" ] && so="[signed-by=$key] "
+	write_list() {
+		{
+			echo "deb ${so}$MAIN_URI trixie main"
+			echo "deb ${so}$MAIN_URI trixie-updates main"
+			[ "$1" = nosec ] || [ -z "$SEC_URI" ] || echo "deb ${so}$SEC_URI trixie-security main"
+		} >"$adir/etc/sources.list"
+	}
+	write_list sec
+	msg "apt update (private lists in $adir): $MAIN_URI trixie trixie-updates${SEC_URI:+, $SEC_URI trixie-security}"
+	if ! apt-get -q "${APT_OPTS[@]}" update >"$adir/update.log" 2>&1; then
+		msg "apt update with trixie-security failed (see $adir/update.log); retrying with trixie + trixie-updates"
+		write_list nosec
+		apt-get -q "${APT_OPTS[@]}" update >"$adir/update.log" 2>&1 ||
+			die "apt-get update for trixie failed: $(tail -n 3 "$adir/update.log")"
+	fi
+}
+
+# newest_pkg REGEX: print "PACKAGE VERSION" of the newest candidate whose name
+# matches REGEX (compared by Debian version, not by name).
+newest_pkg() {
+	local re=$1 best="" bestv="" p v
+	local names
+	names=$(apt-cache "${APT_OPTS[@]}" pkgnames linux-image- 2>/dev/null | grep -E "$re" || true)
+	[ -n "$names" ] || return 1
+	# one apt-cache call for all candidates: "PACKAGE VERSION" lines
+	while read -r p v; do
+		[ -n "$v" ] || continue
+		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$bestv"; then
+			best=$p bestv=$v
+		fi
+	done < <(apt-cache "${APT_OPTS[@]}" show --no-all-versions $names 2>/dev/null |
+		awk '/^Package: / {p = $2} /^Version: / {print p, $2}')
+	[ -n "$best" ] && echo "$best $bestv"
+}
+
+pkg_field() { # pkg field
+	apt-cache "${APT_OPTS[@]}" show --no-all-versions "$1" 2>/dev/null |
+		sed -n "s/^$2: //p" | head -n1
+}
+
+case $NAME in
+6.1)
+	RE='^linux-image-6\.1\.0-[0-9]+-amd64$'
+	if ! newest_pkg "$RE" >/dev/null; then
+		msg "no $RE in the apt lists; running apt-get update"
+		apt-get -q update >/dev/null || die "apt-get update failed"
+	fi
+	;;
+6.12)
+	RE='^linux-image-6\.12\.[0-9]+\+deb13(\.[0-9]+)?-amd64$'
+	setup_trixie_apt
+	;;
+esac
+
+read -r PKG PKGVER < <(newest_pkg "$RE" || true) || true
+[ -n "${PKG:-}" ] || die "no package matching $RE found"
+
+# Is it the real image or a meta/transitional package?  The real one is
+# tens of MB; otherwise use the -unsigned package that carries the same files.
+size=$(pkg_field "$PKG" Size)
+if [ "${size:-0}" -lt $((20 * 1024 * 1024)) ]; then
+	if [ -n "$(pkg_field "$PKG-unsigned" Version)" ]; then
+		msg "$PKG is only ${size:-?} bytes (meta package?); using $PKG-unsigned"
+		PKG=$PKG-unsigned
+		PKGVER=$(pkg_field "$PKG" Version)
+		size=$(pkg_field "$PKG" Size)
+	fi
+fi
+
+if [ -f "$KDIR/.complete" ]; then
+	# shellcheck disable=SC1091
+	old=$(. "$KDIR/info"; echo "$SLUICE_KPKG $SLUICE_KPKG_VERSION")
+	if [ "$old" = "$PKG $PKGVER" ]; then
+		msg "cache is up to date ($PKG $PKGVER)"
+		exit 0
+	fi
+	msg "replacing cached $old with $PKG $PKGVER"
+fi
+
+TMP=$KROOT/.$NAME.tmp.$$
+rm -rf "$TMP"
+mkdir -p "$TMP/dl"
+trap 'rm -rf "$TMP"' EXIT
+
+msg "fetching $PKG $PKGVER ($(( ${size:-0} / 1024 / 1024 )) MB)"
+(cd "$TMP/dl" && apt-get -q "${APT_OPTS[@]}" download "$PKG=$PKGVER" >"$TMP/download.log" 2>&1) ||
+	die "apt-get download $PKG=$PKGVER failed: $(tail -n 3 "$TMP/download.log")"
+deb=$(ls "$TMP"/dl/*.deb)
+
+msg "unpacking $(basename "$deb")"
+dpkg-deb -x "$deb" "$TMP/root"
+rm -rf "$TMP/dl"
+
+vmlinuz=$(ls "$TMP"/root/boot/vmlinuz-* 2>/dev/null | head -n1 || true)
+[ -n "$vmlinuz" ] || die "$PKG has no boot/vmlinuz-* (meta package?)"
+KVER=${vmlinuz##*/vmlinuz-}
+
+if [ -d "$TMP/root/lib/modules/$KVER" ]; then
+	MODDIR=root/lib/modules/$KVER
+elif [ -d "$TMP/root/usr/lib/modules/$KVER" ]; then
+	MODDIR=root/usr/lib/modules/$KVER
+	# depmod -b BASE looks in BASE/lib/modules (kmod 30)
+	[ -e "$TMP/root/lib" ] || ln -s usr/lib "$TMP/root/lib"
+else
+	die "$PKG has no modules directory for $KVER"
+fi
+
+msg "depmod $KVER"
+depmod -b "$TMP/root" "$KVER"
+[ -s "$TMP/$MODDIR/modules.dep" ] || die "depmod produced no modules.dep"
+
+# ------------------------------------------------------- extract-vmlinux
+# Own version of the kernel tree's scripts/extract-vmlinux: the bzImage setup
+# header (boot protocol >= 2.08) gives the offset/length of the compressed
+# payload; if that fails, scan for compression magics like the original does.
+u8()  { od -An -tu1 -j"$2" -N1 "$1" | tr -d ' '; }
+u16() { od -An -tu2 -j"$2" -N2 "$1" | tr -d ' '; }
+u32() { od -An -tu4 -j"$2" -N4 "$1" | tr -d ' '; }
+
+is_elf() { [ "$(od -An -c -N4 "$1" | tr -d ' ')" = '177ELF' ]; }
+has_pvh_note() { # ELF note: namesz=4 descsz=4|8 type=18 (XEN_ELFNOTE_PHYS32_ENTRY) "Xen\0"
+	LC_ALL=C grep -qaP '\x04\x00\x00\x00[\x04\x08]\x00\x00\x00\x12\x00\x00\x00Xen\x00' "$1"
+}
+
+decompress_at() { # file offset(0-based) [length] -> stdout
+	local f=$1 off=$2 len=${3:-} magic
+	magic=$(od -An -tx1 -j"$off" -N6 "$f" | tr -d ' \n')
+	if [ -n "$len" ]; then
+		src() { tail -c +$((off + 1)) "$f" | head -c "$len"; }
+	else
+		src() { tail -c +$((off + 1)) "$f"; }
+	fi
+	case $magic in
+	fd377a585a00*) src | xz -dc --single-stream 2>/dev/null ;;
+	28b52ffd*)     src | zstd -dc --memory=2048MB 2>/dev/null ;;
+	1f8b08*)       src | gzip -dc 2>/dev/null ;;
+	425a68*)       src | bzip2 -dc 2>/dev/null ;;
+	5d000000*)     src | xz -dc --format=lzma 2>/dev/null ;;
+	02214c18*)     src | lz4 -dc 2>/dev/null ;;
+	*) return 1 ;;
+	esac
+	return 0
+}
+
+extract_vmlinux() { # bzImage out
+	local img=$1 out=$2
+	local hdr ver ss poff plen base
+	hdr=$(od -An -c -j$((0x202)) -N4 "$img" | tr -d ' ')
+	if [ "$hdr" = HdrS ]; then
+		ver=$(u16 "$img" $((0x206)))
+		ss=$(u8 "$img" $((0x1f1)))
+		[ "$ss" = 0 ] && ss=4
+		if [ "$ver" -ge $((0x208)) ]; then
+			poff=$(u32 "$img" $((0x248)))
+			plen=$(u32 "$img" $((0x24c)))
+			base=$(((ss + 1) * 512 + poff))
+			if decompress_at "$img" "$base" "$plen" >"$out" || true; then
+				if [ -s "$out" ] && is_elf "$out"; then
+					echo "header payload at $base ($(od -An -tx1 -j"$base" -N4 "$img" | tr -d ' '))"
+					return 0
+				fi
+			fi
+		fi
+	fi
+	# Fallback: magic scan.
+	local pat off
+	for pat in '\xfd7zXZ\x00' '\x28\xb5\x2f\xfd' '\x1f\x8b\x08' '\x02\x21\x4c\x18' 'BZh' '\x5d\x00\x00\x00'; do
+		for off in $(LC_ALL=C grep -obUaP "$pat" "$img" 2>/dev/null | cut -d: -f1); do
+			decompress_at "$img" "$off" >"$out" || continue
+			if [ -s "$out" ] && is_elf "$out"; then
+				echo "magic scan payload at $off"
+				return 0
+			fi
+		done
+	done
+	rm -f "$out"
+	return 1
+}
+
+IMAGE=${vmlinuz#"$TMP"/}
+msg "extracting vmlinux from $(basename "$vmlinuz")"
+if how=$(extract_vmlinux "$vmlinuz" "$TMP/vmlinux"); then
+	if has_pvh_note "$TMP/vmlinux"; then
+		msg "vmlinux: ELF with PVH entry note, $(( $(stat -c %s "$TMP/vmlinux") / 1024 / 1024 )) MB ($how)"
+		IMAGE=vmlinux
+	else
+		msg "vmlinux has no PVH note; qemu will boot the bzImage"
+		rm -f "$TMP/vmlinux"
+	fi
+else
+	msg "could not extract vmlinux; qemu will boot the bzImage"
+fi
+
+cat >"$TMP/info" <<EOF
+# generated by selftests/qemu/fetch-kernel.sh
+SLUICE_KNAME='$NAME'
+SLUICE_KPKG='$PKG'
+SLUICE_KPKG_VERSION='$PKGVER'
+SLUICE_KVER='$KVER'
+SLUICE_KMODDIR='$MODDIR'
+SLUICE_KIMAGE='$IMAGE'
+SLUICE_KBZIMAGE='${vmlinuz#"$TMP"/}'
+EOF
+touch "$TMP/.complete"
+
+if [ -e "$KDIR" ]; then
+	mv "$KDIR" "$KROOT/.$NAME.old.$$"
+	mv "$TMP" "$KDIR"
+	rm -rf "$KROOT/.$NAME.old.$$"
+else
+	mv "$TMP" "$KDIR"
+fi
+trap - EXIT
+msg "done: $PKG $PKGVER, kernel $KVER in $KDIR ($(du -sh "$KDIR" | cut -f1))"

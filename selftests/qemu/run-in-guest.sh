@@ -1,0 +1,362 @@
+#!/bin/bash
+# run-in-guest.sh [-t TIMEOUT_S] [-m MEM_MB] NAME -- CMD [ARGS...]
+#
+# Boot the stock Debian kernel NAME (6.1 or 6.12, see fetch-kernel.sh) under
+# qemu (TCG; KVM is not usable on our machines) with the HOST's root
+# filesystem as the guest's root (read-only 9p + tmpfs overlay), run CMD in
+# the caller's working directory and return its exit status.
+#
+#   stdout   CMD's stdout+stderr, streamed while it runs (guest serial port 2)
+#   stderr   harness messages
+#   exit     CMD's exit status; 124 on timeout; 125 on any other guest failure
+#            (kernel panic, init failure, guest stopped without a status)
+#
+# Environment:
+#   SLUICE_GUEST_ENV       space-separated variable names passed to CMD
+#   SLUICE_CACHE           cache root (default /var/cache/sluice)
+#   SLUICE_GUEST_VERBOSE=1 print boot timing and the guest console path
+#   SLUICE_GUEST_KEEP=1    keep the per-run temp dir (console.log etc.)
+#   SLUICE_QEMU_BZIMAGE=1  boot the compressed bzImage instead of the ELF vmlinux
+#   SLUICE_GUEST_HOST_TMP=1 keep the host's /tmp visible instead of a fresh
+#                          tmpfs (automatic when the working dir is under /tmp)
+#   SLUICE_GUEST_APPEND    extra kernel command line arguments
+#   SLUICE_QEMU_CPU        qemu -cpu model (default: max)
+#
+# In the guest: / is an overlay (lower: host / over 9p, read-only; upper:
+# tmpfs), so writes succeed but are thrown away.  /proc /sys /dev
+# /sys/fs/bpf /run /tmp are fresh; the kernel's own modules are bind-mounted
+# at /lib/modules/$(uname -r) so the host's modprobe works; lo is up; there
+# is no other network device.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TIMEOUT=600
+MEM=1024
+
+usage() {
+	echo "usage: $0 [-t TIMEOUT_S] [-m MEM_MB] {6.1|6.12} -- CMD [ARGS...]" >&2
+	exit 2
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	-t) [ $# -ge 2 ] || usage; TIMEOUT=$2; shift 2 ;;
+	-m) [ $# -ge 2 ] || usage; MEM=$2; shift 2 ;;
+	-h|--help) usage ;;
+	--) usage ;;
+	-*) usage ;;
+	*) break ;;
+	esac
+done
+[ $# -ge 3 ] || usage
+NAME=$1; shift
+[ "$1" = -- ] || usage
+shift
+case $TIMEOUT in ''|*[!0-9]*) usage ;; esac
+case $MEM in ''|*[!0-9]*) usage ;; esac
+
+log() { echo "run-in-guest[$NAME]: $*" >&2; }
+vlog() { [ "${SLUICE_GUEST_VERBOSE:-0}" = 1 ] && log "$@"; return 0; }
+
+CACHE=${SLUICE_CACHE:-/var/cache/sluice}
+KDIR=$CACHE/kernels/$NAME
+
+for t in qemu-system-x86_64 busybox timeout xz zstd; do
+	command -v "$t" >/dev/null 2>&1 || {
+		log "missing '$t' (apt-get install qemu-system-x86 busybox-static kmod xz-utils zstd)"
+		exit 125
+	}
+done
+BUSYBOX=/bin/busybox # busybox-static: it runs before any library is reachable
+[ -x "$BUSYBOX" ] || BUSYBOX=$(command -v busybox)
+
+# Kernel cache (no-op when complete); progress goes to stderr.
+"$HERE/fetch-kernel.sh" "$NAME" >&2 || { log "fetch-kernel.sh $NAME failed"; exit 125; }
+KDIR=$(cd "$KDIR" && pwd -P)
+# shellcheck disable=SC1091
+. "$KDIR/info"
+MODDIR=$(cd "$KDIR/$SLUICE_KMODDIR" && pwd -P) || { log "no module dir in $KDIR"; exit 125; }
+KVER=$SLUICE_KVER
+
+# ------------------------------------------------------------ initramfs
+# /init: load the 9p/overlay modules, mount host / (9p, ro) + tmpfs overlay,
+# fresh proc/sys/dev/bpffs/run/tmp, bind the kernel's modules, switch_root
+# into the overlay and run stage2 (the command) as PID 1's child.
+read -r -d '' INIT <<'INIT_EOF'
+#!/bin/busybox sh
+/bin/busybox mkdir -p /proc /sys /dev /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+exec </dev/console >/dev/console 2>&1
+log() { echo "sluice-init: $*"; }
+fail() { log "FATAL: $*"; sync; poweroff -f; sleep 10; exit 1; }
+log "kernel $(uname -r), loading modules"
+for m in $(cat /modules/order); do
+	insmod "/modules/$m.ko" || fail "insmod $m"
+done
+mkdir -p /hostroot /io /rw /newroot
+mount -t 9p -o trans=virtio,version=9p2000.L,rw sluiceio /io || fail "mount io share"
+. /io/guest.conf || fail "no guest.conf"
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose hostroot /hostroot ||
+	fail "mount host root over 9p"
+mount -t tmpfs -o mode=0755 tmpfs /rw || fail "mount tmpfs"
+mkdir -p /rw/upper /rw/work
+mount -t overlay overlay -o lowerdir=/hostroot,upperdir=/rw/upper,workdir=/rw/work /newroot ||
+	fail "mount overlay"
+N=/newroot
+mount --move /proc $N/proc || fail "move /proc"
+mount --move /sys $N/sys || fail "move /sys"
+mount --move /dev $N/dev || fail "move /dev"
+mkdir -p $N/dev/pts $N/dev/shm
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts $N/dev/pts
+mount -t tmpfs -o mode=1777 tmpfs $N/dev/shm
+mount -t bpf -o mode=700 bpffs $N/sys/fs/bpf || log "warning: cannot mount bpffs"
+mount -t tracefs tracefs $N/sys/kernel/tracing 2>/dev/null
+mount -t debugfs debugfs $N/sys/kernel/debug 2>/dev/null
+mount -t cgroup2 cgroup2 $N/sys/fs/cgroup 2>/dev/null
+# the kernel's own modules for modprobe (host kmod, guest modules)
+mkdir -p "$N/lib/modules/$KVER" || fail "mkdir /lib/modules/$KVER"
+mount --bind "$N$MODDIR" "$N/lib/modules/$KVER" || fail "bind $MODDIR"
+mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs $N/run || fail "mount /run"
+[ "$TMP_TMPFS" = 1 ] && { mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs $N/tmp || fail "mount /tmp"; }
+mkdir -p $N/run/sluice/io $N/run/lock
+mount --move /io $N/run/sluice/io || fail "move io share"
+cp /bin/busybox $N/run/sluice/busybox
+cp /stage2 $N/run/sluice/stage2
+exec switch_root $N /run/sluice/busybox sh /run/sluice/stage2
+fail "switch_root"
+INIT_EOF
+
+read -r -d '' STAGE2 <<'STAGE2_EOF'
+B=/run/sluice/busybox
+IO=/run/sluice/io
+. $IO/guest.conf
+$B hostname "$GUEST_HOSTNAME"
+$B ip link set lo up
+OUT=/dev/ttyS1
+$B stty -F $OUT raw -echo 2>/dev/null
+echo "sluice-init: running command (uptime $($B cut -d' ' -f1 /proc/uptime) s)"
+/bin/bash $IO/cmd.sh </dev/null >$OUT 2>&1
+rc=$?
+echo "sluice-init: command exited with $rc (uptime $($B cut -d' ' -f1 /proc/uptime) s)"
+echo $rc >$IO/status.tmp && $B mv $IO/status.tmp $IO/status
+$B sync
+$B poweroff -f
+STAGE2_EOF
+
+# Module closure from modules.dep, dependencies first.
+declare -A DEP=() PATHOF=() SEEN=()
+ORDER=()
+load_moddep() {
+	local line path deps name
+	while IFS= read -r line; do
+		path=${line%%:*}
+		deps=${line#*:}
+		name=${path##*/}
+		name=${name%%.ko*}
+		name=${name//-/_}
+		PATHOF[$name]=$path
+		DEP[$name]=$deps
+	done <"$MODDIR/modules.dep"
+}
+add_mod() {
+	local name=${1//-/_} d dn
+	[ -n "${SEEN[$name]:-}" ] && return 0
+	SEEN[$name]=1
+	if [ -z "${PATHOF[$name]:-}" ]; then
+		if grep -qE "/${name//_/[-_]}\.ko" "$MODDIR/modules.builtin"; then
+			return 0
+		fi
+		log "module $name not found for $KVER"
+		return 1
+	fi
+	for d in ${DEP[$name]}; do
+		dn=${d##*/}
+		dn=${dn%%.ko*}
+		add_mod "$dn" || return 1
+	done
+	ORDER+=("$name")
+}
+
+INITRD_KEY=$(
+	{
+		echo "$INIT"
+		echo "$STAGE2"
+		stat -c '%s %Y' "$BUSYBOX" "$MODDIR/modules.dep"
+	} | sha256sum | cut -c1-16
+)
+INITRD=$KDIR/initramfs-$INITRD_KEY.cpio
+if [ ! -s "$INITRD" ]; then
+	vlog "building initramfs $INITRD"
+	load_moddep
+	for m in virtio_pci 9pnet_virtio 9p overlay; do
+		add_mod "$m" || exit 125
+	done
+	stage=$(mktemp -d "$KDIR/.initramfs.XXXXXX") || exit 125
+	(
+		set -e
+		mkdir -p "$stage/bin" "$stage/dev" "$stage/modules" "$stage/proc" "$stage/sys"
+		cp "$BUSYBOX" "$stage/bin/busybox"
+		ln -s busybox "$stage/bin/sh"
+		mknod -m 600 "$stage/dev/console" c 5 1
+		printf '%s\n' "$INIT" >"$stage/init"
+		printf '%s\n' "$STAGE2" >"$stage/stage2"
+		chmod 755 "$stage/init"
+		for m in "${ORDER[@]}"; do
+			p=$MODDIR/${PATHOF[$m]}
+			case $p in
+			*.ko) cp "$p" "$stage/modules/$m.ko" ;;
+			*.ko.xz) xz -dc "$p" >"$stage/modules/$m.ko" ;;
+			*.ko.zst) zstd -qdc "$p" >"$stage/modules/$m.ko" ;;
+			*.ko.gz) gzip -dc "$p" >"$stage/modules/$m.ko" ;;
+			*) echo "unknown module format $p" >&2; exit 1 ;;
+			esac
+			echo "$m" >>"$stage/modules/order"
+		done
+		cd "$stage"
+		find . -mindepth 1 | LC_ALL=C sort | "$BUSYBOX" cpio -o -H newc >"$stage.cpio" 2>/dev/null
+		mv "$stage.cpio" "$INITRD"
+	) || { rm -rf "$stage" "$stage.cpio"; log "initramfs build failed"; exit 125; }
+	rm -rf "$stage"
+	# drop initramfs images of older harness versions
+	for f in "$KDIR"/initramfs-*.cpio; do
+		[ "$f" = "$INITRD" ] || rm -f "$f"
+	done
+fi
+
+# ------------------------------------------------------------- per run
+RUN=$(mktemp -d /tmp/sluice-guest.XXXXXX) || exit 125
+mkdir -p "$RUN/io"
+QPID=""
+TPID=""
+cleanup() {
+	[ -n "$QPID" ] && kill "$QPID" 2>/dev/null
+	[ -n "$TPID" ] && kill "$TPID" 2>/dev/null
+	if [ "${SLUICE_GUEST_KEEP:-0}" = 1 ]; then
+		log "kept $RUN"
+	else
+		rm -rf "$RUN"
+	fi
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT TERM HUP
+
+squote() { # POSIX single-quote
+	local s=${1//\'/\'\\\'\'}
+	printf "'%s'" "$s"
+}
+
+CWD=$(pwd -P)
+# A fresh tmpfs on /tmp, unless the caller works under /tmp (it would hide
+# the working directory) or asks to see the host's /tmp (still writable: the
+# overlay's upper layer is a tmpfs).
+TMP_TMPFS=1
+case $CWD/ in /tmp/*) TMP_TMPFS=0 ;; esac
+[ "${SLUICE_GUEST_HOST_TMP:-0}" = 1 ] && TMP_TMPFS=0
+
+{
+	echo "KVER=$(squote "$KVER")"
+	echo "MODDIR=$(squote "$MODDIR")"
+	echo "GUEST_HOSTNAME=$(squote "sluice-${NAME//./-}")"
+	echo "TMP_TMPFS=$TMP_TMPFS"
+} >"$RUN/io/guest.conf"
+
+{
+	echo "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	echo "export HOME=/root USER=root LOGNAME=root TERM=dumb"
+	echo "export SLUICE_GUEST=1 SLUICE_GUEST_KERNEL=$(squote "$NAME")"
+	for v in ${SLUICE_GUEST_ENV:-}; do
+		case $v in
+		'' | *[!A-Za-z0-9_]* | [0-9]*) log "ignoring bad name '$v' in SLUICE_GUEST_ENV"; continue ;;
+		esac
+		if [ -n "${!v+set}" ]; then
+			echo "export $v=$(squote "${!v}")"
+		fi
+	done
+	echo "cd -- $(squote "$CWD") || exit 125"
+	printf 'exec --'
+	for a in "$@"; do printf ' %s' "$(squote "$a")"; done
+	echo
+} >"$RUN/io/cmd.sh"
+
+# --------------------------------------------------------------- qemu
+APPEND="console=ttyS0 panic=-1 loglevel=5 ${SLUICE_GUEST_APPEND:-}"
+IMAGE=$KDIR/$SLUICE_KIMAGE
+[ "${SLUICE_QEMU_BZIMAGE:-0}" = 1 ] && IMAGE=$KDIR/$SLUICE_KBZIMAGE
+
+run_qemu() { # image
+	: >"$RUN/console.log"
+	: >"$RUN/output.log"
+	timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
+		-accel tcg,thread=multi -cpu "${SLUICE_QEMU_CPU:-max}" -smp 2 -m "$MEM" \
+		-nographic -nodefaults -no-user-config -no-reboot \
+		-nic none \
+		-kernel "$1" -initrd "$INITRD" -append "$APPEND" \
+		-chardev file,id=con,path="$RUN/console.log" -serial chardev:con \
+		-chardev file,id=out,path="$RUN/output.log" -serial chardev:out \
+		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-virtfs local,path="$RUN/io",mount_tag=sluiceio,security_model=none,multidevs=remap \
+		</dev/null >"$RUN/qemu.log" 2>&1 &
+	QPID=$!
+	tail -n +1 -s 0.1 -f --pid="$QPID" "$RUN/output.log" &
+	TPID=$!
+	wait "$QPID"
+	QRC=$?
+	QPID=""
+	wait "$TPID"
+	TPID=""
+}
+
+START=$(date +%s.%N)
+vlog "booting $KVER ($SLUICE_KPKG $SLUICE_KPKG_VERSION) from $(basename "$IMAGE"), TCG, ${MEM} MB, timeout ${TIMEOUT}s"
+run_qemu "$IMAGE"
+if [ "$QRC" != 0 ] && [ "$QRC" != 124 ] && [ "$IMAGE" != "$KDIR/$SLUICE_KBZIMAGE" ] &&
+	[ ! -s "$RUN/console.log" ]; then
+	log "qemu could not boot $(basename "$IMAGE") ($(tail -n 1 "$RUN/qemu.log")); retrying with the bzImage"
+	IMAGE=$KDIR/$SLUICE_KBZIMAGE
+	run_qemu "$IMAGE"
+fi
+END=$(date +%s.%N)
+
+console_tail() {
+	echo "---- last 40 lines of the guest console ($KVER) ----" >&2
+	tr -d '\r' <"$RUN/console.log" | sed -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1bc//g' | tail -n 40 >&2
+	if [ -s "$RUN/qemu.log" ]; then
+		echo "---- qemu ----" >&2
+		grep -v "TCG doesn't support requested feature" "$RUN/qemu.log" | tail -n 10 >&2
+	fi
+	echo "---- end ----" >&2
+}
+guest_failure() { # exit_code reason
+	echo "GUEST FAILURE: $2" >&2
+	console_tail
+	exit "$1"
+}
+
+if [ "$QRC" = 124 ] || [ "$QRC" = 137 ]; then
+	guest_failure 124 "timeout after ${TIMEOUT}s (kernel $KVER)"
+fi
+if [ ! -s "$RUN/io/status" ]; then
+	reason=$(tr -d '\r' <"$RUN/console.log" | grep -m1 -E 'Kernel panic|sluice-init: FATAL' || true)
+	if [ -n "$reason" ]; then
+		guest_failure 125 "$reason"
+	elif [ "$QRC" != 0 ]; then
+		guest_failure 125 "qemu exited with status $QRC: $(grep -v "TCG doesn't support" "$RUN/qemu.log" | tail -n 1)"
+	else
+		guest_failure 125 "guest stopped without reporting an exit status"
+	fi
+fi
+RC=$(cat "$RUN/io/status")
+case $RC in ''|*[!0-9]*) guest_failure 125 "bad exit status '$RC' from the guest" ;; esac
+
+if tr -d '\r' <"$RUN/console.log" | grep -qE '(BUG:|Oops|WARNING: CPU|Call Trace:)'; then
+	log "note: the guest kernel logged a BUG/Oops/WARNING:"
+	tr -d '\r' <"$RUN/console.log" | grep -m5 -E '(BUG:|Oops|WARNING: CPU)' >&2
+fi
+if [ "${SLUICE_GUEST_VERBOSE:-0}" = 1 ]; then
+	up=$(tr -d '\r' <"$RUN/console.log" | sed -n 's/.*running command (uptime \([0-9.]*\) s).*/\1/p' | head -n1)
+	log "$(awk -v s="$START" -v e="$END" 'BEGIN {printf "%.1f", e - s}') s wall in total; command started at guest uptime ${up:-?} s; exit $RC"
+fi
+exit "$RC"
