@@ -8,6 +8,7 @@
  *   test_xdp --bench N  also time each fixture over N repetitions
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +248,42 @@ static const struct fixture fixtures[] = {
 static int ncpu;
 static int failed;
 
+/* libbpf's messages, kept so a failed load can name the verifier's reason
+ * in its FAIL line instead of burying it in a thousand-line log. */
+static char libbpf_log[1 << 20];
+static size_t libbpf_log_len;
+
+static int keep_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	int n;
+
+	if (level == LIBBPF_DEBUG || libbpf_log_len >= sizeof(libbpf_log) - 1)
+		return 0;
+	n = vsnprintf(libbpf_log + libbpf_log_len, sizeof(libbpf_log) - libbpf_log_len, fmt, ap);
+	if (n > 0)
+		libbpf_log_len += (size_t)n < sizeof(libbpf_log) - libbpf_log_len
+					  ? (size_t)n : sizeof(libbpf_log) - libbpf_log_len - 1;
+	return 0;
+}
+
+/* The verifier's reason is the last log line before its statistics
+ * ("processed N insns ..."); print it, then the lines leading to it. */
+static void print_verifier_reason(void)
+{
+	char *lines[32] = { 0 }, *line, *save = NULL, *reason = NULL;
+	int n = 0;
+
+	for (line = strtok_r(libbpf_log, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "processed ", 10))
+			break;
+		lines[n++ % 32] = line;
+		reason = line;
+	}
+	printf("FAIL xdp: programs load and verify: %s\n", reason ? reason : "no verifier log");
+	for (int i = n > 16 ? n - 16 : 0; i < n; i++)
+		printf("    %s\n", lines[i % 32]);
+}
+
 static int read_slot(int fd, __u32 slot, struct sluice_port_stats *sum)
 {
 	struct sluice_port_stats v[ncpu];
@@ -373,6 +410,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "--bench"))
 		bench = atoi(argv[2]);
 	ncpu = libbpf_num_possible_cpus();
+	libbpf_set_print(keep_log);
 	skel = sluice__open();
 	if (!skel) {
 		printf("FAIL xdp: open skeleton: %s\n", strerror(errno));
@@ -382,8 +420,7 @@ int main(int argc, char **argv)
 	bpf_object__for_each_map(m, skel->obj)
 		bpf_map__set_pin_path(m, NULL);
 	if (sluice__load(skel)) {
-		printf("FAIL xdp: load programs: %s (the verifier log is above)\n",
-		       strerror(errno));
+		print_verifier_reason();
 		sluice__destroy(skel);
 		return 1;
 	}
