@@ -35,17 +35,18 @@ LOG=$(mktemp /tmp/sluice-check.XXXXXX)
 trap 'rm -f "$LOG"' EXIT
 trap 'echo "interrupted"; exit 130' INT TERM
 
-# run_suite NAME CMD...: run with a deadline, echo its lines tagged, keep a log.
+# run_suite NAME TIMEOUT CMD...: run with a deadline, stream its lines
+# tagged with the kernel, keep them in the log.
 run_suite() {
-	local name=$1 rc out
-	shift
+	local name=$1 limit=$2 rc out
+	shift 2
 	out=$(mktemp /tmp/sluice-suite.XXXXXX)
-	timeout --kill-after=10 "$SUITE_TIMEOUT" "$@" >"$out" 2>&1
-	rc=$?
-	sed "s/^\(PASS\|FAIL\|SKIP\) \([^[]\)/\1 [$LABEL] \2/" "$out" | tee -a "$LOG"
-	if [ $rc != 0 ] && ! grep -q '^FAIL ' "$out"; then
-		if [ $rc = 124 ] || [ $rc = 137 ]; then
-			echo "FAIL [$LABEL] $name: timed out after ${SUITE_TIMEOUT}s" | tee -a "$LOG"
+	timeout --kill-after=10 "$limit" "$@" 2>&1 | tee "$out" |
+		sed -u "s/^\(PASS\|FAIL\|SKIP\) \([^[]\)/\1 [$LABEL] \2/" | tee -a "$LOG"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" != 0 ] && ! grep -q '^FAIL ' "$out"; then
+		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+			echo "FAIL [$LABEL] $name: timed out after ${limit}s" | tee -a "$LOG"
 		else
 			echo "FAIL [$LABEL] $name: exited with status $rc" | tee -a "$LOG"
 		fi
@@ -58,17 +59,17 @@ run_local() {
 	for s in $SUITES; do
 		case $s in
 		unit)
-			run_suite unit/config "$TOP/build/test_config"
-			run_suite unit/xdp "$TOP/build/test_xdp"
+			run_suite unit/config "$SUITE_TIMEOUT" "$TOP/build/test_config"
+			run_suite unit/xdp "$SUITE_TIMEOUT" "$TOP/build/test_xdp"
 			;;
 		netns)
 			for t in "$TOP"/selftests/netns/test_*.sh; do
-				run_suite "netns/$(basename "$t" .sh)" bash "$t"
+				run_suite "netns/$(basename "$t" .sh)" "$SUITE_TIMEOUT" bash "$t"
 			done
 			;;
 		toolchain)	# builds happen on the host; a guest has nothing to add
 			[ "$LABEL" = host ] &&
-				run_suite toolchain/trixie-build bash "$TOP/selftests/toolchain/test_trixie_build.sh"
+				run_suite toolchain/trixie-build "$SUITE_TIMEOUT" bash "$TOP/selftests/toolchain/test_trixie_build.sh"
 			;;
 		*) echo "FAIL [$LABEL] $s: no such suite" | tee -a "$LOG" ;;
 		esac
@@ -81,7 +82,8 @@ run_guest() {
 	# a tmpfs on top), so the build from here is what it runs.
 	# TCG emulation is ~10x slower than this machine: deadlines stretch.
 	SLUICE_TEST_SLOWDOWN=${SLUICE_TEST_SLOWDOWN:-10} SLUICE_GUEST_ENV=SLUICE_TEST_SLOWDOWN \
-		run_suite "kernel $k" "$TOP/selftests/qemu/run-in-guest.sh" -t "$GUEST_TIMEOUT" \
+		run_suite "kernel $k" $((GUEST_TIMEOUT + 60)) \
+		"$TOP/selftests/qemu/run-in-guest.sh" -t "$GUEST_TIMEOUT" \
 		"$k" -- "$TOP/selftests/run.sh" --kernels host --label "$k" --suites "$SUITES"
 }
 
