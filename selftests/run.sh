@@ -38,7 +38,7 @@ trap 'echo "interrupted"; exit 130' INT TERM
 # run_suite NAME TIMEOUT CMD...: run with a deadline, stream its lines
 # tagged with the kernel, keep them in the log.
 run_suite() {
-	local name=$1 limit=$2 rc out
+	local name=$1 limit=$2 rc out start=$SECONDS
 	shift 2
 	out=$(mktemp /tmp/sluice-suite.XXXXXX)
 	timeout --kill-after=10 "$limit" "$@" 2>&1 | tee "$out" |
@@ -51,6 +51,7 @@ run_suite() {
 			echo "FAIL [$LABEL] $name: exited with status $rc" | tee -a "$LOG"
 		fi
 	fi
+	echo "# [$LABEL] $name: $((SECONDS - start)) s"
 	rm -f "$out"
 }
 
