@@ -3,7 +3,7 @@
 # Does nothing when they are all present. Debian 12 and 13.
 set -e
 PKGS="make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libmnl-dev
-      iproute2 util-linux iputils-ping iperf3 python3 nftables
+      iproute2 util-linux iputils-ping iperf3 python3
       qemu-system-x86 busybox-static kmod xz-utils zstd cpio debootstrap"
 missing=""
 for p in $PKGS; do
