@@ -22,13 +22,13 @@ fi
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
-[ "${KEEP:-0}" = 1 ] || trap 'step "cleaning up"; rsluice down 2>/dev/null; topo_down' EXIT
+CFG=/tmp/sluice-demo.conf
+[ "${KEEP:-0}" = 1 ] || trap 'step "cleaning up"; rsluice down 2>/dev/null; topo_down; rm -f "$CFG"' EXIT
 trap 'exit 130' INT TERM
 
 step "building the reference box: router, 5 LAN hosts on br-lan, an internet namespace"
 topo_up || { echo "demo: topology failed" >&2; exit 1; }
 ip -n "$RTR" -br link show | sed 's/^/   /'
-CFG=$(mktemp /tmp/sluice-demo.XXXXXX.conf)
 topo_config "$CFG"
 
 step "the example config, eth5 mapped to wan0 ($CFG)"
