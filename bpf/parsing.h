@@ -27,8 +27,6 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/in.h>
-#include <linux/tcp.h>
-#include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
@@ -182,24 +180,6 @@ static __always_inline int parse_ipv6(struct cursor *c, struct frame *f)
 		return PARSE_UNSUPPORTED;
 	f->l4_proto = nexthdr;
 	return PARSE_OK;
-}
-
-/* L4 headers, for the connection tracker. doff < 5 is malformed (RFC 9293
- * section 3.1: the header is at least 20 bytes). */
-static __always_inline struct tcphdr *parse_tcp(struct cursor *c)
-{
-	struct tcphdr *th = c->pos;
-
-	if ((void *)(th + 1) > c->end || th->doff < 5)
-		return 0;
-	if (!cursor_pull(c, th->doff * 4))
-		return 0;
-	return th;
-}
-
-static __always_inline struct udphdr *parse_udp(struct cursor *c)
-{
-	return cursor_pull(c, sizeof(struct udphdr));
 }
 
 #endif /* SLUICE_PARSING_H */

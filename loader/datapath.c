@@ -812,14 +812,19 @@ static int read_stats(struct dp *dp, __u32 slot, struct sluice_port_stats *sum)
 		free(v);
 		return -errno;
 	}
-	for (int c = 0; c < ncpu; c++) {
-		__u64 *dst = (__u64 *)sum, *src = (__u64 *)&v[c];
-
-		for (size_t k = 0; k < sizeof(*sum) / sizeof(__u64); k++)
-			dst[k] += src[k];
-	}
+	for (int c = 0; c < ncpu; c++)
+		dp_stats_add(sum, &v[c]);
 	free(v);
 	return 0;
+}
+
+void dp_stats_add(struct sluice_port_stats *sum, const struct sluice_port_stats *s)
+{
+	__u64 *d = (__u64 *)sum;
+	const __u64 *x = (const __u64 *)s;
+
+	for (size_t k = 0; k < sizeof(*sum) / sizeof(__u64); k++)
+		d[k] += x[k];
 }
 
 static __u32 prog_id_of(int fd)

@@ -71,6 +71,9 @@ struct dp_view {
 
 int dp_view_read(struct dp *dp, struct dp_view *view);
 
+/* SUM += S, counter by counter. */
+void dp_stats_add(struct sluice_port_stats *sum, const struct sluice_port_stats *s);
+
 /* libbpf's messages: shown with -v, otherwise kept so a failed load can
  * print the tail of the verifier log. */
 void dp_libbpf_logging(void);

@@ -208,15 +208,6 @@ static void stats_json_one(FILE *f, const char *name, __u32 ifindex, const char 
 	fprintf(f, "}");
 }
 
-static void add_stats(struct sluice_port_stats *sum, const struct sluice_port_stats *s)
-{
-	__u64 *d = (__u64 *)sum;
-	const __u64 *x = (const __u64 *)s;
-
-	for (size_t k = 0; k < sizeof(*sum) / sizeof(__u64); k++)
-		d[k] += x[k];
-}
-
 static void stats_json(FILE *f, const struct dp_view *prev, const struct dp_view *cur,
 		       double interval)
 {
@@ -233,9 +224,9 @@ static void stats_json(FILE *f, const struct dp_view *prev, const struct dp_view
 		fprintf(f, i ? "," : "");
 		stats_json_one(f, p->port.name, p->ifindex, zone_name(cur, p->port.zone),
 			       &p->stats, pps, bps, rate);
-		add_stats(&tot, &p->stats);
+		dp_stats_add(&tot, &p->stats);
 		if (ps)
-			add_stats(&ptot, ps);
+			dp_stats_add(&ptot, ps);
 	}
 	fprintf(f, "],\"unknown\":");
 	rates(prev ? &prev->unknown : NULL, &cur->unknown, interval, &pps, &bps);
@@ -286,9 +277,9 @@ void report_stats(FILE *f, const struct dp_view *prev, const struct dp_view *cur
 		const struct sluice_port_stats *ps = prev_of(prev, p->ifindex, p->port.slot);
 
 		stats_row(f, p->port.name, zone_name(cur, p->port.zone), &p->stats, ps, o->interval);
-		add_stats(&tot, &p->stats);
+		dp_stats_add(&tot, &p->stats);
 		if (ps)
-			add_stats(&ptot, ps);
+			dp_stats_add(&ptot, ps);
 		any_drop |= p->stats.drop.packets != 0;
 	}
 	rx_total(&cur->unknown, &unknown_pkts, &unknown_bytes);
