@@ -17,6 +17,8 @@
  *  - IPv6: version must be 6 and the payload must fit in the frame, as in
  *    ipv6_rcv(). Extension headers are walked up to SLUICE_IPV6_EXT_MAX;
  *    past that the packet is unsupported (left to the kernel).
+ *  - Fragments: recorded in frame.fragment. A later fragment (non-zero
+ *    offset) has no L4 header; the IPv6 walk stops at its fragment header.
  *  - Trailing bytes after the IP packet (Ethernet padding) are normal.
  */
 #ifndef SLUICE_PARSING_H
@@ -51,6 +53,12 @@ struct vlan_tag {
 	__be16 next_proto;
 };
 
+enum frag_kind {
+	FRAG_NONE = 0,
+	FRAG_FIRST,	/* offset 0, more to come: the L4 header is here */
+	FRAG_LATER,	/* offset > 0: payload only, no L4 header */
+};
+
 struct frame {
 	struct ethhdr *eth;
 	__be16 eth_proto;		/* innermost EtherType, network order */
@@ -58,7 +66,7 @@ struct frame {
 	__u16 vlan_id[SLUICE_VLAN_MAX];	/* outermost first, host order, 12 bits */
 	void *l3;			/* IPv4 or IPv6 header, or NULL */
 	__u8 l4_proto;			/* IPPROTO_*, valid when l3 is set */
-	__u8 is_fragment;		/* IPv4/IPv6 fragment (first or later) */
+	__u8 fragment;			/* enum frag_kind */
 };
 
 /* A 16-bit length field in host order, bounded for the verifier. The 6.1
@@ -130,10 +138,19 @@ static __always_inline int parse_ipv4(struct cursor *c, struct frame *f)
 
 	f->l3 = iph;
 	f->l4_proto = iph->protocol;
-	/* MF set or a non-zero offset: any fragment of a datagram. */
-	f->is_fragment = (iph->frag_off & bpf_htons(0x3fff)) != 0;
+	if (iph->frag_off & bpf_htons(0x1fff))
+		f->fragment = FRAG_LATER;
+	else if (iph->frag_off & bpf_htons(0x2000))	/* MF */
+		f->fragment = FRAG_FIRST;
 	return PARSE_OK;
 }
+
+struct frag_hdr {	/* RFC 8200 section 4.5 */
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off;	/* offset in 8-byte units << 3, and M */
+	__be32 id;
+};
 
 struct ipv6_ext {
 	__u8 next;
@@ -167,10 +184,20 @@ static __always_inline int parse_ipv6(struct cursor *c, struct frame *f)
 		if ((void *)(ext + 1) > c->end)
 			return PARSE_MALFORMED;
 		if (nexthdr == IPPROTO_FRAGMENT) {
-			f->is_fragment = 1;
-			/* the fragment header has a fixed 8 bytes */
-			if (!cursor_pull(c, 8))
+			struct frag_hdr *fh = cursor_pull(c, sizeof(*fh));
+
+			if (!fh)
 				return PARSE_MALFORMED;
+			/* RFC 8200 4.5: the next-header field names the first
+			 * header of the fragmentable part in every fragment,
+			 * but only the first fragment holds it; later ones
+			 * are payload and must not be walked. */
+			if (fh->frag_off & bpf_htons(0xfff8)) {
+				f->fragment = FRAG_LATER;
+				f->l4_proto = fh->nexthdr;
+				return PARSE_OK;
+			}
+			f->fragment = FRAG_FIRST;
 		} else if (!cursor_pull(c, (ext->len + 1) * 8)) {
 			return PARSE_MALFORMED;
 		}

@@ -124,11 +124,31 @@ static void ipv6_payload_long(struct pkt *p)
 
 static void ipv6_ext_chain(struct pkt *p)	/* hop-by-hop, then fragment */
 {
+	uint8_t *fh;
+
 	pkt_eth(p, ETH_P_IPV6);
 	pkt_ipv6(p, IPPROTO_HOPOPTS, 8 + 8 + 8);
 	pkt_ipv6_ext(p, IPPROTO_FRAGMENT);
-	pkt_ipv6_ext(p, IPPROTO_UDP);
+	fh = pkt_ipv6_ext(p, IPPROTO_UDP);
+	fh[2] = 0;
+	fh[3] = 1;	/* first fragment: offset 0, M = 1 */
 	pkt_udp(p, 1, 2, 0);
+}
+
+/* A later fragment whose payload would read as a long extension header:
+ * the walk must stop at the fragment header (RFC 8200 4.5). */
+static void ipv6_later_fragment(struct pkt *p)
+{
+	uint8_t *fh, *payload;
+
+	pkt_eth(p, ETH_P_IPV6);
+	pkt_ipv6(p, IPPROTO_FRAGMENT, 8 + 16);
+	fh = pkt_ipv6_ext(p, IPPROTO_DSTOPTS);
+	fh[2] = 0x00;
+	fh[3] = 0xb8;			/* offset 23 * 8 bytes, M = 0 */
+	payload = pkt_put(p, NULL, 16);
+	payload[0] = IPPROTO_UDP;
+	payload[1] = 200;		/* as a header length: far past the frame */
 }
 
 static void ipv6_ext_truncated(struct pkt *p)
@@ -227,6 +247,8 @@ static const struct fixture fixtures[] = {
 	{ "ipv6 payload beyond frame dropped", ipv6_payload_long, XDP_DROP, SLUICE_VERDICT_DROP,
 	  SLUICE_DROP_MALFORMED_IPV6 },
 	{ "ipv6 hop-by-hop + fragment passes", ipv6_ext_chain, XDP_PASS, SLUICE_VERDICT_PASS },
+	{ "ipv6 later fragment passes, payload not walked", ipv6_later_fragment, XDP_PASS,
+	  SLUICE_VERDICT_PASS },
 	{ "ipv6 truncated extension dropped", ipv6_ext_truncated, XDP_DROP, SLUICE_VERDICT_DROP,
 	  SLUICE_DROP_MALFORMED_IPV6 },
 	{ "ipv6 7 extension headers left to kernel", ipv6_ext_too_deep, XDP_PASS,
