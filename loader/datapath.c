@@ -76,6 +76,13 @@ static void libbpf_log_tail(int lines)
 
 /* ---- the pin folder ------------------------------------------------------ */
 
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
 static int pin_path(const struct dp *dp, char *buf, size_t len, const char *name)
 {
 	return fmt_path(buf, len, "%s/%s", dp->pin, name);
@@ -107,24 +114,39 @@ static int ensure_bpffs(const char *pin)
 	return 0;
 }
 
-static int lock_folder(struct dp *dp)
+/* The lock is a flock on the pin folder itself. `down` (or a failed first
+ * `up`) removes the folder while holding it, so a waiter can end up holding
+ * a lock on a removed folder: check it is still the one at the path. */
+static int lock_folder(struct dp *dp, bool create)
 {
+	struct stat held, now;
 	int waited = 0;
 
-	dp->lock_fd = open(dp->pin, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dp->lock_fd < 0) {
-		log_err("%s: %s", dp->pin, strerror(errno));
-		return -errno;
-	}
-	while (flock(dp->lock_fd, LOCK_EX | LOCK_NB)) {
-		if (errno != EWOULDBLOCK || waited >= LOCK_WAIT_MS) {
-			log_err("%s: locked by another sluice process", dp->pin);
-			return -EBUSY;
+	for (;;) {
+		if (create && mkdir(dp->pin, 0700) && errno != EEXIST) {
+			log_err("%s: %s", dp->pin, strerror(errno));
+			return -errno;
 		}
-		usleep(50 * 1000);
-		waited += 50;
+		dp->lock_fd = open(dp->pin, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dp->lock_fd < 0) {
+			if (errno == ENOENT && !create)
+				return -ENOENT;
+			log_err("%s: %s", dp->pin, strerror(errno));
+			return -errno;
+		}
+		while (flock(dp->lock_fd, LOCK_EX | LOCK_NB)) {
+			if (errno != EWOULDBLOCK || waited >= LOCK_WAIT_MS) {
+				log_err("%s: locked by another sluice process", dp->pin);
+				return -EBUSY;
+			}
+			usleep(50 * 1000);
+			waited += 50;
+		}
+		if (!fstat(dp->lock_fd, &held) && !stat(dp->pin, &now) &&
+		    held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+			return 0;
+		close_fd(&dp->lock_fd);	/* removed meanwhile: start over */
 	}
-	return 0;
 }
 
 static int open_pinned_map(struct dp *dp, const char *name)
@@ -147,13 +169,6 @@ static int open_maps(struct dp *dp)
 	return 0;
 }
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 static void close_maps(struct dp *dp)
 {
 	close_fd(&dp->meta_fd);
@@ -170,27 +185,18 @@ int dp_open(struct dp *dp, const char *pin, enum dp_open_mode mode)
 	memset(dp, 0, sizeof(*dp));
 	dp->lock_fd = dp->prog_fd = -1;
 	dp->meta_fd = dp->ports_fd = dp->zones_fd = dp->stats_fd = -1;
-	if (fmt_path(dp->pin, sizeof(dp->pin), "%s", pin)) {
+	if (fmt_path(dp->pin, sizeof(dp->pin), "%s", pin) ||
+	    pin_path(dp, path, sizeof(path), "sluice_meta")) {
 		log_err("%s: pin folder path too long", pin);
 		return -ENAMETOOLONG;
 	}
-	if (mode == DP_WRITE) {
-		ret = ensure_bpffs(dp->pin);
-		if (ret)
-			return ret;
-		if (mkdir(dp->pin, 0700) && errno != EEXIST) {
-			log_err("%s: %s", dp->pin, strerror(errno));
-			return -errno;
-		}
-		ret = lock_folder(dp);
-		if (ret)
-			return ret;
-	}
-	if (pin_path(dp, path, sizeof(path), "sluice_meta"))
-		return -ENAMETOOLONG;
+	if (mode == DP_CREATE && (ret = ensure_bpffs(dp->pin)))
+		return ret;
+	if (mode != DP_READ && (ret = lock_folder(dp, mode == DP_CREATE)))
+		return ret;
 	dp->existed = access(path, F_OK) == 0;
 	if (!dp->existed)
-		return mode == DP_READ ? -ENOENT : 0;
+		return mode == DP_CREATE ? 0 : -ENOENT;
 	if (mode == DP_READ && open_maps(dp)) {
 		close_maps(dp);
 		return -ENOENT;
@@ -269,6 +275,8 @@ int dp_use_pinned(struct dp *dp)
 	if (pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
 		return -ENAMETOOLONG;
 	dp->prog_fd = bpf_obj_get(path);
+	if (dp->prog_fd < 0 && errno == ENOENT)
+		return -ESRCH;	/* maps without a program: load one */
 	if (dp->prog_fd < 0) {
 		log_err("%s: %s", path, strerror(errno));
 		return -errno;
@@ -308,11 +316,13 @@ struct wants {
 	struct want v[SLUICE_MAX_PORTS];
 };
 
-static int port_flags(const struct nl_link *l)
+/* BRIDGED: the port is here as a member of a bridge named in the zone (a
+ * bond or VRF member named directly is a port of its own). */
+static int port_flags(const struct nl_link *port, const struct nl_link *l3)
 {
-	int up = (l->flags & IFF_UP) && (l->flags & IFF_LOWER_UP);
+	int up = (port->flags & IFF_UP) && (port->flags & IFF_LOWER_UP);
 
-	return (up ? SLUICE_PORT_UP : 0) | (l->master ? SLUICE_PORT_BRIDGED : 0);
+	return (up ? SLUICE_PORT_UP : 0) | (port != l3 ? SLUICE_PORT_BRIDGED : 0);
 }
 
 static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
@@ -338,7 +348,7 @@ static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
 	x->link_fd = -1;
 	x->port.zone = zone;
 	x->port.l3_ifindex = l3->ifindex;
-	x->port.flags = port_flags(port);
+	x->port.flags = port_flags(port, l3);
 	x->port.ipv4 = l3->ipv4;
 	snprintf(x->port.name, sizeof(x->port.name), "%s", port->name);
 	return 0;
@@ -464,20 +474,26 @@ static void explain_attach_error(const struct want *w, int err)
 }
 
 /* Native (driver) mode first: generic mode works on every device but costs
- * an skb allocation per packet, so it is worth a warning. */
+ * an skb allocation per packet, so it is worth a warning. Drivers refuse
+ * native mode for many reasons (no support, MTU, queue counts); only a
+ * program already attached is a reason not to try generic mode. */
 static int attach_port(struct dp *dp, struct want *w)
 {
 	char drv[32], path[PATH_MAX];
-	int fd, err;
+	int fd, err, native_err;
 
 	fd = xdp_link_create(dp->prog_fd, w->ifindex, XDP_FLAGS_DRV_MODE);
 	w->port.mode = SLUICE_MODE_NATIVE;
-	if (fd < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
+	if (fd < 0 && errno != EBUSY && errno != EEXIST) {
+		native_err = errno;
 		nl_driver_name(w->port.name, drv, sizeof(drv));
 		fd = xdp_link_create(dp->prog_fd, w->ifindex, XDP_FLAGS_SKB_MODE);
-		if (fd >= 0)
+		if (fd >= 0 && native_err == EOPNOTSUPP)
 			log_warn("%s (driver %s): no native XDP support, using generic mode",
 				 w->port.name, drv);
+		else if (fd >= 0)
+			log_warn("%s (driver %s): native XDP refused (%s), using generic mode",
+				 w->port.name, drv, strerror(native_err));
 		w->port.mode = SLUICE_MODE_GENERIC;
 	}
 	if (fd < 0) {
@@ -516,12 +532,31 @@ static void rollback_new(struct dp *dp, struct wants *w)
 	}
 }
 
+/* Put kept ports (the first N of W) back on the pinned program, so a failed
+ * apply leaves the instance running one program everywhere. */
+static void restore_kept(struct dp *dp, struct wants *w, const struct have *h, int n)
+{
+	char path[PATH_MAX];
+	int i, k, old_fd;
+
+	if (pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
+		return;
+	old_fd = bpf_obj_get(path);
+	if (old_fd < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		k = find_have(h, w->v[i].ifindex);
+		if (k >= 0 && !w->v[i].is_new)
+			bpf_link_update(h->v[k].fd, old_fd, NULL);
+	}
+	close(old_fd);
+}
+
 /* Swap the program of kept links to the freshly loaded one. bpf_link_update
  * is atomic per port: each packet sees the old or the new program. */
 static int update_kept(struct dp *dp, struct wants *w, const struct have *h)
 {
-	char path[PATH_MAX];
-	int i, k, err, old_fd;
+	int i, k, err;
 
 	for (i = 0; i < w->n; i++) {
 		k = find_have(h, w->v[i].ifindex);
@@ -531,17 +566,7 @@ static int update_kept(struct dp *dp, struct wants *w, const struct have *h)
 			continue;
 		err = errno;
 		log_err("%s: replacing the XDP program: %s", w->v[i].port.name, strerror(err));
-		/* Put the ports already switched back on the pinned program, so
-		 * the instance stays one program everywhere. */
-		old_fd = pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP) ? -1
-									: bpf_obj_get(path);
-		while (old_fd >= 0 && i-- > 0) {
-			k = find_have(h, w->v[i].ifindex);
-			if (k >= 0 && !w->v[i].is_new)
-				bpf_link_update(h->v[k].fd, old_fd, NULL);
-		}
-		if (old_fd >= 0)
-			close(old_fd);
+		restore_kept(dp, w, h, i);
 		return -err;
 	}
 	return 0;
@@ -562,15 +587,47 @@ static int zero_stats(struct dp *dp, __u32 slot)
 	return ret;
 }
 
+static bool wanted(const struct wants *w, __u32 ifindex)
+{
+	for (int i = 0; i < w->n; i++)
+		if ((__u32)w->v[i].ifindex == ifindex)
+			return true;
+	return false;
+}
+
+/* Delete the entries of ports that leave, first: their slots become free
+ * (a leaving port still attached counts as "unknown" meanwhile) and the
+ * hash never holds old and new ports at once. The walk restarts after each
+ * delete since the hash may reorder. */
+static int delete_leavers(struct dp *dp, const struct wants *w)
+{
+	__u32 key, next, *prev = NULL;
+
+	while (!bpf_map_get_next_key(dp->ports_fd, prev, &next)) {
+		if (!wanted(w, next)) {
+			if (bpf_map_delete_elem(dp->ports_fd, &next))
+				return -errno;
+			prev = NULL;
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+	return 0;
+}
+
 /* Keep the slot (and so the counters) of ports that stay; give new ports
  * the lowest free slot with its counters zeroed. */
 static int write_ports(struct dp *dp, struct wants *w)
 {
 	bool used[SLUICE_MAX_PORTS] = { [SLUICE_SLOT_UNKNOWN] = true };
 	struct sluice_port old;
-	__u32 key, next, *prev = NULL;
+	__u32 key;
 	int i, ret;
 
+	ret = delete_leavers(dp, w);
+	if (ret)
+		return ret;
 	for (i = 0; i < w->n; i++) {
 		key = w->v[i].ifindex;
 		w->v[i].port.slot = 0;
@@ -598,20 +655,6 @@ static int write_ports(struct dp *dp, struct wants *w)
 		if (bpf_map_update_elem(dp->ports_fd, &key, &w->v[i].port, BPF_ANY))
 			return -errno;
 	}
-	/* Delete entries of ports that left; restart the walk after each
-	 * delete since the hash may reorder. */
-	while (!bpf_map_get_next_key(dp->ports_fd, prev, &next)) {
-		bool keep = false;
-
-		for (i = 0; i < w->n && !keep; i++)
-			keep = (__u32)w->v[i].ifindex == next;
-		if (!keep && !bpf_map_delete_elem(dp->ports_fd, &next)) {
-			prev = NULL;
-			continue;
-		}
-		key = next;
-		prev = &key;
-	}
 	return 0;
 }
 
@@ -635,10 +678,26 @@ static int write_zones(struct dp *dp, const struct sluice_config *cfg, const str
 	return 0;
 }
 
-static int write_meta(struct dp *dp, const struct sluice_config *cfg, bool new_prog)
+/* The config's absolute path, recorded for `status`, `reload` and the
+ * daemon: refuse rather than record a truncated path. */
+static int config_path(const struct sluice_config *cfg, char *abs)
+{
+	if (!cfg->path)
+		return 0;
+	if (!realpath(cfg->path, abs)) {
+		log_err("%s: %s", cfg->path, strerror(errno));
+		return -errno;
+	}
+	if (strlen(abs) >= SLUICE_PATH_LEN) {
+		log_err("%s: path longer than %d bytes", abs, SLUICE_PATH_LEN - 1);
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+static int write_meta(struct dp *dp, const char *abs, bool new_prog)
 {
 	struct sluice_meta meta;
-	char abs[PATH_MAX];
 
 	dp_meta_read(dp, &meta);
 	if (!dp->existed)
@@ -646,12 +705,14 @@ static int write_meta(struct dp *dp, const struct sluice_config *cfg, bool new_p
 	if (new_prog || !dp->existed)
 		meta.reload_time = time(NULL);
 	meta.generation++;
-	if (cfg->path && realpath(cfg->path, abs) &&
-	    fmt_path(meta.config, sizeof(meta.config), "%s", abs))
-		log_warn("%s: path too long to record for status and reload", abs);
+	if (abs[0])
+		snprintf(meta.config, sizeof(meta.config), "%.*s", SLUICE_PATH_LEN - 1, abs);
 	return dp_meta_write(dp, &meta);
 }
 
+/* bpffs has no rename, so the pin is replaced in two steps under the folder
+ * lock. Should sluice die in between, the maps remain and the next `up`,
+ * `reload` or daemon apply loads and pins a program again. */
 static int pin_prog(struct dp *dp)
 {
 	char path[PATH_MAX];
@@ -692,80 +753,93 @@ static void keep_modes(struct dp *dp, struct wants *w)
 	}
 }
 
-int dp_apply(struct dp *dp, const struct sluice_config *cfg)
+/* Phase 1: attach the ports that have no link yet. The daemon (follow)
+ * skips a port that cannot be attached, reporting it, rather than holding
+ * every other change back; `up` and `reload` fail as a whole. */
+static int attach_new(struct dp *dp, struct wants *w, const struct have *h)
 {
-	struct nl_links links;
-	struct have have;
-	struct wants *w = calloc(1, sizeof(*w));
 	int i, ret;
 
-	if (!w)
-		return -ENOMEM;
-	ret = nl_dump(&links);
-	if (ret) {
-		log_err("reading interfaces over netlink: %s", strerror(-ret));
-		free(w);
-		return ret;
+	for (i = 0; i < w->n; i++) {
+		if (find_have(h, w->v[i].ifindex) >= 0)
+			continue;	/* its link is kept (owned by have) */
+		ret = attach_port(dp, &w->v[i]);
+		if (ret && !dp->follow)
+			return ret;
+		if (ret) {
+			log_err("%s: skipped until the next change", w->v[i].port.name);
+			w->v[i--] = w->v[--w->n];
+		}
 	}
-	ret = resolve_ports(cfg, &links, w, dp->follow);
-	nl_links_free(&links);
-	if (!ret)
-		ret = read_links(dp, &have);
-	if (ret)
-		goto fail;
+	return 0;
+}
 
-	/* Phase 1, fallible: attach new ports. */
-	for (i = 0; i < w->n && !ret; i++) {
-		int k = find_have(&have, w->v[i].ifindex);
+/* Phase 2: record the links in the maps, then let leaving ports go. */
+static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *w,
+		  const struct have *h, const char *abs)
+{
+	int i, ret;
 
-		if (k >= 0)
-			w->v[i].link_fd = -1;	/* owned by have */
-		else
-			ret = attach_port(dp, &w->v[i]);
-	}
-	if (!ret && dp->skel)
-		ret = update_kept(dp, w, &have);
-	if (ret) {
-		rollback_new(dp, w);
-		close_links(&have);
-		goto fail;
-	}
-
-	/* Phase 2: the links are in place; record them. */
 	keep_modes(dp, w);
 	ret = write_ports(dp, w);
 	if (!ret)
 		ret = write_zones(dp, cfg, w);
-	for (i = 0; i < have.n; i++) {
-		bool wanted = false;
+	if (!ret && dp->skel)
+		ret = pin_prog(dp);
+	if (ret) {
+		log_err("%s: updating pinned maps: %s", dp->pin, strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < h->n; i++)
+		if (!wanted(w, h->v[i].ifindex))	/* detaches with its last reference */
+			unlink(h->v[i].pin);
+	ret = write_meta(dp, abs, dp->skel != NULL);
+	if (!ret)
+		mode_warning(w);
+	return ret;
+}
 
-		for (int j = 0; j < w->n && !wanted; j++)
-			wanted = w->v[j].ifindex == have.v[i].ifindex;
-		if (!wanted)	/* the link detaches with its last reference */
-			unlink(have.v[i].pin);
+int dp_apply(struct dp *dp, const struct sluice_config *cfg)
+{
+	struct wants *w = calloc(1, sizeof(*w));
+	char abs[PATH_MAX] = "";
+	struct nl_links links;
+	struct have have = { 0 };
+	int i, ret;
+
+	if (!w)
+		return -ENOMEM;
+	ret = config_path(cfg, abs);
+	if (!ret && (ret = nl_dump(&links)))
+		log_err("reading interfaces over netlink: %s", strerror(-ret));
+	if (!ret) {
+		ret = resolve_ports(cfg, &links, w, dp->follow);
+		nl_links_free(&links);
+	}
+	if (!ret)
+		ret = read_links(dp, &have);
+	if (!ret)
+		ret = attach_new(dp, w, &have);
+	if (!ret && dp->skel)
+		ret = update_kept(dp, w, &have);	/* restores on failure */
+	if (ret) {
+		rollback_new(dp, w);
+	} else if ((ret = commit(dp, cfg, w, &have, abs))) {
+		rollback_new(dp, w);
+		if (dp->skel)
+			restore_kept(dp, w, &have, w->n);
 	}
 	close_links(&have);
 	for (i = 0; i < w->n; i++)
 		close_fd(&w->v[i].link_fd);
-	if (!ret && dp->skel)
-		ret = pin_prog(dp);
-	if (!ret)
-		ret = write_meta(dp, cfg, dp->skel != NULL);
-	if (ret)
-		log_err("%s: updating pinned maps: %s", dp->pin, strerror(-ret));
-	else
-		mode_warning(w);
 	free(w);
-	return ret;
-fail:
-	if (!dp->existed && dp->skel) {
+	if (ret && !dp->existed && dp->skel) {	/* a failed first up leaves nothing */
 		sluice__destroy(dp->skel);
 		dp->skel = NULL;
 		close_maps(dp);
 		dp->prog_fd = -1;
 		remove_fresh_pins(dp);
 	}
-	free(w);
 	return ret;
 }
 
@@ -793,6 +867,59 @@ int dp_down(struct dp *dp)
 	if (rmdir(dp->pin) && errno != ENOENT)
 		log_warn("%s: not removed: %s", dp->pin, strerror(errno));
 	return ret;
+}
+
+/* ---- the daemon's lock ------------------------------------------------------ */
+
+/* `sluice run` holds an exclusive flock on this file for its whole life, so
+ * the pid recorded in meta is trusted only while the lock is held: a daemon
+ * that crashed or was killed leaves a stale pid, never a false "running". */
+static int daemon_lock_path(const char *pin, char *buf, size_t len)
+{
+	char esc[PATH_MAX];
+	size_t i;
+
+	for (i = 0; pin[i] && i < sizeof(esc) - 1; i++)
+		esc[i] = pin[i] == '/' ? '_' : pin[i];
+	esc[i] = 0;
+	return fmt_path(buf, len, "%s/daemon%s.lock", SLUICE_RUN_DIR, esc);
+}
+
+int dp_daemon_lock(const char *pin)
+{
+	char path[PATH_MAX];
+	int fd, err;
+
+	if (daemon_lock_path(pin, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	if (mkdir(SLUICE_RUN_DIR, 0755) && errno != EEXIST)
+		return -errno;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+bool dp_daemon_running(const char *pin)
+{
+	int fd = dp_daemon_lock(pin);
+
+	if (fd >= 0)
+		close(fd);
+	return fd == -EWOULDBLOCK;
+}
+
+void dp_daemon_forget(const char *pin)
+{
+	char path[PATH_MAX];
+
+	if (!daemon_lock_path(pin, path, sizeof(path)))
+		unlink(path);
 }
 
 /* ---- views ------------------------------------------------------------------ */
@@ -870,6 +997,7 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 
 	memset(view, 0, sizeof(*view));
 	dp_meta_read(dp, &view->meta);
+	view->daemon_running = view->meta.daemon_pid && dp_daemon_running(dp->pin);
 	if (!pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP) &&
 	    (fd = bpf_obj_get(path)) >= 0) {
 		view->prog_id = prog_id_of(fd);

@@ -26,17 +26,19 @@ struct dp {
 
 enum dp_open_mode {
 	DP_READ,	/* look at an existing instance (status, stats) */
-	DP_WRITE,	/* change it: takes the folder lock, mounts bpffs */
+	DP_WRITE,	/* change an existing instance: takes the folder lock */
+	DP_CREATE,	/* DP_WRITE, creating the folder (and mounting bpffs) */
 };
 
-/* Returns 0, -ENOENT when there is no instance and mode is DP_READ, or
+/* Returns 0, -ENOENT when there is no instance (except with DP_CREATE), or
  * another -errno (already reported on stderr). */
 int dp_open(struct dp *dp, const char *pin, enum dp_open_mode mode);
 void dp_close(struct dp *dp);
 
 /* Load fresh programs from the embedded skeleton, reusing pinned maps. */
 int dp_load(struct dp *dp);
-/* Use the pinned program and maps of a running instance. */
+/* Use the pinned program and maps of a running instance. -ENOENT: no
+ * instance; -ESRCH: maps but no pinned program (use dp_load). */
 int dp_use_pinned(struct dp *dp);
 
 /* Make the datapath match CFG: attach to new ports, update the program of
@@ -61,6 +63,7 @@ struct dp_port_view {
 
 struct dp_view {
 	struct sluice_meta meta;
+	bool daemon_running;		/* meta.daemon_pid holds the daemon lock */
 	__u32 prog_id;
 	int n_ports;
 	struct dp_port_view ports[SLUICE_MAX_PORTS];
@@ -73,6 +76,13 @@ int dp_view_read(struct dp *dp, struct dp_view *view);
 
 /* SUM += S, counter by counter. */
 void dp_stats_add(struct sluice_port_stats *sum, const struct sluice_port_stats *s);
+
+/* The daemon's lifetime lock (see datapath.c): dp_daemon_lock returns the
+ * held fd, or -EWOULDBLOCK when a daemon of this pin folder runs. */
+#define SLUICE_RUN_DIR "/run/sluice"
+int dp_daemon_lock(const char *pin);
+bool dp_daemon_running(const char *pin);
+void dp_daemon_forget(const char *pin);
 
 /* libbpf's messages: shown with -v, otherwise kept so a failed load can
  * print the tail of the verifier log. */

@@ -221,11 +221,9 @@ static int load_and_apply(struct args *a, const struct sluice_config *cfg, bool 
 	struct dp dp;
 	int ret;
 
-	ret = dp_open(&dp, a->pin, DP_WRITE);
-	if (!ret && reload && !dp.existed) {
+	ret = dp_open(&dp, a->pin, reload ? DP_WRITE : DP_CREATE);
+	if (ret == -ENOENT)
 		log_err("%s: no running instance to reload (use 'sluice up')", a->pin);
-		ret = -ENOENT;
-	}
 	if (!ret)
 		ret = dp_load(&dp);
 	if (!ret)
@@ -275,21 +273,23 @@ static int cmd_reload(struct args *a)
 	return ret ? 1 : 0;
 }
 
+/* A daemon of this instance ends first, or it would re-attach what down
+ * removes. Its pid counts only while it holds the daemon lock. */
 static void stop_daemon(const char *pin)
 {
 	struct sluice_meta meta;
 	struct dp dp;
 
-	if (dp_open(&dp, pin, DP_READ))
+	if (!dp_daemon_running(pin) || dp_open(&dp, pin, DP_READ))
 		return;
 	dp_meta_read(&dp, &meta);
 	dp_close(&dp);
-	if (!pid_alive(meta.daemon_pid) || meta.daemon_pid == (__u32)getpid())
+	if (!meta.daemon_pid || meta.daemon_pid == (__u32)getpid())
 		return;
 	kill(meta.daemon_pid, SIGTERM);
-	for (int i = 0; i < 50 && pid_alive(meta.daemon_pid); i++)
+	for (int i = 0; i < 50 && dp_daemon_running(pin); i++)
 		usleep(100 * 1000);
-	if (pid_alive(meta.daemon_pid))
+	if (dp_daemon_running(pin))
 		log_warn("daemon pid %u did not exit", meta.daemon_pid);
 }
 
@@ -300,15 +300,13 @@ static int cmd_down(struct args *a)
 
 	stop_daemon(a->pin);
 	ret = dp_open(&dp, a->pin, DP_WRITE);
-	if (!ret && !dp.existed) {
+	if (ret == -ENOENT)
 		log_err("%s: sluice is not loaded", a->pin);
-		dp_close(&dp);
-		rmdir(a->pin);
-		return 1;
-	}
 	if (!ret)
 		ret = dp_down(&dp);
 	dp_close(&dp);
+	if (!ret)
+		dp_daemon_forget(a->pin);
 	return ret ? 1 : 0;
 }
 
@@ -355,6 +353,8 @@ static int cmd_stats(struct args *a)
 
 	if (!v[0] || !v[1] || open_view(a, &dp))
 		goto out;
+	if (a->watch && a->interval <= 0)	/* a refresh needs an interval */
+		ts = (struct timespec){ 1, 0 };
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	dp_view_read(&dp, v[0]);
@@ -400,8 +400,6 @@ static int set_daemon_pid(const char *pin, __u32 pid, __u64 *generation)
 	int ret;
 
 	ret = dp_open(&dp, pin, DP_WRITE);
-	if (!ret && !dp.existed)
-		ret = -ENOENT;
 	if (!ret)
 		ret = dp_use_pinned(&dp);
 	if (!ret && !(ret = dp_meta_read(&dp, &meta))) {
@@ -415,7 +413,8 @@ static int set_daemon_pid(const char *pin, __u32 pid, __u64 *generation)
 }
 
 /* Bring the datapath in line with the interfaces as they are now. If another
- * process applied a config since our last apply, follow its config file. */
+ * process applied a config since our last apply, follow its config file.
+ * -ENOENT: the instance is gone (`sluice down`). */
 static int reconcile(struct daemon *d, bool reload_programs)
 {
 	struct sluice_meta meta;
@@ -425,10 +424,10 @@ static int reconcile(struct daemon *d, bool reload_programs)
 	int ret;
 
 	ret = dp_open(&dp, d->a->pin, DP_WRITE);
-	if (!ret && !dp.existed)
-		ret = -ENOENT;
 	if (!ret)
 		ret = reload_programs ? dp_load(&dp) : dp_use_pinned(&dp);
+	if (ret == -ESRCH)
+		ret = dp_load(&dp);
 	if (ret)
 		goto out;
 	dp.follow = true;
@@ -449,64 +448,88 @@ out:
 	return ret;
 }
 
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/* Events come in bursts: apply DEBOUNCE_MS after the last one, but never
+ * later than MAX_DELAY_MS after the first (a flapping link must not starve
+ * the others). A failed apply is retried after RETRY_MS. */
+#define MAX_DELAY_MS	500
+#define RETRY_MS	1000
+
 static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl)
 {
 	struct pollfd pfd[2] = { { sfd, POLLIN, 0 }, { nl_monitor_fd(nl), POLLIN, 0 } };
-	bool pending = false;
-	int ret;
+	long long first = 0, due = 0;	/* due 0: nothing pending */
+	bool reload = false;
+	int ret, timeout;
 
 	for (;;) {
-		ret = poll(pfd, 2, pending ? DEBOUNCE_MS : -1);
+		timeout = due ? (int)(due > now_ms() ? due - now_ms() : 0) : -1;
+		ret = poll(pfd, 2, timeout);
 		if (ret < 0 && errno != EINTR)
 			return -errno;
-		if (pfd[0].revents & POLLIN) {
+		if (ret > 0 && (pfd[0].revents & POLLIN)) {
 			struct signalfd_siginfo si;
 
 			if (read(sfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGHUP)
 				return 0;
-			log_info("SIGHUP: reloading programs and %s", d->cfg.path);
-			if (reconcile(d, true) == -ENOENT)
-				return -ENOENT;
+			log_info("SIGHUP: reloading programs and config");
+			reload = true;
+			first = due = now_ms();
+		}
+		if (ret > 0 && (pfd[1].revents & POLLIN) && nl_monitor_drain(nl) > 0) {
+			if (!due)
+				first = now_ms();
+			due = now_ms() + DEBOUNCE_MS;
+			if (due > first + MAX_DELAY_MS)
+				due = first + MAX_DELAY_MS;
+		}
+		if (!due || now_ms() < due)
 			continue;
-		}
-		if (pfd[1].revents & POLLIN) {
-			pending |= nl_monitor_drain(nl) > 0;
-			continue;	/* wait for the burst to end */
-		}
-		if (pending) {
-			pending = false;
-			if (reconcile(d, false) == -ENOENT)
-				return -ENOENT;
-		}
+		ret = reconcile(d, reload);
+		if (ret == -ENOENT)
+			return ret;
+		first = due = ret ? now_ms() + RETRY_MS : 0;
+		reload = reload && ret;
 	}
 }
 
 static int cmd_run(struct args *a)
 {
 	struct daemon d = { .a = a };
-	struct mnl_socket *nl;
-	struct sluice_meta meta;
+	struct mnl_socket *nl = NULL;
+	struct sluice_meta meta = { 0 };
 	struct dp dp;
 	sigset_t mask;
-	int sfd, ret;
+	int lock, sfd = -1, ret = 1;
 
-	if (!dp_open(&dp, a->pin, DP_READ)) {
-		dp_meta_read(&dp, &meta);
-		dp_close(&dp);
-		if (pid_alive(meta.daemon_pid)) {
-			log_err("%s: already followed by sluice run (pid %u)", a->pin,
-				meta.daemon_pid);
-			return 1;
+	/* Held for the daemon's whole life: a second `run` sees it at once. */
+	lock = dp_daemon_lock(a->pin);
+	if (lock == -EWOULDBLOCK) {
+		if (!dp_open(&dp, a->pin, DP_READ)) {
+			dp_meta_read(&dp, &meta);
+			dp_close(&dp);
 		}
+		log_err("%s: already followed by sluice run (pid %u)", a->pin, meta.daemon_pid);
+		return 1;
+	}
+	if (lock < 0) {
+		log_err("%s: the daemon lock in %s: %s", a->pin, SLUICE_RUN_DIR, strerror(-lock));
+		return 1;
 	}
 	if (load_config(a->config, &d.cfg))
-		return 1;
+		goto out;
 	/* Subscribe before the first apply so no change falls in between. */
 	nl = nl_monitor_open();
 	if (!nl) {
 		log_err("netlink: %s", strerror(errno));
-		cfg_free(&d.cfg);
-		return 1;
+		goto out;
 	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -514,23 +537,30 @@ static int cmd_run(struct args *a)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-
-	ret = load_and_apply(a, &d.cfg, false);
-	if (!ret)
-		ret = set_daemon_pid(a->pin, getpid(), &d.generation);
-	if (!ret) {
-		log_info("following interface changes (pid %d)", getpid());
-		ret = daemon_loop(&d, sfd, nl);
-		if (ret == -ENOENT)
-			log_err("%s: the instance was removed; exiting", a->pin);
-		else
-			set_daemon_pid(a->pin, 0, NULL);
-		/* The datapath stays: a stopped daemon must never cut the network. */
+	if (sfd < 0) {
+		log_err("signalfd: %s", strerror(errno));
+		goto out;
 	}
-	close(sfd);
+	if (load_and_apply(a, &d.cfg, false) || set_daemon_pid(a->pin, getpid(), &d.generation))
+		goto out;
+	log_info("following interface changes (pid %d)", getpid());
+	ret = daemon_loop(&d, sfd, nl);
+	if (ret == -ENOENT) {
+		log_err("%s: the instance was removed; exiting", a->pin);
+	} else {
+		set_daemon_pid(a->pin, 0, NULL);
+		if (ret)
+			log_err("daemon: %s", strerror(-ret));
+	}
+	/* The datapath stays: a stopped daemon must never cut the network. */
+	ret = ret && ret != -ENOENT ? 1 : 0;
+out:
+	if (sfd >= 0)
+		close(sfd);
 	nl_monitor_close(nl);
 	cfg_free(&d.cfg);
-	return ret && ret != -ENOENT ? 1 : 0;
+	close(lock);
+	return ret;
 }
 
 int main(int argc, char **argv)

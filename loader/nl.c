@@ -32,7 +32,7 @@ static int linkinfo_attr_cb(const struct nlattr *attr, void *data)
 	struct nl_link *l = data;
 
 	if (mnl_attr_get_type(attr) == IFLA_INFO_KIND &&
-	    mnl_attr_validate(attr, MNL_TYPE_STRING) >= 0)
+	    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) >= 0)
 		snprintf(l->kind, sizeof(l->kind), "%s", mnl_attr_get_str(attr));
 	return MNL_CB_OK;
 }
@@ -43,7 +43,7 @@ static int link_attr_cb(const struct nlattr *attr, void *data)
 
 	switch (mnl_attr_get_type(attr)) {
 	case IFLA_IFNAME:
-		if (mnl_attr_validate(attr, MNL_TYPE_STRING) >= 0)
+		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) >= 0)
 			snprintf(l->name, sizeof(l->name), "%s", mnl_attr_get_str(attr));
 		break;
 	case IFLA_MASTER:
@@ -125,7 +125,21 @@ static int nl_request(struct mnl_socket *nl, int type, size_t hdrlen,
 	return ret < 0 ? -errno : 0;
 }
 
+/* A dump that raced with a change is marked interrupted (EINTR); while
+ * links come up at boot that happens, so try again a few times. */
+static int nl_dump_once(struct nl_links *links);
+
 int nl_dump(struct nl_links *links)
+{
+	int ret, tries = 5;
+
+	do
+		ret = nl_dump_once(links);
+	while (ret == -EINTR && --tries);
+	return ret;
+}
+
+static int nl_dump_once(struct nl_links *links)
 {
 	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
 	int ret;

@@ -1,6 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <errno.h>
-#include <signal.h>
 #include <string.h>
 #include <time.h>
 #include <arpa/inet.h>
@@ -17,9 +15,22 @@ static const char *const verdict_names[SLUICE_VERDICT_MAX] = {
 	"pass", "redirect", "tx", "drop",
 };
 
-bool pid_alive(__u32 pid)
+/* A JSON string: interface names may hold '"' and '\\' (the kernel only
+ * refuses '/', ':' and whitespace), paths anything. */
+static void json_str(FILE *f, const char *s)
 {
-	return pid && (kill(pid, 0) == 0 || errno == EPERM);
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
 }
 
 static const char *mode_name(enum sluice_attach_mode m)
@@ -66,31 +77,43 @@ static void via_name(const struct dp_view *v, const struct dp_port_view *p, char
 	snprintf(buf, len, "%s", n ? n : "-");
 }
 
+/* "key":"value" with the value escaped; SEP is "," or "". */
+static void json_kv(FILE *f, const char *sep, const char *key, const char *value)
+{
+	fprintf(f, "%s\"%s\":", sep, key);
+	json_str(f, value);
+}
+
 static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 {
 	char via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN];
 
-	fprintf(f, "{\"pin\":\"%s\",\"config\":\"%s\",\"load_time\":%llu,\"reload_time\":%llu,"
-		"\"generation\":%llu,\"daemon_pid\":%u,\"daemon_running\":%s,\"prog_id\":%u,"
-		"\"zones\":[", dp->pin, v->meta.config, (unsigned long long)v->meta.load_time,
-		(unsigned long long)v->meta.reload_time, (unsigned long long)v->meta.generation,
-		v->meta.daemon_pid, pid_alive(v->meta.daemon_pid) ? "true" : "false", v->prog_id);
-	for (int z = 0; z < v->n_zones; z++)
-		fprintf(f, "%s{\"name\":\"%s\",\"input\":\"%s\",\"masquerade\":%s,\"ports\":%u}",
-			z ? "," : "", v->zones[z].name,
+	json_kv(f, "{", "pin", dp->pin);
+	json_kv(f, ",", "config", v->meta.config);
+	fprintf(f, ",\"load_time\":%llu,\"reload_time\":%llu,\"generation\":%llu,"
+		"\"daemon_pid\":%u,\"daemon_running\":%s,\"prog_id\":%u,\"zones\":[",
+		(unsigned long long)v->meta.load_time, (unsigned long long)v->meta.reload_time,
+		(unsigned long long)v->meta.generation, v->meta.daemon_pid,
+		v->daemon_running ? "true" : "false", v->prog_id);
+	for (int z = 0; z < v->n_zones; z++) {
+		json_kv(f, z ? ",{" : "{", "name", v->zones[z].name);
+		fprintf(f, ",\"input\":\"%s\",\"masquerade\":%s,\"ports\":%u}",
 			v->zones[z].flags & SLUICE_ZONE_INPUT_DROP ? "drop" : "accept",
 			v->zones[z].flags & SLUICE_ZONE_MASQUERADE ? "true" : "false",
 			v->zones[z].n_ports);
+	}
 	fprintf(f, "],\"ports\":[");
 	for (int i = 0; i < v->n_ports; i++) {
 		const struct dp_port_view *p = &v->ports[i];
 
 		via_name(v, p, via, sizeof(via));
 		inet_ntop(AF_INET, &p->port.ipv4, ip, sizeof(ip));
-		fprintf(f, "%s{\"name\":\"%s\",\"ifindex\":%u,\"zone\":\"%s\",\"via\":\"%s\","
-			"\"mode\":\"%s\",\"up\":%s,\"ipv4\":\"%s\",\"slot\":%u,\"link_id\":%u,"
-			"\"prog_id\":%u}", i ? "," : "", p->port.name, p->ifindex,
-			zone_name(v, p->port.zone), via, mode_name(p->port.mode),
+		json_kv(f, i ? ",{" : "{", "name", p->port.name);
+		fprintf(f, ",\"ifindex\":%u", p->ifindex);
+		json_kv(f, ",", "zone", zone_name(v, p->port.zone));
+		json_kv(f, ",", "via", via);
+		fprintf(f, ",\"mode\":\"%s\",\"up\":%s,\"ipv4\":\"%s\",\"slot\":%u,"
+			"\"link_id\":%u,\"prog_id\":%u}", mode_name(p->port.mode),
 			p->port.flags & SLUICE_PORT_UP ? "true" : "false",
 			p->port.ipv4 ? ip : "", p->port.slot, p->link_id, p->prog_id);
 	}
@@ -112,7 +135,7 @@ void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool j
 		(unsigned long long)v->meta.generation);
 	fprintf(f, "  config       %s\n", v->meta.config[0] ? v->meta.config : "-");
 	fprintf(f, "  pin folder   %s\n", dp->pin);
-	if (pid_alive(v->meta.daemon_pid))
+	if (v->daemon_running)
 		fprintf(f, "  daemon       running (pid %u)\n", v->meta.daemon_pid);
 	else
 		fprintf(f, "  daemon       not running (changes to interfaces are not followed)\n");
@@ -175,6 +198,8 @@ static void rates(const struct sluice_port_stats *p, const struct sluice_port_st
 		return;
 	rx_total(p, &p0, &b0);
 	rx_total(c, &p1, &b1);
+	if (p1 < p0 || b1 < b0)	/* the slot was reassigned in between */
+		return;
 	*pps = (p1 - p0) / interval;
 	*bps = (b1 - b0) * 8.0 / interval;
 }
@@ -194,7 +219,9 @@ static void human(char *buf, size_t len, double v, const char *unit)
 static void stats_json_one(FILE *f, const char *name, __u32 ifindex, const char *zone,
 			   const struct sluice_port_stats *s, double pps, double bps, bool rate)
 {
-	fprintf(f, "{\"name\":\"%s\",\"ifindex\":%u,\"zone\":\"%s\"", name, ifindex, zone);
+	json_kv(f, "{", "name", name);
+	fprintf(f, ",\"ifindex\":%u", ifindex);
+	json_kv(f, ",", "zone", zone);
 	for (int i = 0; i < SLUICE_VERDICT_MAX; i++)
 		fprintf(f, ",\"%s\":{\"packets\":%llu,\"bytes\":%llu}", verdict_names[i],
 			(unsigned long long)ctr(s, i)->packets, (unsigned long long)ctr(s, i)->bytes);

@@ -17,7 +17,4 @@ void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool j
 void report_stats(FILE *f, const struct dp_view *prev, const struct dp_view *cur,
 		  const struct report_opts *o);
 
-/* Is PID a live process? (for the daemon's recorded pid) */
-bool pid_alive(__u32 pid);
-
 #endif
