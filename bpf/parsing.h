@@ -11,8 +11,10 @@
  *  - VLAN: at most SLUICE_VLAN_MAX tags (802.1Q or 802.1ad) are walked; a
  *    deeper stack is left to the kernel (PARSE_UNSUPPORTED -> XDP_PASS).
  *  - IPv4: version must be 4, ihl >= 5, ihl*4 <= tot_len <= bytes present.
- *    The kernel's ip_rcv() discards such packets too, so dropping them early
- *    changes nothing for the host and keeps them off the bridge fast path.
+ *    The kernel's ip_rcv() discards such packets too, so for routed traffic
+ *    and traffic to the router dropping them early changes nothing. Between
+ *    LAN ports a plain Linux bridge would switch them; sluice drops them
+ *    there as well, as a bridge with br_netfilter does: no host needs them.
  *    Options are allowed and skipped (ihl bounds them to 40 bytes).
  *  - IPv6: version must be 6 and the payload must fit in the frame, as in
  *    ipv6_rcv(). Extension headers are walked up to SLUICE_IPV6_EXT_MAX;

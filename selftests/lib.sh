@@ -32,12 +32,11 @@ SLOW=${SLUICE_TEST_SLOWDOWN:-1}
 # wait_for MS CMD...: poll CMD every 50 ms until it succeeds or MS (times
 # SLOW) pass.
 wait_for() {
-	local ms=$(($1 * SLOW)) waited=0
+	local deadline=$(( $(date +%s%N) / 1000000 + $1 * SLOW ))
 	shift
-	while ! "$@" >/dev/null 2>&1; do
-		[ "$waited" -ge "$ms" ] && return 1
+	until "$@" >/dev/null 2>&1; do
+		[ $(( $(date +%s%N) / 1000000 )) -ge "$deadline" ] && return 1
 		sleep 0.05
-		waited=$((waited + 50))
 	done
 }
 

@@ -31,6 +31,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+export SLUICE_KERNEL=$LABEL	# suites may hold a guest kernel to more
 LOG=$(mktemp /tmp/sluice-check.XXXXXX)
 trap 'rm -f "$LOG"' EXIT
 trap 'echo "interrupted"; exit 130' INT TERM

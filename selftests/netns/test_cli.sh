@@ -111,6 +111,10 @@ t "reload with a bad config is refused" 1 "bad.conf:3:11: " nsluice reload -c "$
 [ "$(generation)" = $((g + 1)) ] && pass "a refused reload leaves the running config" ||
 	fail "a refused reload leaves the running config"
 t "reload takes the running config file" 0 '' nsluice reload
+cp "$WORK/ok.conf" "$WORK/my \"box\".conf"
+t "reload with a config path holding quotes" 0 '' nsluice reload -c "$WORK/my \"box\".conf"
+t "status --json escapes it" 0 'my "box".conf$' sh -c "nsenter --net=/run/netns/$NS $SLUICE -p $PIN status --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[\"config\"])'"
+t "reload back" 0 '' nsluice reload -c "$WORK/ok.conf"
 
 # exec'd by nsenter in the background job, so $! is the daemon's pid
 nsenter --net="/run/netns/$NS" "$SLUICE" -p "$PIN" run -c "$WORK/ok.conf" >"$WORK/daemon.log" 2>&1 &
@@ -118,6 +122,13 @@ DAEMON_PID=$!
 wait_for 3000 sh -c "nsenter --net=/run/netns/$NS $SLUICE -p $PIN status | grep -q 'running (pid $DAEMON_PID)'" ||
 	fail "run: daemon shows in status"
 t "a second run is refused" 1 "already followed by sluice run \(pid $DAEMON_PID\)" nsluice run -c "$WORK/ok.conf"
+# A killed daemon leaves its pid in the maps; the lock tells the truth.
+kill -9 "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null
+t "a killed daemon shows as not running" 0 'daemon +not running' nsluice status
+nsenter --net="/run/netns/$NS" "$SLUICE" -p "$PIN" run -c "$WORK/ok.conf" >"$WORK/daemon.log" 2>&1 &
+DAEMON_PID=$!
+wait_for 3000 sh -c "nsenter --net=/run/netns/$NS $SLUICE -p $PIN status | grep -q 'running (pid $DAEMON_PID)'" &&
+	pass "run starts again after a killed daemon" || fail "run starts again after a killed daemon"
 t "down stops the daemon and removes everything, silently" 0 '' nsluice down
 kill -0 "$DAEMON_PID" 2>/dev/null && fail "daemon still running after down" || pass "daemon exited on down"
 wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
