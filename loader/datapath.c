@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE	/* vasprintf */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,31 +26,33 @@
 
 /* ---- libbpf messages ---------------------------------------------------- */
 
-static char libbpf_log[16384];
+static char libbpf_log[1 << 18];
 static size_t libbpf_log_len;
 
+/* Keep the tail of everything libbpf says (a verifier log comes as one
+ * message of any length). */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[1024];
-	size_t n;
+	char *msg;
+	size_t n, drop;
 
 	if (verbose)
 		return vfprintf(stderr, fmt, ap);
-	if (level == LIBBPF_DEBUG)
+	if (level == LIBBPF_DEBUG || vasprintf(&msg, fmt, ap) < 0)
 		return 0;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	n = strlen(line);
-	if (libbpf_log_len + n >= sizeof(libbpf_log)) {	/* keep the tail */
-		size_t drop = libbpf_log_len + n - sizeof(libbpf_log) + 1;
-
-		drop = drop > libbpf_log_len ? libbpf_log_len : drop;
+	n = strlen(msg);
+	if (n >= sizeof(libbpf_log)) {
+		memmove(msg, msg + n - sizeof(libbpf_log) + 1, sizeof(libbpf_log));
+		n = sizeof(libbpf_log) - 1;
+	}
+	if (libbpf_log_len + n >= sizeof(libbpf_log)) {
+		drop = libbpf_log_len + n - sizeof(libbpf_log) + 1;
 		memmove(libbpf_log, libbpf_log + drop, libbpf_log_len - drop);
 		libbpf_log_len -= drop;
 	}
-	if (n < sizeof(libbpf_log)) {
-		memcpy(libbpf_log + libbpf_log_len, line, n + 1);
-		libbpf_log_len += n;
-	}
+	memcpy(libbpf_log + libbpf_log_len, msg, n + 1);
+	libbpf_log_len += n;
+	free(msg);
 	return 0;
 }
 
@@ -58,20 +61,26 @@ void dp_libbpf_logging(void)
 	libbpf_set_print(libbpf_print);
 }
 
-/* Print the last LINES lines libbpf reported (the verifier's verdict is at
- * the end of its log). */
-static void libbpf_log_tail(int lines)
+/* After a failed load: the verifier's reason in one line, then the lines
+ * leading to it; without a verifier log, the last lines libbpf printed. */
+static void explain_load_failure(void)
 {
-	const char *p = libbpf_log + libbpf_log_len;
+	const char *ctx, *p = libbpf_log + libbpf_log_len;
+	char reason[512];
+	size_t ctx_len;
+	int lines = 8;
 
-	if (!libbpf_log_len)
+	if (!verifier_reason(libbpf_log, reason, sizeof(reason), 10, &ctx, &ctx_len)) {
+		log_err("the kernel's verifier rejected the program: %s", reason);
+		fprintf(stderr, "sluice: the verifier's last steps (all with -v):\n%.*s",
+			(int)ctx_len, ctx);
 		return;
+	}
 	while (p > libbpf_log && lines >= 0)
 		if (*--p == '\n')
 			lines--;
-	if (*p == '\n')
-		p++;
-	fprintf(stderr, "sluice: last messages from libbpf (all with -v):\n%s", p);
+	if (libbpf_log_len)
+		fprintf(stderr, "sluice: libbpf said (all with -v):\n%s", *p == '\n' ? p + 1 : p);
 }
 
 /* ---- the pin folder ------------------------------------------------------ */
@@ -247,7 +256,7 @@ int dp_load(struct dp *dp)
 		if (dp->existed)
 			log_err("if the pinned maps in %s are from another sluice version, "
 				"'sluice down' removes them (counters restart at zero)", dp->pin);
-		libbpf_log_tail(12);
+		explain_load_failure();
 		sluice__destroy(dp->skel);
 		dp->skel = NULL;
 		if (!dp->existed)

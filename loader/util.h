@@ -15,6 +15,13 @@ void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* snprintf that reports truncation as an error (-1). */
 int fmt_path(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The verifier's reason for rejecting a program is the last line of its log
+ * before the statistics ("processed N insns ..."). Copy that line into
+ * REASON; *CTX and *CTX_LEN get the CONTEXT lines leading up to it. Returns
+ * 0, or -1 when LOG holds no verifier log. */
+int verifier_reason(const char *log, char *reason, size_t len, int context,
+		    const char **ctx, size_t *ctx_len);
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

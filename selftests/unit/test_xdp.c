@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include <linux/if_ether.h>
 #include "pkt.h"
+#include "util.h"
 #include "sluice.h"
 #include "sluice.skel.h"
 
@@ -288,22 +289,19 @@ static int keep_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-/* The verifier's reason is the last log line before its statistics
- * ("processed N insns ..."); print it, then the lines leading to it. */
 static void print_verifier_reason(void)
 {
-	char *lines[32] = { 0 }, *line, *save = NULL, *reason = NULL;
-	int n = 0;
+	const char *ctx;
+	char reason[512];
+	size_t ctx_len;
 
-	for (line = strtok_r(libbpf_log, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, "processed ", 10))
-			break;
-		lines[n++ % 32] = line;
-		reason = line;
+	if (verifier_reason(libbpf_log, reason, sizeof(reason), 16, &ctx, &ctx_len)) {
+		printf("FAIL xdp: programs load and verify (no verifier log):\n%s", libbpf_log);
+		return;
 	}
-	printf("FAIL xdp: programs load and verify: %s\n", reason ? reason : "no verifier log");
-	for (int i = n > 16 ? n - 16 : 0; i < n; i++)
-		printf("    %s\n", lines[i % 32]);
+	printf("FAIL xdp: programs load and verify: %s\n", reason);
+	for (const char *l = ctx; l < ctx + ctx_len; l += strcspn(l, "\n") + 1)
+		printf("    %.*s\n", (int)strcspn(l, "\n"), l);
 }
 
 static int read_slot(int fd, __u32 slot, struct sluice_port_stats *sum)
@@ -423,6 +421,29 @@ static void run_fixture(struct sluice *skel, const struct fixture *f, int bench)
 	}
 }
 
+/* The reason finder the loader and this runner use, on a canned log. */
+static void test_verifier_reason(void)
+{
+	static const char log[] =
+		"func#0 @0\n0: (b7) r0 = 0\n; x\n113: (0f) r5 += r4\n"
+		"math between pkt pointer and register with unbounded min value is not allowed\n"
+		"processed 120 insns (limit 1000000) max_states_per_insn 0\n";
+	const char *ctx;
+	char reason[128];
+	size_t len;
+
+	if (!verifier_reason(log, reason, sizeof(reason), 2, &ctx, &len) &&
+	    !strcmp(reason, "math between pkt pointer and register with unbounded min value "
+			    "is not allowed") &&
+	    !strncmp(ctx, "; x\n113: (0f) r5 += r4\n", len) && len == 23 &&
+	    verifier_reason("libbpf: no log\n", reason, sizeof(reason), 2, &ctx, &len) == -1) {
+		printf("PASS xdp: a verifier log's reason is found\n");
+	} else {
+		printf("FAIL xdp: a verifier log's reason is found (got \"%s\")\n", reason);
+		failed++;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct sluice *skel;
@@ -431,6 +452,7 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "--bench"))
 		bench = atoi(argv[2]);
+	test_verifier_reason();
 	ncpu = libbpf_num_possible_cpus();
 	libbpf_set_print(keep_log);
 	skel = sluice__open();
