@@ -42,9 +42,13 @@ run_suite() {
 	local name=$1 limit=$2 rc out start=$SECONDS
 	shift 2
 	out=$(mktemp /tmp/sluice-suite.XXXXXX)
-	timeout --kill-after=10 "$limit" "$@" 2>&1 | tee "$out" |
+	timeout --foreground --kill-after=10 "$limit" "$@" 2>&1 | tee "$out" |
 		sed -u "s/^\(PASS\|FAIL\|SKIP\) \([^[]\)/\1 [$LABEL] \2/" | tee -a "$LOG"
 	rc=${PIPESTATUS[0]}
+	if [ "$rc" = 130 ]; then	# Ctrl-C: the suite cleaned up; stop here
+		echo "interrupted"
+		exit 130
+	fi
 	if [ "$rc" != 0 ] && ! grep -q '^FAIL ' "$out"; then
 		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 			echo "FAIL [$LABEL] $name: timed out after ${limit}s" | tee -a "$LOG"
