@@ -31,13 +31,18 @@ SLOW=${SLUICE_TEST_SLOWDOWN:-1}
 
 # wait_for MS CMD...: poll CMD every 50 ms until it succeeds or MS (times
 # SLOW) pass.
+# WAITED_MS: how long the last wait_for took.
 wait_for() {
-	local deadline=$(( $(date +%s%N) / 1000000 + $1 * SLOW ))
+	local start=$(( $(date +%s%N) / 1000000 )) now
+	local deadline=$(( start + $1 * SLOW ))
 	shift
 	until "$@" >/dev/null 2>&1; do
-		[ $(( $(date +%s%N) / 1000000 )) -ge "$deadline" ] && return 1
+		now=$(( $(date +%s%N) / 1000000 ))
+		WAITED_MS=$(( now - start ))
+		[ "$now" -ge "$deadline" ] && return 1
 		sleep 0.05
 	done
+	WAITED_MS=$(( $(date +%s%N) / 1000000 - start ))
 }
 
 # A short unique tag for namespace, interface and pin names (IFNAMSIZ is

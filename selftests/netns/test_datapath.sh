@@ -281,7 +281,7 @@ t_daemon() {
 	ip -n "$RTR" link set lan6p up
 	ip -n "$RTR" link set lan6 master br-lan up
 	wait_for 1000 has_port lan6 && [ -n "$(xdp_prog_of lan6)" ] &&
-		pass "a port joining br-lan is attached within $SLOW s" ||
+		pass "a port joining br-lan is attached within $SLOW s (${WAITED_MS} ms)" ||
 		fail "a port joining br-lan is attached within $SLOW s"
 
 	# lan7 carries another tool's program: the daemon reports it and goes
@@ -291,7 +291,7 @@ t_daemon() {
 	ip -n "$RTR" link set lan7 master br-lan up
 	ip -n "$RTR" link set lan3 nomaster
 	wait_for 1000 bash -c '! has_port lan3' && [ -z "$(xdp_prog_of lan3)" ] &&
-		pass "a port leaving br-lan is detached within $SLOW s, despite an unattachable one" ||
+		pass "a port leaving br-lan is detached within $SLOW s, despite an unattachable one (${WAITED_MS} ms)" ||
 		fail "a port leaving br-lan is detached within $SLOW s, despite an unattachable one"
 	grep -q 'lan7: another XDP program' "$WORK/daemon.log" && ! has_port lan7 &&
 		pass "the daemon names the port it cannot attach" ||
@@ -302,15 +302,15 @@ t_daemon() {
 
 	ip -n "$RTR" link set lan2 down
 	wait_for 1000 port_is lan2 up False &&
-		pass "link down is reflected within $SLOW s" || fail "link down is reflected within $SLOW s"
+		pass "link down is reflected within $SLOW s (${WAITED_MS} ms)" || fail "link down is reflected within $SLOW s"
 	ip -n "$RTR" link set lan2 up
 	wait_for 1000 port_is lan2 up True &&
-		pass "link up is reflected within $SLOW s" || fail "link up is reflected within $SLOW s"
+		pass "link up is reflected within $SLOW s (${WAITED_MS} ms)" || fail "link up is reflected within $SLOW s"
 
 	ip -n "$RTR" addr del 203.0.113.2/24 dev wan0
 	ip -n "$RTR" addr add 203.0.113.9/24 dev wan0
 	wait_for 1000 port_is wan0 ipv4 203.0.113.9 &&
-		pass "a WAN address change is applied within $SLOW s" ||
+		pass "a WAN address change is applied within $SLOW s (${WAITED_MS} ms)" ||
 		fail "a WAN address change is applied within $SLOW s"
 	ip -n "$RTR" addr flush dev wan0 scope global
 	ip -n "$RTR" addr add 203.0.113.2/24 dev wan0
@@ -319,7 +319,7 @@ t_daemon() {
 
 	ip -n "$RTR" link del lan6
 	wait_for 1000 bash -c '! has_port lan6' &&
-		pass "a deleted port disappears within $SLOW s" || fail "a deleted port disappears within $SLOW s"
+		pass "a deleted port disappears within $SLOW s (${WAITED_MS} ms)" || fail "a deleted port disappears within $SLOW s"
 
 	local prog; prog=$(xdp_prog_of lan1)
 	kill -TERM "$DAEMON_PID"
