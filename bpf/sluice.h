@@ -111,15 +111,14 @@ struct sluice_zone {
 SLUICE_ASSERT(sizeof(struct sluice_zone) == 40, "struct sluice_zone layout");
 
 /* Meta map: one entry, key 0. Describes the running instance for
- * `sluice status`; the datapath never reads it. */
+ * `sluice status`; the datapath never reads it. (The daemon's pid lives in
+ * its lock file, where it cannot go stale.) */
 struct sluice_meta {
 	__u64 load_time;		/* CLOCK_REALTIME seconds of the first `up` */
 	__u64 reload_time;		/* ... of the last program/config change */
 	__u64 generation;		/* bumped by every successful apply */
-	__u32 daemon_pid;		/* `sluice run` holding the instance, or 0 */
-	__u32 pad;
 	char config[SLUICE_PATH_LEN];	/* absolute path of the config file */
 };
-SLUICE_ASSERT(sizeof(struct sluice_meta) == 32 + SLUICE_PATH_LEN, "struct sluice_meta layout");
+SLUICE_ASSERT(sizeof(struct sluice_meta) == 24 + SLUICE_PATH_LEN, "struct sluice_meta layout");
 
 #endif /* SLUICE_H */

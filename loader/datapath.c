@@ -244,6 +244,8 @@ int dp_load(struct dp *dp)
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = dp->pin);
 	int ret;
 
+	libbpf_log_len = 0;	/* explain this load, not an earlier one */
+	libbpf_log[0] = 0;
 	dp->skel = sluice__open_opts(&opts);
 	if (!dp->skel) {
 		ret = -errno;
@@ -284,8 +286,10 @@ int dp_use_pinned(struct dp *dp)
 	if (pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
 		return -ENAMETOOLONG;
 	dp->prog_fd = bpf_obj_get(path);
-	if (dp->prog_fd < 0 && errno == ENOENT)
+	if (dp->prog_fd < 0 && errno == ENOENT) {
+		close_maps(dp);
 		return -ESRCH;	/* maps without a program: load one */
+	}
 	if (dp->prog_fd < 0) {
 		log_err("%s: %s", path, strerror(errno));
 		return -errno;
@@ -366,7 +370,7 @@ static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
 /* A bridge named in a zone stands for its member ports; anything else is a
  * port itself. */
 static int resolve_ports(const struct sluice_config *cfg, const struct nl_links *links,
-			 struct wants *w, bool follow)
+			 struct wants *w, enum dp_follow follow)
 {
 	memset(w, 0, sizeof(*w));
 	for (int z = 0; z < cfg->n_zones; z++) {
@@ -376,11 +380,13 @@ static int resolve_ports(const struct sluice_config *cfg, const struct nl_links 
 			const struct nl_link *l = nl_by_name(links, zone->ifs[i]);
 			int ret = 0;
 
-			if (!l && follow) {	/* it may come (back) later */
-				log_info("interface %s of zone %s does not exist (yet)",
+			if (!l && follow == DP_FOLLOW) {	/* it may come later */
+				log_warn("interface %s of zone %s does not exist yet",
 					 zone->ifs[i], zone->name);
 				continue;
 			}
+			if (!l && follow == DP_FOLLOW_QUIET)
+				continue;
 			if (!l) {
 				log_err("%s:%d:%d: interface %s of zone %s does not exist",
 					cfg->path, zone->if_loc[i].line, zone->if_loc[i].col,
@@ -541,29 +547,21 @@ static void rollback_new(struct dp *dp, struct wants *w)
 	}
 }
 
-/* Put kept ports (the first N of W) back on the pinned program, so a failed
- * apply leaves the instance running one program everywhere. */
-static void restore_kept(struct dp *dp, struct wants *w, const struct have *h, int n)
+/* Put kept ports (the first N of W) back on OLD_PROG, so a failed apply
+ * leaves the instance running one program everywhere. */
+static void restore_kept(struct wants *w, const struct have *h, int n, int old_prog)
 {
-	char path[PATH_MAX];
-	int i, k, old_fd;
+	for (int i = 0; i < n && old_prog >= 0; i++) {
+		int k = find_have(h, w->v[i].ifindex);
 
-	if (pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
-		return;
-	old_fd = bpf_obj_get(path);
-	if (old_fd < 0)
-		return;
-	for (i = 0; i < n; i++) {
-		k = find_have(h, w->v[i].ifindex);
 		if (k >= 0 && !w->v[i].is_new)
-			bpf_link_update(h->v[k].fd, old_fd, NULL);
+			bpf_link_update(h->v[k].fd, old_prog, NULL);
 	}
-	close(old_fd);
 }
 
 /* Swap the program of kept links to the freshly loaded one. bpf_link_update
  * is atomic per port: each packet sees the old or the new program. */
-static int update_kept(struct dp *dp, struct wants *w, const struct have *h)
+static int update_kept(struct dp *dp, struct wants *w, const struct have *h, int old_prog)
 {
 	int i, k, err;
 
@@ -575,7 +573,7 @@ static int update_kept(struct dp *dp, struct wants *w, const struct have *h)
 			continue;
 		err = errno;
 		log_err("%s: replacing the XDP program: %s", w->v[i].port.name, strerror(err));
-		restore_kept(dp, w, h, i);
+		restore_kept(w, h, i, old_prog);
 		return -err;
 	}
 	return 0;
@@ -687,24 +685,18 @@ static int write_zones(struct dp *dp, const struct sluice_config *cfg, const str
 	return 0;
 }
 
-/* The config's absolute path, recorded for `status`, `reload` and the
- * daemon: refuse rather than record a truncated path. */
-static int config_path(const struct sluice_config *cfg, char *abs)
+/* The config's absolute path is recorded for `status`, `reload` and the
+ * daemon: refuse, before anything changes, rather than record it cut. */
+static int check_config_path(const struct dp *dp)
 {
-	if (!cfg->path)
-		return 0;
-	if (!realpath(cfg->path, abs)) {
-		log_err("%s: %s", cfg->path, strerror(errno));
-		return -errno;
-	}
-	if (strlen(abs) >= SLUICE_PATH_LEN) {
-		log_err("%s: path longer than %d bytes", abs, SLUICE_PATH_LEN - 1);
+	if (dp->config && strlen(dp->config) >= SLUICE_PATH_LEN) {
+		log_err("%s: path longer than %d bytes", dp->config, SLUICE_PATH_LEN - 1);
 		return -ENAMETOOLONG;
 	}
 	return 0;
 }
 
-static int write_meta(struct dp *dp, const char *abs, bool new_prog)
+static int write_meta(struct dp *dp, bool new_prog)
 {
 	struct sluice_meta meta;
 
@@ -714,26 +706,31 @@ static int write_meta(struct dp *dp, const char *abs, bool new_prog)
 	if (new_prog || !dp->existed)
 		meta.reload_time = time(NULL);
 	meta.generation++;
-	if (abs[0])
-		snprintf(meta.config, sizeof(meta.config), "%.*s", SLUICE_PATH_LEN - 1, abs);
+	if (dp->config)
+		snprintf(meta.config, sizeof(meta.config), "%.*s", SLUICE_PATH_LEN - 1,
+			 dp->config);
 	return dp_meta_write(dp, &meta);
 }
 
 /* bpffs has no rename, so the pin is replaced in two steps under the folder
- * lock. Should sluice die in between, the maps remain and the next `up`,
- * `reload` or daemon apply loads and pins a program again. */
-static int pin_prog(struct dp *dp)
+ * lock; if the new program cannot be pinned the old one is pinned back.
+ * Should sluice die in between, the maps remain and the next `up`, `reload`
+ * or daemon apply loads and pins a program again. */
+static int pin_prog(struct dp *dp, int old_prog)
 {
 	char path[PATH_MAX];
+	int err;
 
 	if (pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
 		return -ENAMETOOLONG;
 	unlink(path);
-	if (bpf_obj_pin(dp->prog_fd, path)) {
-		log_err("%s: %s", path, strerror(errno));
-		return -errno;
-	}
-	return 0;
+	if (!bpf_obj_pin(dp->prog_fd, path))
+		return 0;
+	err = errno;
+	log_err("%s: %s", path, strerror(err));
+	if (old_prog >= 0)
+		bpf_obj_pin(old_prog, path);
+	return -err;
 }
 
 /* ---- apply ------------------------------------------------------------------ */
@@ -783,9 +780,11 @@ static int attach_new(struct dp *dp, struct wants *w, const struct have *h)
 	return 0;
 }
 
-/* Phase 2: record the links in the maps, then let leaving ports go. */
+/* Phase 2: record the links in the maps and pin the program, then let
+ * leaving ports go. Only the map and pin writes can fail; meta is
+ * informational and a failure there is reported, not rolled back. */
 static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *w,
-		  const struct have *h, const char *abs)
+		  const struct have *h, int old_prog)
 {
 	int i, ret;
 
@@ -793,32 +792,41 @@ static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *
 	ret = write_ports(dp, w);
 	if (!ret)
 		ret = write_zones(dp, cfg, w);
-	if (!ret && dp->skel)
-		ret = pin_prog(dp);
 	if (ret) {
 		log_err("%s: updating pinned maps: %s", dp->pin, strerror(-ret));
 		return ret;
 	}
+	if (dp->skel && (ret = pin_prog(dp, old_prog)))
+		return ret;
 	for (i = 0; i < h->n; i++)
 		if (!wanted(w, h->v[i].ifindex))	/* detaches with its last reference */
 			unlink(h->v[i].pin);
-	ret = write_meta(dp, abs, dp->skel != NULL);
-	if (!ret)
-		mode_warning(w);
-	return ret;
+	if ((ret = write_meta(dp, dp->skel != NULL)))
+		log_warn("%s: recording the change in sluice_meta: %s", dp->pin, strerror(-ret));
+	mode_warning(w);
+	return 0;
+}
+
+/* The program running now, to go back to if this apply fails. */
+static int old_program(const struct dp *dp)
+{
+	char path[PATH_MAX];
+
+	if (!dp->skel || pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
+		return -1;
+	return bpf_obj_get(path);
 }
 
 int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 {
 	struct wants *w = calloc(1, sizeof(*w));
-	char abs[PATH_MAX] = "";
 	struct nl_links links;
 	struct have have = { 0 };
-	int i, ret;
+	int i, ret, old_prog;
 
 	if (!w)
 		return -ENOMEM;
-	ret = config_path(cfg, abs);
+	ret = check_config_path(dp);
 	if (!ret && (ret = nl_dump(&links)))
 		log_err("reading interfaces over netlink: %s", strerror(-ret));
 	if (!ret) {
@@ -827,17 +835,19 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 	}
 	if (!ret)
 		ret = read_links(dp, &have);
+	old_prog = old_program(dp);
 	if (!ret)
 		ret = attach_new(dp, w, &have);
 	if (!ret && dp->skel)
-		ret = update_kept(dp, w, &have);	/* restores on failure */
+		ret = update_kept(dp, w, &have, old_prog);	/* restores on failure */
 	if (ret) {
 		rollback_new(dp, w);
-	} else if ((ret = commit(dp, cfg, w, &have, abs))) {
+	} else if ((ret = commit(dp, cfg, w, &have, old_prog))) {
 		rollback_new(dp, w);
-		if (dp->skel)
-			restore_kept(dp, w, &have, w->n);
+		restore_kept(w, &have, w->n, old_prog);
 	}
+	if (old_prog >= 0)
+		close(old_prog);
 	close_links(&have);
 	for (i = 0; i < w->n; i++)
 		close_fd(&w->v[i].link_fd);
@@ -880,55 +890,75 @@ int dp_down(struct dp *dp)
 
 /* ---- the daemon's lock ------------------------------------------------------ */
 
-/* `sluice run` holds an exclusive flock on this file for its whole life, so
- * the pid recorded in meta is trusted only while the lock is held: a daemon
- * that crashed or was killed leaves a stale pid, never a false "running". */
+/* `sluice run` holds an exclusive OFD lock on this file for its whole life
+ * and writes its pid into it, so the pid is trusted only while the lock is
+ * held: a daemon that crashed or was killed leaves a stale pid, never a
+ * false "running". Probes use F_OFD_GETLK, which does not take the lock (a
+ * probing `status` must not make a starting `run` fail). The file is named
+ * after the pin folder's path, '%' and '/' escaped so names never collide,
+ * and is never removed (removing it under a live daemon would let a second
+ * one start). */
 static int daemon_lock_path(const char *pin, char *buf, size_t len)
 {
-	char esc[PATH_MAX];
-	size_t i;
+	char canon[PATH_MAX], esc[PATH_MAX * 3];
+	size_t o = 0;
 
-	for (i = 0; pin[i] && i < sizeof(esc) - 1; i++)
-		esc[i] = pin[i] == '/' ? '_' : pin[i];
-	esc[i] = 0;
-	return fmt_path(buf, len, "%s/daemon%s.lock", SLUICE_RUN_DIR, esc);
+	if (!realpath(pin, canon) && fmt_path(canon, sizeof(canon), "%s", pin))
+		return -1;
+	for (const char *c = canon; *c && o + 4 < sizeof(esc); c++)
+		o += *c == '/' ? (size_t)sprintf(esc + o, "%%2F")
+		     : *c == '%' ? (size_t)sprintf(esc + o, "%%25")
+		     : (size_t)(esc[o] = *c, 1);
+	esc[o] = 0;
+	return fmt_path(buf, len, "%s/daemon-%s.lock", SLUICE_RUN_DIR, esc);
 }
 
-int dp_daemon_lock(const char *pin)
+static int daemon_lock_open(const char *pin)
 {
 	char path[PATH_MAX];
-	int fd, err;
+	int fd;
 
 	if (daemon_lock_path(pin, path, sizeof(path)))
 		return -ENAMETOOLONG;
 	if (mkdir(SLUICE_RUN_DIR, 0755) && errno != EEXIST)
 		return -errno;
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	return fd < 0 ? -errno : fd;
+}
+
+int dp_daemon_lock(const char *pin)
+{
+	struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char pid[16];
+	int fd = daemon_lock_open(pin), err, n;
+
 	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		err = errno;
+		return fd;
+	if (fcntl(fd, F_OFD_SETLK, &lk)) {
+		err = errno == EACCES ? EWOULDBLOCK : errno;
 		close(fd);
 		return -err;
 	}
+	n = snprintf(pid, sizeof(pid), "%d\n", getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
+		log_warn("%s: recording the daemon's pid: %s", SLUICE_RUN_DIR, strerror(errno));
 	return fd;
 }
 
-bool dp_daemon_running(const char *pin)
+pid_t dp_daemon_pid(const char *pin)
 {
-	int fd = dp_daemon_lock(pin);
+	struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char buf[16] = "";
+	int fd = daemon_lock_open(pin);
+	pid_t pid = 0;
 
-	if (fd >= 0)
-		close(fd);
-	return fd == -EWOULDBLOCK;
-}
-
-void dp_daemon_forget(const char *pin)
-{
-	char path[PATH_MAX];
-
-	if (!daemon_lock_path(pin, path, sizeof(path)))
-		unlink(path);
+	if (fd < 0)
+		return 0;
+	if (!fcntl(fd, F_OFD_GETLK, &lk) && lk.l_type != F_UNLCK &&
+	    pread(fd, buf, sizeof(buf) - 1, 0) > 0)
+		pid = atoi(buf);
+	close(fd);
+	return pid;
 }
 
 /* ---- views ------------------------------------------------------------------ */
@@ -1006,7 +1036,7 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 
 	memset(view, 0, sizeof(*view));
 	dp_meta_read(dp, &view->meta);
-	view->daemon_running = view->meta.daemon_pid && dp_daemon_running(dp->pin);
+	view->daemon_pid = dp_daemon_pid(dp->pin);
 	if (!pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP) &&
 	    (fd = bpf_obj_get(path)) >= 0) {
 		view->prog_id = prog_id_of(fd);

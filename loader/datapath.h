@@ -9,16 +9,24 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include "config.h"
 #include "sluice.h"
 
 struct sluice;
 
+enum dp_follow {
+	DP_STRICT = 0,		/* up, reload: a missing interface is an error */
+	DP_FOLLOW,		/* run's first apply: skip it with a warning */
+	DP_FOLLOW_QUIET,	/* the daemon's later applies: skip it quietly */
+};
+
 struct dp {
 	char pin[PATH_MAX];
 	int lock_fd;
 	bool existed;		/* the pin folder held an instance before us */
-	bool follow;		/* daemon: a missing interface is skipped, not an error */
+	enum dp_follow follow;	/* how a missing or unattachable port is handled */
+	const char *config;	/* absolute config path to record, or NULL */
 	struct sluice *skel;	/* set when programs were loaded by this run */
 	int prog_fd;		/* the XDP program to attach */
 	int ports_fd, zones_fd, stats_fd, meta_fd;
@@ -63,7 +71,7 @@ struct dp_port_view {
 
 struct dp_view {
 	struct sluice_meta meta;
-	bool daemon_running;		/* meta.daemon_pid holds the daemon lock */
+	pid_t daemon_pid;		/* the daemon holding the lock, or 0 */
 	__u32 prog_id;
 	int n_ports;
 	struct dp_port_view ports[SLUICE_MAX_PORTS];
@@ -78,11 +86,11 @@ int dp_view_read(struct dp *dp, struct dp_view *view);
 void dp_stats_add(struct sluice_port_stats *sum, const struct sluice_port_stats *s);
 
 /* The daemon's lifetime lock (see datapath.c): dp_daemon_lock returns the
- * held fd, or -EWOULDBLOCK when a daemon of this pin folder runs. */
+ * held fd, or -EWOULDBLOCK when a daemon of this pin folder runs;
+ * dp_daemon_pid returns that daemon's pid, or 0 when none runs. */
 #define SLUICE_RUN_DIR "/run/sluice"
 int dp_daemon_lock(const char *pin);
-bool dp_daemon_running(const char *pin);
-void dp_daemon_forget(const char *pin);
+pid_t dp_daemon_pid(const char *pin);
 
 /* libbpf's messages: shown with -v, otherwise kept so a failed load can
  * print the tail of the verifier log. */

@@ -23,6 +23,7 @@
 struct args {
 	const char *pin;
 	const char *config;
+	char config_abs[PATH_MAX];	/* set by load_config */
 	bool config_given;
 	bool json;
 	bool watch;
@@ -179,12 +180,19 @@ static void print_inactive(void *ctx, const struct cfg_loc *loc, const char *wha
 	       what);
 }
 
-static int load_config(const char *path, struct sluice_config *cfg)
+/* Parse the config; ABS (if not NULL) gets its absolute path, which is
+ * what the instance records for `status`, `reload` and the daemon. */
+static int load_config(const char *path, struct sluice_config *cfg, char *abs)
 {
 	char err[1024];
 
 	if (cfg_parse_file(path, cfg, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	if (abs && !realpath(path, abs)) {
+		log_err("%s: %s", path, strerror(errno));
+		cfg_free(cfg);
 		return -1;
 	}
 	return 0;
@@ -195,7 +203,7 @@ static int cmd_check(struct args *a)
 	struct sluice_config cfg;
 	struct nl_links links;
 
-	if (load_config(a->config, &cfg))
+	if (load_config(a->config, &cfg, NULL))
 		return 1;
 	cfg_inactive(&cfg, print_inactive, &cfg);
 	/* A config may be written for another box: missing interfaces are
@@ -216,7 +224,8 @@ static int cmd_check(struct args *a)
 }
 
 /* Load fresh programs and apply CFG. REQUIRE_RUNNING: reload semantics. */
-static int load_and_apply(struct args *a, const struct sluice_config *cfg, bool reload)
+static int load_and_apply(struct args *a, const struct sluice_config *cfg, bool reload,
+			  enum dp_follow follow)
 {
 	struct dp dp;
 	int ret;
@@ -224,6 +233,8 @@ static int load_and_apply(struct args *a, const struct sluice_config *cfg, bool 
 	ret = dp_open(&dp, a->pin, reload ? DP_WRITE : DP_CREATE);
 	if (ret == -ENOENT)
 		log_err("%s: no running instance to reload (use 'sluice up')", a->pin);
+	dp.follow = follow;
+	dp.config = a->config_abs;
 	if (!ret)
 		ret = dp_load(&dp);
 	if (!ret)
@@ -237,9 +248,9 @@ static int cmd_up(struct args *a)
 	struct sluice_config cfg;
 	int ret;
 
-	if (load_config(a->config, &cfg))
+	if (load_config(a->config, &cfg, a->config_abs))
 		return 1;
-	ret = load_and_apply(a, &cfg, false);
+	ret = load_and_apply(a, &cfg, false, DP_STRICT);
 	cfg_free(&cfg);
 	return ret ? 1 : 0;
 }
@@ -266,31 +277,26 @@ static int cmd_reload(struct args *a)
 		}
 		a->config = strdup(meta.config);
 	}
-	if (load_config(a->config, &cfg))
+	if (load_config(a->config, &cfg, a->config_abs))
 		return 1;
-	ret = load_and_apply(a, &cfg, true);
+	ret = load_and_apply(a, &cfg, true, DP_STRICT);
 	cfg_free(&cfg);
 	return ret ? 1 : 0;
 }
 
 /* A daemon of this instance ends first, or it would re-attach what down
- * removes. Its pid counts only while it holds the daemon lock. */
+ * removes. Its pid comes from its lock file, valid while the lock is held. */
 static void stop_daemon(const char *pin)
 {
-	struct sluice_meta meta;
-	struct dp dp;
+	pid_t pid = dp_daemon_pid(pin);
 
-	if (!dp_daemon_running(pin) || dp_open(&dp, pin, DP_READ))
+	if (!pid || pid == getpid())
 		return;
-	dp_meta_read(&dp, &meta);
-	dp_close(&dp);
-	if (!meta.daemon_pid || meta.daemon_pid == (__u32)getpid())
-		return;
-	kill(meta.daemon_pid, SIGTERM);
-	for (int i = 0; i < 50 && dp_daemon_running(pin); i++)
+	kill(pid, SIGTERM);
+	for (int i = 0; i < 50 && dp_daemon_pid(pin); i++)
 		usleep(100 * 1000);
-	if (dp_daemon_running(pin))
-		log_warn("daemon pid %u did not exit", meta.daemon_pid);
+	if (dp_daemon_pid(pin))
+		log_warn("daemon pid %d did not exit", (int)pid);
 }
 
 static int cmd_down(struct args *a)
@@ -305,8 +311,6 @@ static int cmd_down(struct args *a)
 	if (!ret)
 		ret = dp_down(&dp);
 	dp_close(&dp);
-	if (!ret)
-		dp_daemon_forget(a->pin);
 	return ret ? 1 : 0;
 }
 
@@ -390,24 +394,19 @@ out:
 struct daemon {
 	struct args *a;
 	struct sluice_config cfg;
+	char config[PATH_MAX];	/* absolute path of cfg */
 	__u64 generation;	/* of our last apply */
 };
 
-static int set_daemon_pid(const char *pin, __u32 pid, __u64 *generation)
+static int read_generation(const char *pin, __u64 *generation)
 {
 	struct sluice_meta meta;
 	struct dp dp;
 	int ret;
 
-	ret = dp_open(&dp, pin, DP_WRITE);
-	if (!ret)
-		ret = dp_use_pinned(&dp);
-	if (!ret && !(ret = dp_meta_read(&dp, &meta))) {
-		meta.daemon_pid = pid;
-		ret = dp_meta_write(&dp, &meta);
-		if (generation)
-			*generation = meta.generation;
-	}
+	ret = dp_open(&dp, pin, DP_READ);
+	if (!ret && !(ret = dp_meta_read(&dp, &meta)))
+		*generation = meta.generation;
 	dp_close(&dp);
 	return ret;
 }
@@ -430,7 +429,7 @@ static int reconcile(struct daemon *d, bool reload_programs)
 		ret = dp_load(&dp);
 	if (ret)
 		goto out;
-	dp.follow = true;
+	dp.follow = DP_FOLLOW_QUIET;
 	dp_meta_read(&dp, &meta);
 	if ((meta.generation != d->generation || reload_programs) && meta.config[0]) {
 		if (cfg_parse_file(meta.config, &cfg, err, sizeof(err))) {
@@ -438,8 +437,10 @@ static int reconcile(struct daemon *d, bool reload_programs)
 		} else {
 			cfg_free(&d->cfg);
 			d->cfg = cfg;
+			snprintf(d->config, sizeof(d->config), "%s", meta.config);
 		}
 	}
+	dp.config = d->config;
 	ret = dp_apply(&dp, &d->cfg);
 	if (!ret && !dp_meta_read(&dp, &meta))
 		d->generation = meta.generation;
@@ -483,7 +484,9 @@ static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl)
 			reload = true;
 			first = due = now_ms();
 		}
-		if (ret > 0 && (pfd[1].revents & POLLIN) && nl_monitor_drain(nl) > 0) {
+		/* POLLERR: an overrun (ENOBUFS); draining reads it, and a resync
+		 * covers whatever was lost. */
+		if (ret > 0 && (pfd[1].revents & (POLLIN | POLLERR)) && nl_monitor_drain(nl) > 0) {
 			if (!due)
 				first = now_ms();
 			due = now_ms() + DEBOUNCE_MS;
@@ -496,7 +499,7 @@ static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl)
 		if (ret == -ENOENT)
 			return ret;
 		first = due = ret ? now_ms() + RETRY_MS : 0;
-		reload = reload && ret;
+		reload = false;	/* a failed reload is not retried: the old program stays */
 	}
 }
 
@@ -504,27 +507,23 @@ static int cmd_run(struct args *a)
 {
 	struct daemon d = { .a = a };
 	struct mnl_socket *nl = NULL;
-	struct sluice_meta meta = { 0 };
-	struct dp dp;
 	sigset_t mask;
 	int lock, sfd = -1, ret = 1;
 
 	/* Held for the daemon's whole life: a second `run` sees it at once. */
 	lock = dp_daemon_lock(a->pin);
 	if (lock == -EWOULDBLOCK) {
-		if (!dp_open(&dp, a->pin, DP_READ)) {
-			dp_meta_read(&dp, &meta);
-			dp_close(&dp);
-		}
-		log_err("%s: already followed by sluice run (pid %u)", a->pin, meta.daemon_pid);
+		log_err("%s: already followed by sluice run (pid %d)", a->pin,
+			(int)dp_daemon_pid(a->pin));
 		return 1;
 	}
 	if (lock < 0) {
 		log_err("%s: the daemon lock in %s: %s", a->pin, SLUICE_RUN_DIR, strerror(-lock));
 		return 1;
 	}
-	if (load_config(a->config, &d.cfg))
+	if (load_config(a->config, &d.cfg, a->config_abs))
 		goto out;
+	snprintf(d.config, sizeof(d.config), "%s", a->config_abs);
 	/* Subscribe before the first apply so no change falls in between. */
 	nl = nl_monitor_open();
 	if (!nl) {
@@ -541,17 +540,14 @@ static int cmd_run(struct args *a)
 		log_err("signalfd: %s", strerror(errno));
 		goto out;
 	}
-	if (load_and_apply(a, &d.cfg, false) || set_daemon_pid(a->pin, getpid(), &d.generation))
+	if (load_and_apply(a, &d.cfg, false, DP_FOLLOW) || read_generation(a->pin, &d.generation))
 		goto out;
 	log_info("following interface changes (pid %d)", getpid());
 	ret = daemon_loop(&d, sfd, nl);
-	if (ret == -ENOENT) {
+	if (ret == -ENOENT)
 		log_err("%s: the instance was removed; exiting", a->pin);
-	} else {
-		set_daemon_pid(a->pin, 0, NULL);
-		if (ret)
-			log_err("daemon: %s", strerror(-ret));
-	}
+	else if (ret)
+		log_err("daemon: %s", strerror(-ret));
 	/* The datapath stays: a stopped daemon must never cut the network. */
 	ret = ret && ret != -ENOENT ? 1 : 0;
 out:

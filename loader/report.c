@@ -93,8 +93,8 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 	fprintf(f, ",\"load_time\":%llu,\"reload_time\":%llu,\"generation\":%llu,"
 		"\"daemon_pid\":%u,\"daemon_running\":%s,\"prog_id\":%u,\"zones\":[",
 		(unsigned long long)v->meta.load_time, (unsigned long long)v->meta.reload_time,
-		(unsigned long long)v->meta.generation, v->meta.daemon_pid,
-		v->daemon_running ? "true" : "false", v->prog_id);
+		(unsigned long long)v->meta.generation, (unsigned int)v->daemon_pid,
+		v->daemon_pid ? "true" : "false", v->prog_id);
 	for (int z = 0; z < v->n_zones; z++) {
 		json_kv(f, z ? ",{" : "{", "name", v->zones[z].name);
 		fprintf(f, ",\"input\":\"%s\",\"masquerade\":%s,\"ports\":%u}",
@@ -135,8 +135,8 @@ void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool j
 		(unsigned long long)v->meta.generation);
 	fprintf(f, "  config       %s\n", v->meta.config[0] ? v->meta.config : "-");
 	fprintf(f, "  pin folder   %s\n", dp->pin);
-	if (v->daemon_running)
-		fprintf(f, "  daemon       running (pid %u)\n", v->meta.daemon_pid);
+	if (v->daemon_pid)
+		fprintf(f, "  daemon       running (pid %d)\n", (int)v->daemon_pid);
 	else
 		fprintf(f, "  daemon       not running (changes to interfaces are not followed)\n");
 	fprintf(f, "  program      xdp id %u\n\n", v->prog_id);

@@ -76,6 +76,8 @@ int verifier_reason(const char *log, char *reason, size_t len, int context,
 	do		/* skip blank lines back to the reason */
 		start = line_before(log, start);
 	while (start > log && *start == '\n');
+	if (start == end || *start == '\n')	/* the log was cut before its reason */
+		return -1;
 	snprintf(reason, len, "%.*s", (int)strcspn(start, "\n"), start);
 	*ctx = start;
 	while (context-- > 0 && *ctx > log)

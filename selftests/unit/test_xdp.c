@@ -436,7 +436,9 @@ static void test_verifier_reason(void)
 	    !strcmp(reason, "math between pkt pointer and register with unbounded min value "
 			    "is not allowed") &&
 	    !strncmp(ctx, "; x\n113: (0f) r5 += r4\n", len) && len == 23 &&
-	    verifier_reason("libbpf: no log\n", reason, sizeof(reason), 2, &ctx, &len) == -1) {
+	    verifier_reason("libbpf: no log\n", reason, sizeof(reason), 2, &ctx, &len) == -1 &&
+	    verifier_reason("processed 1 insns\n", reason, sizeof(reason), 2, &ctx, &len) == -1 &&
+	    verifier_reason("\nprocessed 1 insns\n", reason, sizeof(reason), 2, &ctx, &len) == -1) {
 		printf("PASS xdp: a verifier log's reason is found\n");
 	} else {
 		printf("FAIL xdp: a verifier log's reason is found (got \"%s\")\n", reason);
