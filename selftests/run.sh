@@ -34,21 +34,31 @@ done
 export SLUICE_KERNEL=$LABEL	# suites may hold a guest kernel to more
 LOG=$(mktemp /tmp/sluice-check.XXXXXX)
 trap 'rm -f "$LOG"' EXIT
-trap 'echo "interrupted"; exit 130' INT TERM
 
 # run_suite NAME TIMEOUT CMD...: run with a deadline, stream its lines
-# tagged with the kernel, keep them in the log.
+# tagged with the kernel, keep them in the log. timeout puts the suite in a
+# process group of its own, so its deadline reaches every child; Ctrl-C
+# becomes a SIGTERM to that group (SIGINT is ignored in background jobs),
+# which the suites trap to clean up.
+SUITE_PID=
+on_interrupt() {
+	[ -n "$SUITE_PID" ] && kill -TERM -- "-$SUITE_PID" 2>/dev/null && wait "$SUITE_PID"
+	echo "interrupted"
+	exit 130
+}
+trap on_interrupt INT TERM
+
 run_suite() {
 	local name=$1 limit=$2 rc out start=$SECONDS
 	shift 2
 	out=$(mktemp /tmp/sluice-suite.XXXXXX)
-	timeout --foreground --kill-after=10 "$limit" "$@" 2>&1 | tee "$out" |
+	timeout --kill-after=10 "$limit" "$@" >"$out" 2>&1 </dev/null &
+	SUITE_PID=$!
+	tail -s 0.2 --pid="$SUITE_PID" -f "$out" |
 		sed -u "s/^\(PASS\|FAIL\|SKIP\) \([^[]\)/\1 [$LABEL] \2/" | tee -a "$LOG"
-	rc=${PIPESTATUS[0]}
-	if [ "$rc" = 130 ]; then	# Ctrl-C: the suite cleaned up; stop here
-		echo "interrupted"
-		exit 130
-	fi
+	wait "$SUITE_PID"
+	rc=$?
+	SUITE_PID=
 	if [ "$rc" != 0 ] && ! grep -q '^FAIL ' "$out"; then
 		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 			echo "FAIL [$LABEL] $name: timed out after ${limit}s" | tee -a "$LOG"
