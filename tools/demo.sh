@@ -34,7 +34,7 @@ topo_config "$CFG"
 step "the example config, eth5 mapped to wan0 ($CFG)"
 sed 's/^/   /' "$CFG"
 step "sluice check -c $CFG"
-"$SLUICE" check -c "$CFG" | sed 's/^/   /'
+nsenter --net="/run/netns/$RTR" "$SLUICE" check -c "$CFG" | sed 's/^/   /'
 
 step "sluice up -c $CFG"
 rsluice up -c "$CFG" || exit 1
