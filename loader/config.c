@@ -57,6 +57,7 @@ struct lexer {
 struct sym {
 	char name[CFG_NAME_MAX];
 	int target;		/* zone or set index once defined, else -1 */
+	int line;		/* where it was defined, once defined */
 	struct cfg_loc ref;	/* first reference, where "unknown" is reported */
 };
 
@@ -799,6 +800,28 @@ static int parse_zone_item(struct parser *p, struct cfg_zone *z, unsigned *seen)
 	return -1;
 }
 
+/* The name token of a zone or set definition: valid, not defined before.
+ * Returns its symbol, or -1 (error reported). */
+static int define_name(struct parser *p, struct symtab *tab, const char *kind)
+{
+	const struct token *t = &p->tok;
+	char what[16];
+	int s;
+
+	snprintf(what, sizeof(what), "a %s name", kind);
+	if (t->type != T_WORD)
+		return expected(p, what);
+	if (check_name(p, t, 0, kind))
+		return -1;
+	s = sym_get(tab, t->s, t->len);
+	if (s < 0)
+		return oom(p, t->loc);
+	if (tab->v[s].target >= 0)
+		return perr(p, t->loc, "duplicate %s %s (first defined at line %d)", kind,
+			    qtok(p, t), tab->v[s].line);
+	return s;
+}
+
 static int parse_zone(struct parser *p, struct cfg_loc at)
 {
 	struct sluice_config *cfg = p->cfg;
@@ -807,19 +830,13 @@ static int parse_zone(struct parser *p, struct cfg_loc at)
 	unsigned seen = 0;
 	int s;
 
-	if (t->type != T_WORD)
-		return expected(p, "a zone name");
-	if (check_name(p, t, 0, "zone"))
-		return -1;
-	s = sym_get(&p->zones, t->s, t->len);
+	s = define_name(p, &p->zones, "zone");
 	if (s < 0)
-		return oom(p, t->loc);
-	if (p->zones.v[s].target >= 0)
-		return perr(p, t->loc, "duplicate zone %s (first defined at line %d)", qtok(p, t),
-			    cfg->zones[p->zones.v[s].target].loc.line);
+		return -1;
 	if (cfg->n_zones == CFG_ZONE_MAX)
 		return perr(p, t->loc, "too many zones (max %d)", CFG_ZONE_MAX);
 	p->zones.v[s].target = cfg->n_zones;
+	p->zones.v[s].line = at.line;
 	z = &cfg->zones[cfg->n_zones++];
 	memcpy(z->name, t->s, t->len);
 	z->loc = at;
@@ -1101,16 +1118,10 @@ static int parse_set(struct parser *p, struct cfg_loc at)
 	struct cfg_set *v;
 	int s;
 
-	if (t->type != T_WORD)
-		return expected(p, "a set name");
-	if (check_name(p, t, 0, "set"))
-		return -1;
-	s = sym_get(&p->sets, t->s, t->len);
+	s = define_name(p, &p->sets, "set");
 	if (s < 0)
-		return oom(p, t->loc);
-	if (p->sets.v[s].target >= 0)
-		return perr(p, t->loc, "duplicate set %s (first defined at line %d)", qtok(p, t),
-			    cfg->sets[p->sets.v[s].target].loc.line);
+		return -1;
+	p->sets.v[s].line = at.line;
 	v = reserve(p, cfg->sets, cfg->n_sets, &p->cap_sets, sizeof(*v));
 	if (!v)
 		return -1;
