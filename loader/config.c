@@ -1706,14 +1706,6 @@ void cfg_free(struct sluice_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 }
 
-int cfg_zone_find(const struct sluice_config *cfg, const char *name)
-{
-	for (int i = 0; i < cfg->n_zones; i++)
-		if (!strcmp(cfg->zones[i].name, name))
-			return i;
-	return -1;
-}
-
 /* ---- statements without a datapath ------------------------------------------ */
 
 enum inactive_kind {

@@ -154,8 +154,6 @@ int cfg_parse_string(const char *name, const char *text, struct sluice_config *c
 
 void cfg_free(struct sluice_config *cfg);
 
-int cfg_zone_find(const struct sluice_config *cfg, const char *name);
-
 /* Statements parsed but without a datapath yet, one line each
  * ("FILE:LINE: masquerade: not yet active"), for `sluice check`.
  * Calls FN once per such statement. */
