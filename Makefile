@@ -33,7 +33,8 @@ BPF_HDRS := bpf/sluice.h bpf/parsing.h
 LOADER_SRC := $(filter-out loader/main.c,$(wildcard loader/*.c))
 LOADER_HDRS := $(wildcard loader/*.h)
 
-all: $(BUILD)/sluice $(BUILD)/test_xdp $(BUILD)/test_config $(BUILD)/xdp_foreign.bpf.o
+all: $(BUILD)/sluice $(BUILD)/test_xdp $(BUILD)/test_config $(BUILD)/xdp_foreign.bpf.o \
+	$(BUILD)/benchgen $(BUILD)/xdp_pass.bpf.o
 
 $(BUILD):
 	@mkdir -p $@
@@ -55,6 +56,19 @@ $(BUILD)/test_xdp: selftests/unit/test_xdp.c selftests/unit/pkt.h loader/util.c 
 
 $(BUILD)/test_config: selftests/unit/test_config.c loader/config.c loader/config.h
 	$(CC) $(ALL_CFLAGS) $< loader/config.c -o $@
+
+# The benchmark's generator and sink (tools/bench).
+$(BUILD)/benchgen.bpf.o: tools/bench/benchgen.bpf.c tools/bench/benchgen.h | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -Itools/bench -c $< -o $@
+
+$(BUILD)/xdp_pass.bpf.o: tools/bench/xdp_pass.bpf.c | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/benchgen.skel.h: $(BUILD)/benchgen.bpf.o
+	$(BPFTOOL) gen skeleton $< name benchgen > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/benchgen: tools/bench/benchgen.c tools/bench/benchgen.h $(BUILD)/benchgen.skel.h
+	$(CC) $(ALL_CFLAGS) -Itools/bench $< -o $@ $(LDFLAGS) $(LIBS)
 
 deps:
 	@tools/deps.sh

@@ -1,0 +1,622 @@
+#!/bin/bash
+# make bench: sluice against the kernel's own paths, side by side, one run.
+#
+#   tools/bench/bench.sh [--quick] [--out DIR] [--scenarios "1 2 ..."]
+#
+# Every scenario builds the reference box in namespaces
+# (selftests/netns/topology.sh), drives it with build/benchgen (an XDP
+# live-frame generator and an XDP sink, tools/bench/benchgen.c) and measures
+# sluice and the kernel path it replaces one after the other, on the same
+# topology, in the same run. Results go to DIR/results.jsonl (one JSON object
+# per run) and tools/bench/report.py turns them into DIR/REPORT.md and plots.
+# A scenario whose sluice feature has not landed prints "not available yet"
+# in its sluice row; a missing tool or kernel feature prints why, and the run
+# goes on. The topology is torn down on exit and on Ctrl-C.
+#
+# --quick: every scenario once, small sizes, 1-second runs (CI runs this to
+# prove the harness works; it asserts no number).
+set -u
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+SUITE=bench
+# shellcheck source=../../selftests/lib.sh
+. "$TOP/selftests/lib.sh"
+# shellcheck source=../../selftests/netns/topology.sh
+. "$TOP/selftests/netns/topology.sh"
+
+QUICK=0
+OUT=$TOP/docs/bench
+SCENARIOS="1 2 3 4 5 6 7 8"
+INNER=	# set when a guest runs part of a scenario for the host
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) QUICK=1; shift ;;
+	--out) OUT=$2; shift 2 ;;
+	--scenarios) SCENARIOS=$2; shift 2 ;;
+	--inner) INNER=$2; shift 2 ;;
+	*) echo "usage: $0 [--quick] [--out DIR] [--scenarios LIST]" >&2; exit 2 ;;
+	esac
+done
+
+GEN=$TOP/build/benchgen
+if [ "$QUICK" = 1 ]; then
+	RUNS=1 SECS=1 STAT_SECS=1
+	RULE_SIZES="0 1000" FLOW_SIZES="1000 10000"
+else
+	RUNS=${BENCH_RUNS:-5} SECS=${BENCH_SECS:-3} STAT_SECS=2
+	RULE_SIZES="0 1000 15000 100000" FLOW_SIZES="10000 100000 1000000"
+fi
+GEN_CPU=1	# the generator and everything it triggers run on this CPU
+
+mkdir -p "$OUT"
+RES=$OUT/results.jsonl
+WORK=$(mktemp -d /tmp/sluice-bench.XXXXXX)
+[ -z "$INNER" ] && : > "$RES"
+
+cleanup() {
+	topo_down
+	shape_topo_down
+	[ -n "${HARNESS_NS:-}" ] && ip netns del "$HARNESS_NS-a" 2>/dev/null &&
+		ip netns del "$HARNESS_NS-b" 2>/dev/null
+	[ -n "${STATS_OLD:-}" ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD"
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'echo "bench: interrupted" >&2; exit 130' INT TERM
+
+progress() { [ -z "$INNER" ] && echo "bench: $*" >&2; return 0; }
+
+# record SCENARIO CASE JSON: one result line, tagged.
+record() {
+	local line="{\"scenario\": \"$1\", \"case\": \"$2\", \"kernel\": \"$(uname -r)\", ${3#\{}"
+	if [ -n "$INNER" ]; then echo "$line"; else echo "$line" >> "$RES"; fi
+}
+
+# na SCENARIO CASE WHY: a row that could not be measured, and why.
+na() { record "$1" "$2" "{\"na\": \"$3\"}"; progress "  $2: $3"; }
+
+# note SCENARIO CASE KEY VALUE: an extra figure for a case (memory, times).
+note() { record "$1" "$2" "{\"$3\": $4}"; }
+
+mac_of() { ip -n "$1" link show "$2" | awk '/link\/ether/ {print $2}'; }
+
+# measure SCENARIO CASE BENCHGEN-ARGS...: RUNS runs, each a result line.
+measure() {
+	local sc=$1 case=$2 i out
+	shift 2
+	for i in $(seq 1 "$RUNS"); do
+		if ! out=$("$GEN" --cpu "$GEN_CPU" --seconds "$SECS" "$@" 2>&1); then
+			na "$sc" "$case" "benchgen failed: $(echo "$out" | tail -1)"
+			return 1
+		fi
+		record "$sc" "$case" "$out"
+	done
+	progress "  $case: $(echo "$out" | sed 's/.*"pps": \([0-9]*\).*"loss": \([0-9.-]*\).*/\1 pps (last run), loss \2/')"
+}
+
+# prime ARGS...: send each flow once (no sink), e.g. to create conntrack
+# entries, or replies to make them established.
+prime() { "$GEN" --cpu "$GEN_CPU" "$@" >/dev/null 2>&1; }
+
+# progstat SCENARIO CASE PROGID BENCHGEN-ARGS...: the program's own run time
+# per packet (kernel.bpf_stats_enabled), in a separate run so the clock
+# reads it adds never touch the packet rates.
+progstat() {
+	local sc=$1 case=$2 id=$3 before after
+	shift 3
+	[ -n "$id" ] || return 0
+	STATS_OLD=${STATS_OLD:-$(sysctl -n kernel.bpf_stats_enabled)}
+	sysctl -qw kernel.bpf_stats_enabled=1
+	before=$(bpftool prog show id "$id" -j 2>/dev/null)
+	"$GEN" --cpu "$GEN_CPU" --seconds "$STAT_SECS" "$@" >/dev/null 2>&1
+	after=$(bpftool prog show id "$id" -j 2>/dev/null)
+	sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD"
+	/usr/bin/python3 - "$before" "$after" <<'EOF' > "$WORK/prog_ns" || return 0
+import json, sys
+b, a = (json.loads(x) for x in sys.argv[1:3])
+n = a.get("run_cnt", 0) - b.get("run_cnt", 0)
+t = a.get("run_time_ns", 0) - b.get("run_time_ns", 0)
+print("%.1f" % (t / n) if n > 0 else "")
+EOF
+	[ -s "$WORK/prog_ns" ] && note "$sc" "$case" prog_ns "$(cat "$WORK/prog_ns")"
+}
+
+# ---- the topology -----------------------------------------------------------
+
+# The reference box, with GRO on the router's veths: a veth only takes
+# frames transmitted by XDP on its peer when it runs XDP itself or has GRO
+# on (platform.md), and the kernel-path baselines run no XDP on the router.
+bench_topo_up() {
+	topo_down
+	TAG=$(unique_tag) TOPO_ROUTE_BACK=${1:-1}
+	topo_up >/dev/null 2>&1 || { echo "bench: cannot build the topology" >&2; exit 1; }
+	local i
+	for i in lan1 lan2 lan3 lan4 lan5 wan0; do
+		ip netns exec "$RTR" ethtool -K "$i" gro on >/dev/null 2>&1
+	done
+	for i in "$H1" "$H2" "$H3" "$H4" "$H5" "$INET"; do
+		ip netns exec "$i" ethtool -K eth0 gro on >/dev/null 2>&1
+	done
+	ip netns exec "$H1" ping -c1 -W2 192.168.10.12 >/dev/null 2>&1
+	ip netns exec "$H1" ping -c1 -W2 203.0.113.1 >/dev/null 2>&1
+	BR_MAC=$(mac_of "$RTR" br-lan)
+	WAN_MAC=$(mac_of "$RTR" wan0)
+	H2_MAC=$(mac_of "$H2" eth0)
+}
+
+sluice_up() {
+	topo_config "$WORK/sluice.conf"
+	rsluice up -c "$WORK/sluice.conf" >"$WORK/sluice.log" 2>&1
+}
+sluice_down() { rsluice down >/dev/null 2>&1; }
+sluice_prog_id() { bpftool prog show pinned "$PIN/prog_xdp" 2>/dev/null | awk -F: 'NR==1 {print $1}'; }
+
+# Which sluice features exist in this build: the CLI and `sluice check` say.
+have_feature() {
+	case $1 in
+	bridge) "$TOP/build/sluice" fdb --help >/dev/null 2>&1 ;;
+	conntrack) "$TOP/build/sluice" conntrack --help >/dev/null 2>&1 ;;
+	*)	# a config statement that `check` no longer reports as inactive
+		printf 'zone lan {\n interfaces lo\n}\nzone wan {\n interfaces lo2\n masquerade\n}\n%s\n' \
+			"$2" > "$WORK/feature.conf"
+		! "$TOP/build/sluice" check -c "$WORK/feature.conf" 2>&1 | grep -q "not yet active" ;;
+	esac
+}
+
+xdp_pass_on() {
+	local i
+	for i in lan1 lan2 lan3 lan4 lan5 wan0; do
+		ip -n "$RTR" link set dev "$i" xdpdrv obj "$TOP/build/xdp_pass.bpf.o" sec xdp ||
+			return 1
+	done
+}
+xdp_pass_off() {
+	local i
+	for i in lan1 lan2 lan3 lan4 lan5 wan0; do ip -n "$RTR" link set dev "$i" xdpdrv off; done
+}
+
+# ---- nftables baselines -------------------------------------------------------
+
+# The box as nftables users run it: forward policy drop, established and
+# related first, LAN to WAN allowed, masquerade on the WAN. $1: extra
+# forward-chain rules (after established), $2: extra table content.
+nft_box() {
+	cat > "$WORK/box.nft" <<NFT
+flush ruleset
+table inet box {
+	$2
+	chain forward {
+		type filter hook forward priority 0; policy drop;
+		ct state established,related accept
+		$1
+		iifname "br-lan" oifname "wan0" accept
+		ct status dnat accept
+	}
+	chain prerouting {
+		type nat hook prerouting priority -100;
+		iifname "wan0" udp dport 8443 dnat ip to 192.168.10.12:443
+	}
+	chain postrouting {
+		type nat hook postrouting priority 100;
+		oifname "wan0" masquerade
+	}
+}
+NFT
+	ip netns exec "$RTR" nft -f "$WORK/box.nft" 2>"$WORK/nft.err"
+}
+nft_off() { ip netns exec "$RTR" nft flush ruleset 2>/dev/null; ct_flush; }
+ct_flush() { ip netns exec "$RTR" conntrack -F >/dev/null 2>&1; return 0; }
+ct_count() { ip netns exec "$RTR" cat /proc/sys/net/netfilter/nf_conntrack_count 2>/dev/null || echo 0; }
+
+# LAN (h1) to the internet namespace, and the replies that make each flow
+# established in a connection tracker (masquerade keeps the source ports
+# here: nothing else uses them).
+lan_wan_args() {
+	echo --gen-ns "$H1" --gen-if eth0 --dst-mac "$BR_MAC" --src-ip 192.168.10.11 \
+		--dst-ip 203.0.113.1 --sink-ns "$INET" --sink-if eth0 --flows "$1"
+}
+prime_lan_wan() {	# FLOWS
+	prime --gen-ns "$H1" --gen-if eth0 --dst-mac "$BR_MAC" --src-ip 192.168.10.11 \
+		--dst-ip 203.0.113.1 --flows "$1" --count "$1"
+	sleep 0.2
+	prime --gen-ns "$INET" --gen-if eth0 --dst-mac "$WAN_MAC" --src-ip 203.0.113.1 \
+		--dst-ip 203.0.113.2 --flows "$1" --count "$1" --reverse
+	sleep 0.2
+}
+
+# ---- 1: what sluice costs before it helps ------------------------------------
+s1() {
+	local args
+	progress "1/8 pass-through: routed LAN to WAN with an IPv4 option (every router's slow path), 64 B"
+	bench_topo_up
+	HARNESS_NS=$(unique_tag)x
+	ip netns add "$HARNESS_NS-a" && ip netns add "$HARNESS_NS-b" &&
+	ip -n "$HARNESS_NS-a" link add eth0 type veth peer name eth0 netns "$HARNESS_NS-b" &&
+	ip -n "$HARNESS_NS-a" link set eth0 up && ip -n "$HARNESS_NS-b" link set eth0 up &&
+	measure 1 "harness: generator to sink, no router" --gen-ns "$HARNESS_NS-a" --gen-if eth0 \
+		--dst-mac "$(mac_of "$HARNESS_NS-b" eth0)" --src-ip 192.168.10.11 --dst-ip 203.0.113.1 \
+		--sink-ns "$HARNESS_NS-b" --sink-if eth0 --flows 100 --ip-option
+	ip netns del "$HARNESS_NS-a"; ip netns del "$HARNESS_NS-b"; HARNESS_NS=
+
+	# shellcheck disable=SC2207
+	args=($(lan_wan_args 100) --ip-option)
+	measure 1 "kernel forwarding, no XDP" "${args[@]}"
+	if xdp_pass_on; then
+		measure 1 "kernel forwarding + trivial XDP_PASS" "${args[@]}"
+	else
+		na 1 "kernel forwarding + trivial XDP_PASS" "attaching build/xdp_pass.bpf.o failed"
+	fi
+	xdp_pass_off
+	if sluice_up; then
+		measure 1 "kernel forwarding + sluice (pass-through)" "${args[@]}"
+		progstat 1 "kernel forwarding + sluice (pass-through)" "$(sluice_prog_id)" "${args[@]}"
+		sluice_down
+	else
+		na 1 "kernel forwarding + sluice (pass-through)" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
+	fi
+}
+
+# ---- 2: LAN to LAN --------------------------------------------------------------
+s2() {
+	local size args
+	progress "2/8 LAN to LAN: kernel bridge vs sluice's bridge fast path"
+	bench_topo_up
+	for size in 64 1518; do
+		args=(--gen-ns "$H1" --gen-if eth0 --dst-mac "$H2_MAC" --src-ip 192.168.10.11
+		      --dst-ip 192.168.10.12 --sink-ns "$H2" --sink-if eth0 --flows 100 --size "$size")
+		ip netns exec "$H1" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1	# fresh FDB
+		measure 2 "kernel bridge, $size B" "${args[@]}"
+		if ! have_feature bridge; then
+			na 2 "sluice bridge fast path, $size B" "not available yet (bridge fast path, issue #8)"
+		elif sluice_up; then
+			ip netns exec "$H1" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1
+			measure 2 "sluice bridge fast path, $size B" "${args[@]}"
+			progstat 2 "sluice bridge fast path, $size B" "$(sluice_prog_id)" "${args[@]}"
+			sluice_down
+		else
+			na 2 "sluice bridge fast path, $size B" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
+		fi
+	done
+}
+
+# ---- 3: LAN to WAN through NAT ----------------------------------------------------
+s3() {
+	local flows=1000
+	progress "3/8 LAN to WAN through NAT, established flows, 64 B"
+	bench_topo_up 0
+	# shellcheck disable=SC2207
+	local args=($(lan_wan_args $flows))
+	if nft_box "" ""; then
+		prime_lan_wan $flows
+		measure 3 "nftables masquerade + ct state" "${args[@]}"
+		note 3 "nftables masquerade + ct state" conntrack_entries "$(ct_count)"
+	else
+		na 3 "nftables masquerade + ct state" "nft failed: $(head -1 "$WORK/nft.err")"
+	fi
+	nft_off
+	if nft_box "ip protocol { tcp, udp } flow add @ft" \
+		"flowtable ft { hook ingress priority 0; devices = { br-lan, wan0 }; }"; then
+		prime_lan_wan $flows
+		measure 3 "nftables masquerade + flowtable" "${args[@]}"
+	else
+		na 3 "nftables masquerade + flowtable" "this kernel has no nf_flow_table ($(head -1 "$WORK/nft.err" | cut -c1-80)); see the guest rows"
+	fi
+	nft_off
+	if have_feature nat "forward lan -> wan"; then
+		sluice_up && { prime_lan_wan $flows; measure 3 "sluice NAT" "${args[@]}"
+			progstat 3 "sluice NAT" "$(sluice_prog_id)" "${args[@]}"; sluice_down; }
+	else
+		na 3 "sluice NAT" "not available yet (routing and conntrack #9, NAT #10)"
+	fi
+}
+
+# ---- 4: inbound port forward ---------------------------------------------------------
+s4() {
+	local flows=253
+	progress "4/8 inbound port forward: 253 outside sources to one inside host, 64 B"
+	bench_topo_up 0
+	ip netns exec "$RTR" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1	# neighbour entry
+	local fwd=(--gen-ns "$INET" --gen-if eth0 --dst-mac "$WAN_MAC" --src-ip 203.0.113.1
+		   --dst-ip 203.0.113.2 --sport 20000 --dport 8443 --flows $flows)
+	local args=("${fwd[@]}" --sink-ns "$H2" --sink-if eth0)
+	if nft_box "" ""; then
+		prime "${fwd[@]}" --count $flows
+		sleep 0.2
+		prime --gen-ns "$H2" --gen-if eth0 --dst-mac "$BR_MAC" --src-ip 192.168.10.12 \
+			--dst-ip 203.0.113.1 --sport 20000 --dport 443 --flows $flows --count $flows --reverse
+		sleep 0.2
+		measure 4 "nftables dnat + ct state" "${args[@]}"
+	else
+		na 4 "nftables dnat + ct state" "nft failed: $(head -1 "$WORK/nft.err")"
+	fi
+	nft_off
+	if have_feature nat "port-forward wan udp 8443 -> 192.168.10.12:443"; then
+		na 4 "sluice port forward" "feature present but not wired into the bench yet"
+	else
+		na 4 "sluice port forward" "not available yet (NAT, issue #10)"
+	fi
+}
+
+# ---- 5: rule scaling --------------------------------------------------------------------
+
+# gen_rules N FILE-PREFIX: N random rules as users write them (source
+# network and service), none matching the benchmark's traffic: as a linear
+# chain (FILE.chain) and as one interval set (FILE.set).
+gen_rules() {
+	/usr/bin/python3 - "$1" "$2" <<'PY'
+import random, sys
+n, out = int(sys.argv[1]), sys.argv[2]
+rnd = random.Random(42)
+rules = [("10.%d.%d.0/24" % (rnd.randrange(256), rnd.randrange(256)), rnd.randrange(1, 65536))
+         for _ in range(n)]
+with open(out + ".chain", "w") as f:
+    for net, port in rules:
+        f.write("ip saddr %s udp dport %d drop\n" % (net, port))
+with open(out + ".set", "w") as f:
+    if rules:
+        f.write("set blk { type ipv4_addr . inet_service; flags interval; elements = {\n")
+        f.write(",\n".join("%s . %d" % r for r in sorted(set(rules))))
+        f.write("\n} }\n")
+PY
+}
+
+# The chain rules go in the forward chain, the set in the table.
+nft_rules() {	# chain|set FILE-PREFIX
+	if [ "$1" = chain ]; then
+		nft_box "$(cat "$2.chain")" ""
+	elif [ -s "$2.set" ]; then
+		nft_box "ip saddr . udp dport @blk drop" "$(cat "$2.set")"
+	else
+		nft_box "" ""
+	fi
+}
+
+s5() {
+	local n kind flows=1000
+	progress "5/8 rule scaling: established and new-connection rates, 64 B"
+	bench_topo_up 0
+	# shellcheck disable=SC2207
+	local args=($(lan_wan_args $flows))
+	local syn=(--gen-ns "$H1" --gen-if eth0 --dst-mac "$BR_MAC" --src-ip 192.168.10.11
+		   --dst-ip 203.0.113.1 --sink-ns "$INET" --sink-if eth0 --proto syn --flows 200000)
+	for n in $RULE_SIZES; do
+		gen_rules "$n" "$WORK/rules$n"
+		for kind in chain set; do
+			if ! nft_rules $kind "$WORK/rules$n"; then
+				na 5 "nftables $kind, $n rules" "nft failed: $(head -1 "$WORK/nft.err")"
+				continue
+			fi
+			prime_lan_wan $flows
+			measure 5 "nftables $kind, $n rules: established" "${args[@]}"
+			ct_flush
+			SECS=1 measure 5 "nftables $kind, $n rules: new connections" "${syn[@]}"
+			nft_off
+		done
+		if have_feature rules "rule lan -> wan src 10.0.0.0/8 drop"; then
+			na 5 "sluice, $n rules" "feature present but not wired into the bench yet"
+		else
+			na 5 "sluice, $n rules: established" "not available yet (rules, issue #11)"
+			na 5 "sluice, $n rules: new connections" "not available yet (rules, issue #11)"
+		fi
+	done
+}
+
+# ---- 6: connection tracking scale --------------------------------------------------------
+s6() {
+	local n objsize max
+	progress "6/8 connection tracking scale: established flows through NAT, 64 B"
+	bench_topo_up 0
+	objsize=$(awk '$1 == "nf_conntrack" {print $4}' /proc/slabinfo 2>/dev/null)
+	max=$(ip netns exec "$RTR" cat /proc/sys/net/netfilter/nf_conntrack_max 2>/dev/null)
+	for n in $FLOW_SIZES; do
+		if nft_box "" ""; then
+			prime_lan_wan "$n"
+			# shellcheck disable=SC2046
+			measure 6 "nftables conntrack, $n flows" $(lan_wan_args "$n")
+			note 6 "nftables conntrack, $n flows" conntrack_entries "$(ct_count)"
+			note 6 "nftables conntrack, $n flows" conntrack_max "${max:-0}"
+			[ -n "$objsize" ] && note 6 "nftables conntrack, $n flows" bytes_per_entry "$objsize"
+		else
+			na 6 "nftables conntrack, $n flows" "nft failed: $(head -1 "$WORK/nft.err")"
+		fi
+		nft_off
+		if have_feature conntrack; then
+			na 6 "sluice conntrack, $n flows" "feature present but not wired into the bench yet"
+		else
+			na 6 "sluice conntrack, $n flows" "not available yet (connection tracking, issue #9)"
+		fi
+	done
+}
+
+# ---- 7: ruleset load and replace ------------------------------------------------------------
+s7() {
+	local n t0 t1 t2 kind
+	progress "7/8 ruleset load and replace times"
+	bench_topo_up 0
+	for n in $RULE_SIZES; do
+		[ "$n" = 0 ] && continue
+		[ -f "$WORK/rules$n.chain" ] || gen_rules "$n" "$WORK/rules$n"
+		for kind in chain set; do
+			nft_off
+			t0=$(date +%s%N)
+			if ! nft_rules $kind "$WORK/rules$n"; then
+				na 7 "nft -f, $kind, $n rules" "nft failed: $(head -1 "$WORK/nft.err")"
+				continue
+			fi
+			t1=$(date +%s%N)
+			nft_rules $kind "$WORK/rules$n"	# the file flushes first: a replace
+			t2=$(date +%s%N)
+			record 7 "nft -f, $kind, $n rules" \
+				"{\"load_s\": $(( (t1 - t0) / 1000000 ))e-3, \"replace_s\": $(( (t2 - t1) / 1000000 ))e-3}"
+			progress "  nft -f, $kind, $n rules: load $(( (t1 - t0) / 1000000 )) ms, replace $(( (t2 - t1) / 1000000 )) ms"
+		done
+		nft_off
+		na 7 "sluice reload, $n rules" "not available yet (rules, issue #11)"
+	done
+}
+
+# ---- 8: shaping quality ----------------------------------------------------------------------
+
+# A small topology of its own: two LAN clients, the router, a "modem" with
+# a bloated buffer (a token bucket at the line rate holding 500 ms) and a
+# server. The shaper under test sits on the router's WAN egress at 95% of
+# the line rate, as users set it; without one the modem's buffer fills.
+SH_LINK=20	# Mbit/s, the modem's upload rate
+SH_RATE=19	# Mbit/s, the shaper's rate (95%)
+shape_topo_up() {
+	SH=$(unique_tag)s
+	local n
+	for n in c1 c2 rtr mdm srv; do
+		ip netns add "$SH-$n" || return 1
+		ip -n "$SH-$n" link set lo up
+	done
+	ip netns exec "$SH-rtr" sysctl -qw net.ipv4.ip_forward=1
+	ip netns exec "$SH-mdm" sysctl -qw net.ipv4.ip_forward=1
+	ip -n "$SH-rtr" link add lan1 type veth peer name eth0 netns "$SH-c1"
+	ip -n "$SH-rtr" link add lan2 type veth peer name eth0 netns "$SH-c2"
+	ip -n "$SH-rtr" link add wan0 type veth peer name in0 netns "$SH-mdm"
+	ip -n "$SH-mdm" link add out0 type veth peer name eth0 netns "$SH-srv"
+	ip -n "$SH-rtr" addr add 10.1.0.1/24 dev lan1
+	ip -n "$SH-rtr" addr add 10.2.0.1/24 dev lan2
+	ip -n "$SH-rtr" addr add 10.9.0.1/30 dev wan0
+	ip -n "$SH-mdm" addr add 10.9.0.2/30 dev in0
+	ip -n "$SH-mdm" addr add 10.8.0.1/30 dev out0
+	ip -n "$SH-srv" addr add 10.8.0.2/30 dev eth0
+	ip -n "$SH-c1" addr add 10.1.0.2/24 dev eth0
+	ip -n "$SH-c2" addr add 10.2.0.2/24 dev eth0
+	for n in lan1 lan2 wan0; do ip -n "$SH-rtr" link set "$n" up; done
+	ip -n "$SH-mdm" link set in0 up; ip -n "$SH-mdm" link set out0 up
+	for n in c1 c2 srv; do ip -n "$SH-$n" link set eth0 up; done
+	ip -n "$SH-c1" route add default via 10.1.0.1
+	ip -n "$SH-c2" route add default via 10.2.0.1
+	ip -n "$SH-rtr" route add default via 10.9.0.2
+	ip -n "$SH-mdm" route add 10.0.0.0/8 via 10.9.0.1
+	ip -n "$SH-srv" route add default via 10.8.0.1
+	ip netns exec "$SH-mdm" tc qdisc add dev out0 root tbf rate ${SH_LINK}mbit burst 16k latency 500ms
+}
+shape_topo_down() {
+	local n
+	[ -n "${SH:-}" ] || return 0
+	for n in c1 c2 rtr mdm srv; do
+		ip netns pids "$SH-$n" 2>/dev/null | xargs -r kill 2>/dev/null
+		ip netns del "$SH-$n" 2>/dev/null
+	done
+	SH=
+}
+
+# shape_case NAME: 4 bulk TCP flows from c1 to the server for LOAD seconds
+# while c2 pings it; latency under load is the added round-trip time.
+shape_case() {
+	local name=$1 load=$2 iperf_pid
+	ip netns exec "$SH-c2" ping -c 10 -i 0.2 10.8.0.2 > "$WORK/idle.txt" 2>&1
+	ip netns exec "$SH-c1" timeout $((load + 30)) iperf3 -c 10.8.0.2 -P 4 -t "$load" -J \
+		> "$WORK/iperf.json" 2>&1 &
+	iperf_pid=$!
+	sleep 2	# past slow start
+	ip netns exec "$SH-c2" ping -c $(( (load - 3) * 5 )) -i 0.2 10.8.0.2 > "$WORK/loaded.txt" 2>&1
+	wait $iperf_pid
+	/usr/bin/python3 - "$WORK" <<'PY' > "$WORK/shape.json" || return 1
+import json, re, sys, statistics as st
+w = sys.argv[1]
+rtt = lambda f: [float(x) for x in re.findall(r"time=([0-9.]+) ms", open(w + f).read())]
+idle, loaded = rtt("/idle.txt"), rtt("/loaded.txt")
+j = json.load(open(w + "/iperf.json"))
+flows = [s["sender"]["bits_per_second"] / 1e6 for s in j["end"]["streams"]]
+jain = sum(flows) ** 2 / (len(flows) * sum(x * x for x in flows))
+q = lambda v, p: sorted(v)[min(len(v) - 1, int(p * len(v)))] if v else 0
+print(json.dumps({"throughput_mbps": round(sum(flows), 2), "jain": round(jain, 3),
+      "idle_ms": round(st.median(idle), 2) if idle else 0,
+      "loaded_p50_ms": round(q(loaded, 0.5), 2), "loaded_p95_ms": round(q(loaded, 0.95), 2),
+      "added_ms": round(q(loaded, 0.5) - (st.median(idle) if idle else 0), 2),
+      "rtt_samples": loaded}))
+PY
+	record 8 "$name" "$(cat "$WORK/shape.json")"
+}
+
+s8() {
+	local load=15 root
+	[ "$QUICK" = 1 ] && load=6
+	shape_topo_up || { na 8 "topology" "cannot build the shaping topology"; shape_topo_down; return; }
+	ip netns exec "$SH-srv" iperf3 -s -D
+	sleep 0.5
+	shape_case "no shaping (bloated modem)" $load
+	if ip netns exec "$SH-rtr" tc qdisc replace dev wan0 root cake bandwidth ${SH_RATE}mbit 2>"$WORK/tc.err"; then
+		shape_case "cake ${SH_RATE} Mbit/s" $load
+	else
+		na 8 "cake ${SH_RATE} Mbit/s" "no cake here: $(head -1 "$WORK/tc.err")"
+	fi
+	ip netns exec "$SH-rtr" tc qdisc del dev wan0 root 2>/dev/null
+	root="ip netns exec $SH-rtr tc"
+	if $root qdisc add dev wan0 root handle 1: htb default 1 2>"$WORK/tc.err" &&
+	   $root class add dev wan0 parent 1: classid 1:1 htb rate ${SH_RATE}mbit ceil ${SH_RATE}mbit &&
+	   $root qdisc add dev wan0 parent 1:1 fq_codel 2>>"$WORK/tc.err"; then
+		shape_case "HTB + fq_codel ${SH_RATE} Mbit/s" $load
+	else
+		na 8 "HTB + fq_codel ${SH_RATE} Mbit/s" "$(head -1 "$WORK/tc.err")"
+	fi
+	ip netns exec "$SH-rtr" tc qdisc del dev wan0 root 2>/dev/null
+	na 8 "sluice EDT shaper ${SH_RATE} Mbit/s" "not available yet (shaper, issue #13)"
+	shape_topo_down
+}
+
+# ---- guest runs ----------------------------------------------------------------------------
+
+# guest_run KERNEL SCENARIO: run one scenario inside a stock Debian kernel
+# under qemu (selftests/qemu) and keep its result lines. TCG emulation makes
+# absolute figures meaningless there: only ratios within one guest run count.
+guest_run() {
+	local k=$1 sc=$2
+	progress "  scenario $sc in the Debian $k guest (qemu TCG; ratios only)"
+	"$TOP/selftests/qemu/run-in-guest.sh" -t "${BENCH_GUEST_TIMEOUT:-1200}" "$k" -- \
+		"$TOP/tools/bench/bench.sh" --inner "$sc" $([ "$QUICK" = 1 ] && echo --quick) \
+		> "$WORK/guest.out" 2> "$WORK/guest.err"
+	local rc=$?
+	grep '^{"scenario"' "$WORK/guest.out" | sed "s/^{/{\"guest\": \"$k\", /" >> "$RES"
+	if [ $rc != 0 ]; then
+		na "$sc" "guest $k run" "the guest run failed (status $rc): $(tail -1 "$WORK/guest.err" | cut -c1-120)"
+	fi
+}
+
+# ---- main ------------------------------------------------------------------------------------
+
+if [ "$(id -u)" != 0 ]; then
+	echo "bench: needs root (namespaces, BPF): sudo make bench" >&2
+	exit 2
+fi
+for t in "$GEN" "$TOP/build/sluice" "$TOP/build/xdp_pass.bpf.o"; do
+	[ -e "$t" ] || { echo "bench: $t is missing: run make first" >&2; exit 2; }
+done
+
+if [ -n "$INNER" ]; then	# inside a guest: one scenario, lines on stdout
+	case $INNER in
+	3) s3 ;;
+	8) s8 ;;
+	*) echo "bench: --inner $INNER: no such guest scenario" >&2; exit 2 ;;
+	esac
+	exit 0
+fi
+
+START=$SECONDS
+{
+	echo "{\"machine\": {\"cpu\": \"$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)\","
+	echo " \"cores\": $(nproc), \"kernel\": \"$(uname -r)\","
+	echo " \"os\": \"$(. /etc/os-release; echo "$PRETTY_NAME")\","
+	echo " \"commit\": \"$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)\","
+	echo " \"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"quick\": $QUICK, \"runs\": $RUNS, \"seconds\": $SECS}}"
+} | tr -d '\n' > "$OUT/machine.json"
+for sc in $SCENARIOS; do
+	case $sc in
+	1) s1 ;;
+	2) s2 ;;
+	3) s3; topo_down; guest_run 6.12 3 ;;
+	4) s4 ;;
+	5) s5 ;;
+	6) s6 ;;
+	7) s7 ;;
+	8) topo_down; progress "8/8 shaping quality (Debian 6.12 guest: sch_fq and cake exist only there)"
+	   guest_run 6.12 8 ;;
+	*) echo "bench: no scenario $sc" >&2 ;;
+	esac
+done
+topo_down
+progress "measured in $((SECONDS - START)) s; writing $OUT/REPORT.md"
+/usr/bin/python3 "$TOP/tools/bench/report.py" "$OUT"

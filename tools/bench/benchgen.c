@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0
+/* benchgen: the benchmark's packet generator and sink, in one process.
+ *
+ *   benchgen --gen-ns NS --gen-if IF --dst-mac MAC --src-ip A --dst-ip B
+ *            [--sink-ns NS --sink-if IF] [--proto udp|syn] [--size BYTES]
+ *            [--flows N] [--sports N] [--sport P] [--dport P] [--ip-option]
+ *            [--reverse] [--seconds S | --count N] [--rate PPS] [--cpu C]
+ *
+ * It attaches a counting XDP sink to SINK-IF inside SINK-NS, then runs the
+ * generator program with BPF_F_TEST_XDP_LIVE_FRAMES on GEN-IF inside
+ * GEN-NS: every frame the program returns XDP_TX for leaves GEN-IF for real.
+ * Both namespaces are entered with setns(), so one process holds the sink's
+ * link and map and the generator at once; the sink detaches when it exits.
+ *
+ * Frame sizes are on the wire: --size 64 sends 60-byte frames (the NIC adds
+ * the 4-byte FCS). Flow i uses source port SPORT + i % SPORTS and destination
+ * port DPORT + i / SPORTS. --reverse sends each flow's reply instead (ports
+ * swapped), to make connection trackers see both directions.
+ *
+ * Prints one JSON object: frames sent and delivered, seconds, rates, loss,
+ * and the CPU time the whole machine spent (from /proc/stat) per delivered
+ * frame.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "benchgen.h"
+#include "benchgen.skel.h"
+
+#ifndef BPF_F_TEST_XDP_LIVE_FRAMES
+#define BPF_F_TEST_XDP_LIVE_FRAMES (1U << 1)
+#endif
+
+struct opts {
+	const char *gen_ns, *gen_if, *sink_ns, *sink_if;
+	unsigned char dst_mac[ETH_ALEN];
+	struct in_addr src_ip, dst_ip;
+	int syn, ip_option, reverse, cpu, have_mac;
+	unsigned size, flows, sports, sport, dport;
+	double seconds;
+	unsigned long long count, rate;
+};
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "benchgen: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+static void enter_ns(const char *name)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET))
+		die("network namespace %s: %s", name, strerror(errno));
+	close(fd);
+}
+
+static unsigned ifindex_of(const char *ns, const char *ifname)
+{
+	unsigned i = if_nametoindex(ifname);
+
+	if (!i)
+		die("%s in namespace %s: %s", ifname, ns, strerror(errno));
+	return i;
+}
+
+static void mac_of(const char *ifname, unsigned char *mac)
+{
+	struct ifreq ifr = {};
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (s < 0 || ioctl(s, SIOCGIFHWADDR, &ifr))
+		die("%s: reading its MAC address: %s", ifname, strerror(errno));
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, ETH_ALEN);
+	close(s);
+}
+
+static __u32 csum_partial(const void *p, size_t len, __u32 sum)
+{
+	const __u8 *b = p;
+
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (b[i] << 8) | b[i + 1];
+	if (len & 1)
+		sum += b[len - 1] << 8;
+	return sum;
+}
+
+static __u16 csum_fold(__u32 sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+/* Flow 0's frame: Ethernet, IPv4 (optionally with a 4-byte NOP option, which
+ * routers hand to their slow path), UDP or a TCP SYN, zero payload. */
+static void build_template(const struct opts *o, const unsigned char *src_mac,
+			   unsigned char *frame, unsigned len, struct gen_template *t)
+{
+	struct ethhdr *eth = (void *)frame;
+	struct iphdr *ip = (void *)(eth + 1);
+	unsigned ihl = o->ip_option ? 6 : 5, l4len;
+	__u8 *l4 = (__u8 *)ip + ihl * 4;
+	__u16 sport = o->reverse ? o->dport : o->sport;
+	__u16 dport = o->reverse ? o->sport : o->dport;
+	__u32 sum;
+
+	memset(frame, 0, len);
+	memcpy(eth->h_dest, o->dst_mac, ETH_ALEN);
+	memcpy(eth->h_source, src_mac, ETH_ALEN);
+	eth->h_proto = htons(ETH_P_IP);
+	ip->version = 4;
+	ip->ihl = ihl;
+	ip->tot_len = htons(len - sizeof(*eth));
+	ip->id = htons(BENCH_IP_ID);
+	ip->ttl = 64;
+	ip->protocol = o->syn ? IPPROTO_TCP : IPPROTO_UDP;
+	ip->saddr = o->src_ip.s_addr;
+	ip->daddr = o->dst_ip.s_addr;
+	if (o->ip_option)
+		memset(ip + 1, 1, 3);	/* NOP NOP NOP EOL */
+	ip->check = htons(csum_fold(csum_partial(ip, ihl * 4, 0)));
+	l4len = len - sizeof(*eth) - ihl * 4;
+
+	memset(t, 0, sizeof(*t));
+	t->l4_off = l4 - frame;
+	if (o->syn) {
+		struct tcphdr *th = (void *)l4;
+
+		th->source = htons(sport);
+		th->dest = htons(dport);
+		th->seq = htonl(0x5eed0001);
+		th->doff = 5;
+		th->syn = 1;
+		th->window = htons(64240);
+		t->csum_off = t->l4_off + offsetof(struct tcphdr, check);
+	} else {
+		struct udphdr *uh = (void *)l4;
+
+		uh->source = htons(sport);
+		uh->dest = htons(dport);
+		uh->len = htons(l4len);
+		t->csum_off = t->l4_off + offsetof(struct udphdr, check);
+		t->udp = 1;
+	}
+	sum = csum_partial(&ip->saddr, 8, 0);
+	sum += ip->protocol + l4len;
+	sum = csum_partial(l4, l4len, sum);
+	sum = csum_fold(sum);
+	if (!sum && t->udp)
+		sum = 0xffff;
+	*(__u16 *)(frame + t->csum_off) = htons(sum);
+
+	memcpy(t->bytes, frame, BENCH_TPL_LEN);
+	t->csum = htons(sum);
+	t->tpl_sport = sport;
+	t->tpl_dport = dport;
+	t->sport = o->sport;
+	t->dport = o->dport;
+	t->sports = o->sports;
+	t->flows = o->flows;
+	t->reverse = o->reverse;
+}
+
+/* Busy and total CPU time of the whole machine, in USER_HZ ticks. */
+static void cpu_ticks(unsigned long long *busy, unsigned long long *total)
+{
+	unsigned long long v[10] = {};
+	FILE *f = fopen("/proc/stat", "re");
+
+	if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+			 &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+		die("/proc/stat: cannot read");
+	fclose(f);
+	*total = 0;
+	for (int i = 0; i < 8; i++)
+		*total += v[i];
+	*busy = *total - v[3] - v[4];	/* minus idle and iowait */
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sink_read(int map_fd, struct sink_count *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct sink_count v[ncpu > 0 ? ncpu : 1];
+	__u32 key = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_map_lookup_elem(map_fd, &key, v))
+		die("reading the sink's counters: %s", strerror(errno));
+	for (int i = 0; i < ncpu; i++) {
+		sum->packets += v[i].packets;
+		sum->bytes += v[i].bytes;
+	}
+}
+
+static unsigned long long run_frames(int prog_fd, unsigned ifindex, void *frame,
+				     unsigned len, unsigned long long n)
+{
+	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, t,
+		.data_in = frame, .data_size_in = len,
+		.ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
+		.repeat = n, .batch_size = 64,
+		.flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+
+	if (bpf_prog_test_run_opts(prog_fd, &t))
+		die("running the generator: %s", strerror(errno));
+	return n;
+}
+
+static unsigned long long generate(const struct opts *o, int prog_fd, unsigned ifindex,
+				   void *frame, unsigned len, double *elapsed)
+{
+	unsigned long long sent = 0, chunk = 1 << 15, per_tick;
+	double start = now_s(), end = start + o->seconds;
+	struct timespec next;
+
+	if (o->count) {
+		while (sent < o->count)
+			sent += run_frames(prog_fd, ifindex, frame, len,
+					   o->count - sent < chunk ? o->count - sent : chunk);
+	} else if (!o->rate) {
+		while (now_s() < end)
+			sent += run_frames(prog_fd, ifindex, frame, len, chunk);
+	} else {	/* paced: one millisecond's worth per tick */
+		per_tick = o->rate / 1000 ? o->rate / 1000 : 1;
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		while (now_s() < end) {
+			sent += run_frames(prog_fd, ifindex, frame, len, per_tick);
+			next.tv_nsec += 1000000;
+			if (next.tv_nsec >= 1000000000) {
+				next.tv_nsec -= 1000000000;
+				next.tv_sec++;
+			}
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		}
+	}
+	*elapsed = now_s() - start;
+	return sent;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: benchgen --gen-ns NS --gen-if IF --dst-mac MAC --src-ip A --dst-ip B\n"
+		"  [--sink-ns NS --sink-if IF] [--proto udp|syn] [--size BYTES] [--flows N]\n"
+		"  [--sports N] [--sport P] [--dport P] [--ip-option] [--reverse]\n"
+		"  [--seconds S | --count N] [--rate PPS] [--cpu C]\n");
+	exit(2);
+}
+
+static void parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "gen-ns", 1, 0, 'g' }, { "gen-if", 1, 0, 'G' },
+		{ "sink-ns", 1, 0, 'k' }, { "sink-if", 1, 0, 'K' },
+		{ "dst-mac", 1, 0, 'm' }, { "src-ip", 1, 0, 's' }, { "dst-ip", 1, 0, 'd' },
+		{ "proto", 1, 0, 'p' }, { "size", 1, 0, 'z' }, { "flows", 1, 0, 'f' },
+		{ "sports", 1, 0, 'S' }, { "sport", 1, 0, 'a' }, { "dport", 1, 0, 'b' },
+		{ "ip-option", 0, 0, 'o' }, { "reverse", 0, 0, 'r' },
+		{ "seconds", 1, 0, 't' }, { "count", 1, 0, 'n' }, { "rate", 1, 0, 'R' },
+		{ "cpu", 1, 0, 'c' }, { 0 },
+	};
+	unsigned m[ETH_ALEN];
+	int c;
+
+	*o = (struct opts){ .size = 64, .flows = 1, .sport = 10000, .dport = 9,
+			    .seconds = 5, .cpu = -1 };
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'g': o->gen_ns = optarg; break;
+		case 'G': o->gen_if = optarg; break;
+		case 'k': o->sink_ns = optarg; break;
+		case 'K': o->sink_if = optarg; break;
+		case 'm':
+			if (sscanf(optarg, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3],
+				   &m[4], &m[5]) != 6)
+				die("--dst-mac %s: not a MAC address", optarg);
+			for (int i = 0; i < ETH_ALEN; i++)
+				o->dst_mac[i] = m[i];
+			o->have_mac = 1;
+			break;
+		case 's':
+			if (inet_pton(AF_INET, optarg, &o->src_ip) != 1)
+				die("--src-ip %s: not an IPv4 address", optarg);
+			break;
+		case 'd':
+			if (inet_pton(AF_INET, optarg, &o->dst_ip) != 1)
+				die("--dst-ip %s: not an IPv4 address", optarg);
+			break;
+		case 'p':
+			if (strcmp(optarg, "udp") && strcmp(optarg, "syn"))
+				die("--proto %s: udp or syn", optarg);
+			o->syn = !strcmp(optarg, "syn");
+			break;
+		case 'z': o->size = strtoul(optarg, NULL, 0); break;
+		case 'f': o->flows = strtoul(optarg, NULL, 0); break;
+		case 'S': o->sports = strtoul(optarg, NULL, 0); break;
+		case 'a': o->sport = strtoul(optarg, NULL, 0); break;
+		case 'b': o->dport = strtoul(optarg, NULL, 0); break;
+		case 'o': o->ip_option = 1; break;
+		case 'r': o->reverse = 1; break;
+		case 't': o->seconds = strtod(optarg, NULL); break;
+		case 'n': o->count = strtoull(optarg, NULL, 0); break;
+		case 'R': o->rate = strtoull(optarg, NULL, 0); break;
+		case 'c': o->cpu = atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (optind != argc || !o->gen_ns || !o->gen_if || !o->have_mac ||
+	    !o->src_ip.s_addr || !o->dst_ip.s_addr || !o->sink_ns != !o->sink_if)
+		usage();
+	if (o->size < 64 || o->size > 1518)
+		die("--size %u: 64 to 1518 bytes on the wire", o->size);
+	if (!o->flows)
+		die("--flows: at least 1");
+	if (!o->sports)
+		o->sports = o->flows < 16384 ? o->flows : 16384;
+	if (o->sport + o->sports > 65536 || o->dport + (o->flows - 1) / o->sports > 65535)
+		die("--flows %u: the flows' ports run past 65535", o->flows);
+	if (!o->count && o->seconds <= 0)
+		die("--seconds: must be positive");
+}
+
+int main(int argc, char **argv)
+{
+	unsigned char src_mac[ETH_ALEN], frame[1518];
+	unsigned long long busy0, total0, busy1, total1, sent;
+	struct sink_count got = {};
+	struct benchgen *skel;
+	struct opts o;
+	int link = -1, sink_fd;
+	unsigned gen_ifindex, len;
+	double secs, busy_s;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	parse_args(argc, argv, &o);
+	len = o.size - 4;
+	libbpf_set_print(NULL);
+	skel = benchgen__open_and_load();
+	if (!skel)
+		die("loading the generator's BPF object: %s", strerror(errno));
+	sink_fd = bpf_map__fd(skel->maps.sink_counts);
+
+	if (o.sink_ns) {
+		enter_ns(o.sink_ns);
+		link = bpf_link_create(bpf_program__fd(skel->progs.sink_xdp),
+				       ifindex_of(o.sink_ns, o.sink_if), BPF_XDP, NULL);
+		if (link < 0)
+			die("%s in %s: attaching the sink: %s", o.sink_if, o.sink_ns,
+			    strerror(errno));
+	}
+	enter_ns(o.gen_ns);
+	gen_ifindex = ifindex_of(o.gen_ns, o.gen_if);
+	mac_of(o.gen_if, src_mac);
+	build_template(&o, src_mac, frame, len, &skel->bss->tpl);
+	skel->bss->seq = 0;
+
+	if (o.cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(o.cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			die("--cpu %d: %s", o.cpu, strerror(errno));
+	}
+	cpu_ticks(&busy0, &total0);
+	sent = generate(&o, bpf_program__fd(skel->progs.gen_xdp), gen_ifindex, frame, len, &secs);
+	cpu_ticks(&busy1, &total1);
+	if (link >= 0) {
+		usleep(200 * 1000);	/* frames still in flight through the router */
+		sink_read(sink_fd, &got);
+	}
+	busy_s = (double)(busy1 - busy0) / hz;
+	printf("{\"size\": %u, \"flows\": %u, \"sent\": %llu, \"delivered\": %llu, "
+	       "\"seconds\": %.3f, \"offered_pps\": %.0f, \"pps\": %.0f, \"gbps\": %.4f, "
+	       "\"loss\": %.5f, \"cpu_busy_s\": %.2f, \"cpus\": %.2f, \"busy_ns_per_pkt\": %.1f}\n",
+	       o.size, o.flows, sent, (unsigned long long)got.packets, secs, sent / secs,
+	       got.packets / secs, got.bytes * 8 / secs / 1e9,
+	       sent ? 1.0 - (double)got.packets / sent : 0, busy_s,
+	       total1 > total0 ? (double)(busy1 - busy0) / (total1 - total0) *
+				 libbpf_num_possible_cpus() : 0,
+	       got.packets ? busy_s * 1e9 / got.packets : 0);
+	if (link >= 0)
+		close(link);
+	benchgen__destroy(skel);
+	return 0;
+}

@@ -1,0 +1,310 @@
+#!/usr/bin/python3
+"""Turn tools/bench/bench.sh's results into REPORT.md and plots.
+
+    report.py DIR     reads DIR/results.jsonl and DIR/machine.json,
+                      writes DIR/REPORT.md, DIR/*.png (gnuplot) and DIR/headline.md
+
+Every figure is a median over the runs of a case, with min and max. Ratios
+compare a case with the baseline it replaces, measured in the same run (for
+guest rows: in the same guest run).
+"""
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+TITLES = {
+    "1": "Pass-through cost: routed LAN to WAN, 64 B frames with an IPv4 option",
+    "2": "LAN to LAN: kernel bridge vs sluice's bridge fast path",
+    "3": "LAN to WAN through NAT, 1000 established flows, 64 B",
+    "4": "Inbound port forward, 253 outside sources to one inside host, 64 B",
+    "5": "Rule scaling: established flows and new connections, 64 B",
+    "6": "Connection tracking scale: established flows through NAT, 64 B",
+    "7": "Ruleset load and replace times",
+    "8": "Shaping quality: 4 bulk TCP uploads, ping under load (Debian 6.12 guest)",
+}
+HARNESS = "harness: generator to sink, no router"
+
+
+def baseline(sc, case):
+    """The case this one is compared with, or None."""
+    if sc == "1" and case not in (HARNESS, "kernel forwarding, no XDP"):
+        return "kernel forwarding, no XDP"
+    if sc == "2" and case.startswith("sluice"):
+        return "kernel bridge, " + case.split(", ")[-1]
+    if sc == "3" and case != "nftables masquerade + ct state":
+        return "nftables masquerade + ct state"
+    if sc == "4" and case.startswith("sluice"):
+        return "nftables dnat + ct state"
+    if sc == "5":
+        head, _, what = case.partition(": ")
+        name, n = head.rsplit(", ", 1)
+        if name.startswith("sluice"):
+            return "nftables chain, %s: %s" % (n, what)
+        if not n.startswith("0 "):
+            return "%s, 0 rules: %s" % (name, what)
+    if sc == "6" and case.startswith("sluice"):
+        return case.replace("sluice", "nftables")
+    return None
+
+
+def med(vals):
+    return statistics.median(vals) if vals else None
+
+
+def fmt_rate(v):
+    if v is None:
+        return "-"
+    if v >= 1e6:
+        return "%.2f M" % (v / 1e6)
+    if v >= 1e3:
+        return "%.1f k" % (v / 1e3)
+    return "%.0f" % v
+
+
+def load(d):
+    machine = json.load(open(os.path.join(d, "machine.json")))["machine"]
+    cases = {}   # (where, scenario, case) -> dict
+    order = []
+    for line in open(os.path.join(d, "results.jsonl")):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        r = json.loads(line)
+        key = (r.get("guest", "host"), r["scenario"], r["case"])
+        if key not in cases:
+            cases[key] = {"runs": [], "notes": {}, "kernel": r.get("kernel", "")}
+            order.append(key)
+        c = cases[key]
+        if "na" in r:
+            c["na"] = r["na"]
+        elif "pps" in r:
+            c["runs"].append(r)
+        else:
+            for k, v in r.items():
+                if k not in ("scenario", "case", "kernel", "guest"):
+                    c["notes"][k] = v
+    return machine, cases, order
+
+
+def summarize(cases):
+    for key, c in cases.items():
+        runs = c["runs"]
+        if not runs:
+            continue
+        for f in ("pps", "gbps", "loss", "busy_ns_per_pkt"):
+            vals = [r[f] for r in runs]
+            c[f] = (med(vals), min(vals), max(vals))
+    for (where, sc, case), c in cases.items():
+        h = cases.get((where, "1", HARNESS))
+        if "busy_ns_per_pkt" in c and h and "busy_ns_per_pkt" in h and case != HARNESS:
+            c["router_ns"] = max(c["busy_ns_per_pkt"][0] - h["busy_ns_per_pkt"][0], 0.1)
+
+
+def rate_table(where, sc, cases, order):
+    rows = ["| case | packets/s (median, min-max) | Gbit/s | loss | CPU ns/pkt, whole path | router ns/pkt (less harness) | program ns/pkt | vs baseline |",
+            "|---|---|---|---|---|---|---|---|"]
+    for key in order:
+        if key[0] != where or key[1] != sc:
+            continue
+        c = cases[key]
+        case = key[2]
+        if "na" in c and "pps" not in c:
+            rows.append("| %s | %s | | | | | | |" % (case, c["na"]))
+            continue
+        if "pps" not in c:
+            continue
+        p, lo, hi = c["pps"]
+        ratio = ""
+        b = baseline(sc, case)
+        bc = cases.get((where, sc, b)) if b else None
+        if bc and "pps" in bc and bc["pps"][0]:
+            ratio = "%.2fx pps of %s" % (p / bc["pps"][0], b)
+            if "router_ns" in c and "router_ns" in bc:
+                ratio += "; %.2fx per core" % (bc["router_ns"] / c["router_ns"])
+        elif b and bc and "na" in bc:
+            ratio = "baseline not available"
+        notes = c["notes"]
+        extra = []
+        if "conntrack_entries" in notes:
+            extra.append("%s conntrack entries" % notes["conntrack_entries"])
+        if "conntrack_max" in notes and notes["conntrack_max"]:
+            extra.append("table max %s" % notes["conntrack_max"])
+        if "bytes_per_entry" in notes:
+            extra.append("%s B/entry (slab)" % notes["bytes_per_entry"])
+        rows.append("| %s | %s (%s-%s) | %.3f | %.2f%% | %.0f | %s | %s | %s |" % (
+            case + (" (%s)" % ", ".join(extra) if extra else ""),
+            fmt_rate(p), fmt_rate(lo), fmt_rate(hi), c["gbps"][0], 100 * max(c["loss"][0], 0),
+            c["busy_ns_per_pkt"][0],
+            "%.0f" % c["router_ns"] if "router_ns" in c else "-",
+            "%.1f" % notes["prog_ns"] if "prog_ns" in notes else "-", ratio))
+    return rows
+
+
+def load_table(cases, order):
+    rows = ["| case | load (s) | replace (s) |", "|---|---|---|"]
+    for key in order:
+        if key[1] != "7":
+            continue
+        c = cases[key]
+        if "na" in c:
+            rows.append("| %s | %s | |" % (key[2], c["na"]))
+        elif "load_s" in c["notes"]:
+            rows.append("| %s | %.3f | %.3f |" % (key[2], c["notes"]["load_s"], c["notes"]["replace_s"]))
+    return rows
+
+
+def shape_table(cases, order):
+    rows = ["| case | kernel | throughput (Mbit/s) | Jain index, 4 flows | idle RTT (ms) | RTT under load p50 / p95 (ms) | added latency (ms) |",
+            "|---|---|---|---|---|---|---|"]
+    for key in order:
+        if key[1] != "8":
+            continue
+        c = cases[key]
+        n = c["notes"]
+        if "na" in c:
+            rows.append("| %s | %s | %s | | | | |" % (key[2], key[0], c["na"]))
+        elif "throughput_mbps" in n:
+            rows.append("| %s | %s | %.1f | %.3f | %.2f | %.1f / %.1f | %.1f |" % (
+                key[2], key[0], n["throughput_mbps"], n["jain"], n["idle_ms"],
+                n["loaded_p50_ms"], n["loaded_p95_ms"], n["added_ms"]))
+    return rows
+
+
+def plot(d, name, title, xlabel, ylabel, series, logx=False, logy=False):
+    """series: [(label, [(x, y), ...])]. Returns the PNG's name or None."""
+    if not shutil.which("gnuplot") or not any(pts for _, pts in series):
+        return None
+    script = ["set terminal pngcairo size 900,540" if gnuplot_has_cairo() else "set terminal png size 900,540",
+              "set output '%s'" % os.path.join(d, name + ".png"),
+              "set title '%s'" % title, "set xlabel '%s'" % xlabel, "set ylabel '%s'" % ylabel,
+              "set key outside right", "set grid"]
+    if logx:
+        script.append("set logscale x")
+    if logy:
+        script.append("set logscale y")
+    plots = []
+    for i, (label, pts) in enumerate(series):
+        if not pts:
+            continue
+        f = os.path.join(d, "%s.%d.dat" % (name, i))
+        with open(f, "w") as out:
+            for x, y in pts:
+                out.write("%s %s\n" % (x, y))
+        plots.append("'%s' using 1:2 with linespoints title '%s'" % (f, label.replace("'", "")))
+    script.append("plot " + ", ".join(plots))
+    r = subprocess.run(["gnuplot"], input="\n".join(script), text=True, capture_output=True)
+    for i in range(len(series)):
+        f = os.path.join(d, "%s.%d.dat" % (name, i))
+        if os.path.exists(f):
+            os.unlink(f)
+    return name + ".png" if r.returncode == 0 else None
+
+
+_cairo = None
+
+
+def gnuplot_has_cairo():
+    global _cairo
+    if _cairo is None:
+        r = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True, text=True)
+        _cairo = "pngcairo" in (r.stdout + r.stderr)
+    return _cairo
+
+
+def plots(d, cases):
+    out = []
+    by_rules = {}
+    for (where, sc, case), c in cases.items():
+        if where == "host" and sc == "5" and "pps" in c:
+            head, _, what = case.partition(": ")
+            name, n = head.rsplit(", ", 1)
+            by_rules.setdefault("%s (%s)" % (name, what), []).append((int(n.split()[0]) or 1, c["pps"][0]))
+    p = plot(d, "rules", "Packet rate against rule count (0 rules plotted at 1)", "rules", "packets/s",
+             [(k, sorted(v)) for k, v in sorted(by_rules.items())], logx=True, logy=True)
+    if p:
+        out.append(p)
+    by_flows = {}
+    for (where, sc, case), c in cases.items():
+        if where == "host" and sc == "6" and "pps" in c:
+            name, n = case.rsplit(", ", 1)
+            by_flows.setdefault(name, []).append((int(n.split()[0]), c["pps"][0]))
+    p = plot(d, "flows", "Packet rate against concurrent flows", "flows", "packets/s",
+             [(k, sorted(v)) for k, v in sorted(by_flows.items())], logx=True)
+    if p:
+        out.append(p)
+    cdf = []
+    for (where, sc, case), c in cases.items():
+        s = c["notes"].get("rtt_samples") if sc == "8" else None
+        if s:
+            s = sorted(s)
+            cdf.append((case, [(v, (i + 1) / len(s)) for i, v in enumerate(s)]))
+    p = plot(d, "shaping", "Ping RTT under load (CDF)", "RTT (ms)", "fraction of pings", cdf, logx=True)
+    if p:
+        out.append(p)
+    return out
+
+
+def main():
+    d = sys.argv[1]
+    machine, cases, order = load(d)
+    summarize(cases)
+    md = ["# sluice benchmark report", "",
+          "Generated by `make bench` (tools/bench/bench.sh); regenerate it rather than edit it.", "",
+          "| | |", "|---|---|",
+          "| machine | %s, %s cores |" % (machine["cpu"], machine["cores"]),
+          "| OS, kernel | %s, %s |" % (machine["os"], machine["kernel"]),
+          "| commit | %s |" % machine["commit"],
+          "| date | %s |" % machine["date"],
+          "| mode | %s: %s run(s) of %s s per case, figures are medians (min-max) |" % (
+              "quick" if machine["quick"] else "full", machine["runs"], machine["seconds"]),
+          "", "## Method", "",
+          "The reference box (router with lan1..lan5 in a bridge, wan0, five LAN hosts, an internet",
+          "namespace; selftests/netns/topology.sh) in network namespaces joined by veth pairs.",
+          "`build/benchgen` runs an XDP program with `BPF_F_TEST_XDP_LIVE_FRAMES` in the sending host:",
+          "it writes every header from a template on every frame (live-frame pages are recycled",
+          "unreset) and transmits with XDP_TX; an XDP sink on the receiving host counts the",
+          "generator's frames and drops them. The generator is pinned to one CPU and everything the",
+          "frames cause (the router's driver path, XDP or kernel forwarding, the sink) runs on that",
+          "same CPU in softirq context, so the packet rate is a **one-core** figure for the whole",
+          "chain. *CPU ns/pkt, whole path* is the machine's busy time (/proc/stat) per delivered",
+          "frame; *router ns/pkt* subtracts the harness's own cost (generator straight into the",
+          "sink, scenario 1's first row), which is the per-core cost of the router alone and what",
+          "the per-core ratios compare. *Program ns/pkt* is sluice's `run_time_ns / run_cnt`",
+          "with `kernel.bpf_stats_enabled=1`, from a separate run so the packet rates never carry",
+          "the statistics' clock reads. Frame sizes are on the wire (64 B = 60 bytes + FCS).",
+          "Rates are at the maximal offered load (the generator never waits); *loss* is what the",
+          "path dropped at that load. Baselines (kernel bridge, nftables, cake) are configured the",
+          "way their users run them; connection-tracking baselines are primed with one reply per",
+          "flow so their flows are established. Rows whose sluice feature has not landed say so.",
+          "Guest rows run inside the stock Debian kernel under qemu TCG (no KVM here): only ratios",
+          "within the same guest run mean anything.", ""]
+    for sc in "1234567" + "8":
+        md += ["## %s. %s" % (sc, TITLES[sc]), ""]
+        if sc == "7":
+            md += load_table(cases, order)
+        elif sc == "8":
+            md += shape_table(cases, order)
+        else:
+            wheres = sorted({k[0] for k in order if k[1] == sc}, key=lambda w: w != "host")
+            for w in wheres:
+                if w != "host":
+                    md += ["", "In the Debian %s guest (qemu TCG; ratios only):" % w, ""]
+                md += rate_table(w, sc, cases, order)
+            if not wheres:
+                md.append("(not run)")
+        md.append("")
+    imgs = plots(d, cases)
+    if imgs:
+        md += ["## Plots", ""] + ["![%s](%s)" % (i[:-4], i) for i in imgs] + [""]
+    elif not shutil.which("gnuplot"):
+        md += ["Plots: gnuplot is not installed (`make bench` installs gnuplot-nox).", ""]
+    with open(os.path.join(d, "REPORT.md"), "w") as f:
+        f.write("\n".join(md))
+    print("bench: wrote %s" % os.path.join(d, "REPORT.md"))
+
+
+if __name__ == "__main__":
+    main()
