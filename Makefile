@@ -3,6 +3,8 @@
 #   make deps       install the Debian packages for build, tests and demo
 #   sudo make check run every test suite (see selftests/run.sh)
 #   sudo make demo  the reference box in namespaces, with traffic and stats
+#   sudo make bench sluice against the kernel's own paths -> docs/bench/REPORT.md
+#   sudo make bench-quick  every scenario once, small sizes (CI: the harness works)
 #   make install    DESTDIR/PREFIX honoured
 
 PREFIX   ?= /usr/local
@@ -29,7 +31,7 @@ LIBS     := $(shell $(PKG_CONFIG) --libs libbpf libmnl 2>/dev/null || echo -lbpf
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(LIB_CFLAGS) -Ivendor/include -Ibpf -Iloader -I$(BUILD)
 
 BPF_SRC  := bpf/sluice.bpf.c
-BPF_HDRS := bpf/sluice.h bpf/parsing.h
+BPF_HDRS := $(wildcard bpf/*.h)
 LOADER_SRC := $(filter-out loader/main.c,$(wildcard loader/*.c))
 LOADER_HDRS := $(wildcard loader/*.h)
 
@@ -85,6 +87,16 @@ demo:
 	@$(MAKE) --no-print-directory all
 	@tools/demo.sh
 
+bench:
+	@tools/deps.sh
+	@$(MAKE) --no-print-directory all
+	@tools/bench/bench.sh --out docs/bench
+
+bench-quick:
+	@tools/deps.sh
+	@$(MAKE) --no-print-directory all
+	@tools/bench/bench.sh --quick --out $(BUILD)/bench-quick
+
 install: $(BUILD)/sluice
 	install -D -m 0755 $(BUILD)/sluice $(DESTDIR)$(SBINDIR)/sluice
 	install -D -m 0644 loader/sluice.conf.example $(DESTDIR)$(PREFIX)/share/doc/sluice/sluice.conf.example
@@ -92,4 +104,4 @@ install: $(BUILD)/sluice
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps check demo install clean
+.PHONY: all deps check demo bench bench-quick install clean

@@ -1,10 +1,12 @@
 #!/bin/sh
-# Install the Debian packages that building, testing and the demo need.
+# Install the Debian packages that building, testing, the demo and the
+# benchmarks need.
 # Does nothing when they are all present. Debian 12 and 13.
 set -e
 PKGS="make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libmnl-dev
       iproute2 util-linux iputils-ping iperf3 python3
-      qemu-system-x86 busybox-static kmod xz-utils zstd cpio debootstrap"
+      qemu-system-x86 busybox-static kmod xz-utils zstd cpio debootstrap
+      ethtool nftables conntrack gnuplot-nox"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||

@@ -178,7 +178,9 @@ xdp_pass_off() {
 
 # The box as nftables users run it: forward policy drop, established and
 # related first, LAN to WAN allowed, masquerade on the WAN. $1: extra
-# forward-chain rules (after established), $2: extra table content.
+# forward-chain rules (after established), $2: extra table content, $3:
+# rules before established (a flowtable's "flow add" must see established
+# packets).
 nft_box() {
 	cat > "$WORK/box.nft" <<NFT
 flush ruleset
@@ -186,6 +188,7 @@ table inet box {
 	$2
 	chain forward {
 		type filter hook forward priority 0; policy drop;
+		${3:-}
 		ct state established,related accept
 		$1
 		iifname "br-lan" oifname "wan0" accept
@@ -293,8 +296,8 @@ s3() {
 		na 3 "nftables masquerade + ct state" "nft failed: $(head -1 "$WORK/nft.err")"
 	fi
 	nft_off
-	if nft_box "ip protocol { tcp, udp } flow add @ft" \
-		"flowtable ft { hook ingress priority 0; devices = { br-lan, wan0 }; }"; then
+	if nft_box "" "flowtable ft { hook ingress priority 0; devices = { lan1, wan0 }; }" \
+		"ip protocol { tcp, udp } flow add @ft"; then
 		prime_lan_wan $flows
 		measure 3 "nftables masquerade + flowtable" "${args[@]}"
 	else
@@ -520,7 +523,7 @@ w = sys.argv[1]
 rtt = lambda f: [float(x) for x in re.findall(r"time=([0-9.]+) ms", open(w + f).read())]
 idle, loaded = rtt("/idle.txt"), rtt("/loaded.txt")
 j = json.load(open(w + "/iperf.json"))
-flows = [s["sender"]["bits_per_second"] / 1e6 for s in j["end"]["streams"]]
+flows = [s["receiver"]["bits_per_second"] / 1e6 for s in j["end"]["streams"]]
 jain = sum(flows) ** 2 / (len(flows) * sum(x * x for x in flows))
 q = lambda v, p: sorted(v)[min(len(v) - 1, int(p * len(v)))] if v else 0
 print(json.dumps({"throughput_mbps": round(sum(flows), 2), "jain": round(jain, 3),
@@ -596,6 +599,10 @@ if [ -n "$INNER" ]; then	# inside a guest: one scenario, lines on stdout
 fi
 
 START=$SECONDS
+# Packet rates are measured with BPF statistics off: they add two clock
+# reads to every program run. progstat turns them on for its own runs only.
+STATS_OLD=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=0
 {
 	echo "{\"machine\": {\"cpu\": \"$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)\","
 	echo " \"cores\": $(nproc), \"kernel\": \"$(uname -r)\","

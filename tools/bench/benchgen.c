@@ -18,8 +18,8 @@
  * swapped), to make connection trackers see both directions.
  *
  * Prints one JSON object: frames sent and delivered, seconds, rates, loss,
- * and the CPU time the whole machine spent (from /proc/stat) per delivered
- * frame.
+ * and the busy time (from /proc/stat) per delivered frame of the CPU given
+ * with --cpu (the whole machine without it).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -193,16 +193,29 @@ static void build_template(const struct opts *o, const unsigned char *src_mac,
 	t->reverse = o->reverse;
 }
 
-/* Busy and total CPU time of the whole machine, in USER_HZ ticks. */
-static void cpu_ticks(unsigned long long *busy, unsigned long long *total)
+/* Busy and total time of one CPU (or of the machine for -1), in USER_HZ
+ * ticks. The generator is pinned and everything its frames cause runs on
+ * its CPU, so that CPU's busy time is the path's cost even when something
+ * else runs on the other CPUs. */
+static void cpu_ticks(int cpu, unsigned long long *busy, unsigned long long *total)
 {
-	unsigned long long v[10] = {};
+	unsigned long long v[8];
+	char name[16], want[16], line[512];
 	FILE *f = fopen("/proc/stat", "re");
+	int found = 0;
 
-	if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-			 &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
-		die("/proc/stat: cannot read");
-	fclose(f);
+	if (cpu < 0)
+		snprintf(want, sizeof(want), "cpu");
+	else
+		snprintf(want, sizeof(want), "cpu%d", cpu);
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%15s %llu %llu %llu %llu %llu %llu %llu %llu", name, &v[0],
+			       &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 9 &&
+			!strcmp(name, want);
+	if (f)
+		fclose(f);
+	if (!found)
+		die("/proc/stat: no line for %s", want);
 	*total = 0;
 	for (int i = 0; i < 8; i++)
 		*total += v[i];
@@ -402,9 +415,9 @@ int main(int argc, char **argv)
 		if (sched_setaffinity(0, sizeof(set), &set))
 			die("--cpu %d: %s", o.cpu, strerror(errno));
 	}
-	cpu_ticks(&busy0, &total0);
+	cpu_ticks(o.cpu, &busy0, &total0);
 	sent = generate(&o, bpf_program__fd(skel->progs.gen_xdp), gen_ifindex, frame, len, &secs);
-	cpu_ticks(&busy1, &total1);
+	cpu_ticks(o.cpu, &busy1, &total1);
 	if (link >= 0) {
 		usleep(200 * 1000);	/* frames still in flight through the router */
 		sink_read(sink_fd, &got);
@@ -417,7 +430,7 @@ int main(int argc, char **argv)
 	       got.packets / secs, got.bytes * 8 / secs / 1e9,
 	       sent ? 1.0 - (double)got.packets / sent : 0, busy_s,
 	       total1 > total0 ? (double)(busy1 - busy0) / (total1 - total0) *
-				 libbpf_num_possible_cpus() : 0,
+				 (o.cpu >= 0 ? 1 : libbpf_num_possible_cpus()) : 0,
 	       got.packets ? busy_s * 1e9 / got.packets : 0);
 	if (link >= 0)
 		close(link);
