@@ -247,6 +247,40 @@ def plots(d, cases):
     return out
 
 
+# The rows the README quotes: (scenario, baseline case, sluice case, label).
+HEADLINE = [
+    ("1", "kernel forwarding, no XDP", "kernel forwarding + sluice (pass-through)",
+     "what sluice costs on traffic it hands to the kernel"),
+    ("2", "kernel bridge, 64 B", "sluice bridge fast path, 64 B", "LAN to LAN, 64 B"),
+    ("2", "kernel bridge, 1518 B", "sluice bridge fast path, 1518 B", "LAN to LAN, 1518 B"),
+    ("3", "nftables masquerade + ct state", "sluice NAT", "LAN to WAN through NAT, 64 B"),
+    ("4", "nftables dnat + ct state", "sluice port forward", "port forward WAN to LAN, 64 B"),
+    ("6", "nftables conntrack, 100000 flows", "sluice conntrack, 100000 flows",
+     "100k established flows through NAT"),
+]
+
+
+def headline(cases):
+    rows = ["| scenario (one core, packets/s) | kernel path | sluice | sluice / kernel | per core, router only |",
+            "|---|---|---|---|---|"]
+    for sc, base, ours, label in HEADLINE:
+        b = cases.get(("host", sc, base))
+        o = cases.get(("host", sc, ours))
+        if not b:
+            continue
+        bs = fmt_rate(b["pps"][0]) if "pps" in b else b.get("na", "-")
+        core = "-"
+        if o and "pps" in o:
+            os_, ratio = fmt_rate(o["pps"][0]), "%.2fx" % (o["pps"][0] / b["pps"][0])
+            if "router_ns" in o and "router_ns" in b:
+                core = "%.2fx (%.0f vs %.0f ns/pkt)" % (b["router_ns"] / o["router_ns"],
+                                                      o["router_ns"], b["router_ns"])
+        else:
+            os_, ratio = (o or {}).get("na", "not measured"), "-"
+        rows.append("| %s | %s (%s) | %s | %s | %s |" % (label, bs, base, os_, ratio, core))
+    return rows
+
+
 def main():
     d = sys.argv[1]
     machine, cases, order = load(d)
@@ -269,7 +303,7 @@ def main():
           "generator's frames and drops them. The generator is pinned to one CPU and everything the",
           "frames cause (the router's driver path, XDP or kernel forwarding, the sink) runs on that",
           "same CPU in softirq context, so the packet rate is a **one-core** figure for the whole",
-          "chain. *CPU ns/pkt, whole path* is the machine's busy time (/proc/stat) per delivered",
+          "chain. *CPU ns/pkt, whole path* is that CPU's busy time (/proc/stat) per delivered",
           "frame; *router ns/pkt* subtracts the harness's own cost (generator straight into the",
           "sink, scenario 1's first row), which is the per-core cost of the router alone and what",
           "the per-core ratios compare. *Program ns/pkt* is sluice's `run_time_ns / run_cnt`",
@@ -301,8 +335,12 @@ def main():
         md += ["## Plots", ""] + ["![%s](%s)" % (i[:-4], i) for i in imgs] + [""]
     elif not shutil.which("gnuplot"):
         md += ["Plots: gnuplot is not installed (`make bench` installs gnuplot-nox).", ""]
+    head = headline(cases)
+    md[md.index("## Method"):md.index("## Method")] = ["## Headline", ""] + head + [""]
     with open(os.path.join(d, "REPORT.md"), "w") as f:
         f.write("\n".join(md))
+    with open(os.path.join(d, "headline.md"), "w") as f:
+        f.write("\n".join(head) + "\n")
     print("bench: wrote %s" % os.path.join(d, "REPORT.md"))
 
 
