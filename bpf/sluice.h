@@ -27,6 +27,16 @@
 #define SLUICE_PIN_PROG_XDP	"prog_xdp"
 #define SLUICE_PIN_LINK_PREFIX	"link_xdp_"	/* + ifindex */
 
+/* The bridge fast path's forwarding database (sluice_fdb): its default
+ * size, what `fdb-size` may ask for, and how often the datapath refreshes
+ * an entry's timestamp (once a second is enough for ageing measured in
+ * minutes, and spares a write per frame). */
+#define SLUICE_FDB_SIZE_DEFAULT	8192
+#define SLUICE_FDB_SIZE_MIN	16
+#define SLUICE_FDB_SIZE_MAX	(1 << 20)
+#define SLUICE_FDB_TOUCH_NS	1000000000ULL
+#define SLUICE_VLANS_MAX	16384	/* {port, vid} memberships (sluice_vlans) */
+
 enum sluice_verdict {
 	SLUICE_VERDICT_PASS = 0,	/* XDP_PASS: the kernel handles it */
 	SLUICE_VERDICT_REDIRECT,	/* XDP_REDIRECT to another port */
@@ -41,6 +51,38 @@ enum sluice_verdict {
 	X(MALFORMED_L2,   malformed_l2,   "malformed-l2")		\
 	X(MALFORMED_IPV4, malformed_ipv4, "malformed-ipv4")		\
 	X(MALFORMED_IPV6, malformed_ipv6, "malformed-ipv6")
+
+/* Pass reasons: why a frame was handed to the kernel unchanged. Same
+ * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"
+ * explains each. Order is the order the bridge stage tests them. */
+#define SLUICE_PASS_REASONS(X)						\
+	X(NOT_BRIDGED,   not_bridged,   "not-bridged")			\
+	X(UNSUPPORTED,   unsupported,   "unsupported")			\
+	X(FILTERED,      filtered,      "filtered")			\
+	X(LOCKED,        locked,        "locked")			\
+	X(STP_INGRESS,   stp_ingress,   "stp-ingress")			\
+	X(LINK_LOCAL,    link_local,    "link-local")			\
+	X(BAD_SRC,       bad_src,       "bad-src")			\
+	X(VLAN,          vlan,          "vlan")				\
+	X(SRC_STATIC,    src_static,    "src-static")			\
+	X(FDB_FULL,      fdb_full,      "fdb-full")			\
+	X(BROADCAST,     broadcast,     "broadcast")			\
+	X(MULTICAST,     multicast,     "multicast")			\
+	X(OWN_MAC,       own_mac,       "own-mac")			\
+	X(UNKNOWN_DST,   unknown_dst,   "unknown-dst")			\
+	X(SAME_PORT,     same_port,     "same-port")			\
+	X(OTHER_BRIDGE,  other_bridge,  "other-bridge")			\
+	X(STP_EGRESS,    stp_egress,    "stp-egress")			\
+	X(ISOLATED,      isolated,      "isolated")			\
+	X(EGRESS_DOWN,   egress_down,   "egress-down")			\
+	X(EGRESS_NO_XDP, egress_no_xdp, "egress-no-xdp")
+
+enum sluice_pass_reason {
+#define SLUICE_X_ENUM(e, f, s) SLUICE_PASS_##e,
+	SLUICE_PASS_REASONS(SLUICE_X_ENUM)
+#undef SLUICE_X_ENUM
+	SLUICE_PASS_MAX,
+};
 
 enum sluice_drop_reason {
 #define SLUICE_X_ENUM(e, f, s) SLUICE_DROP_##e,
@@ -62,6 +104,14 @@ struct sluice_drops {
 SLUICE_ASSERT(sizeof(struct sluice_drops) == SLUICE_DROP_MAX * sizeof(__u64),
 	      "one counter per drop reason");
 
+struct sluice_passes {
+#define SLUICE_X_FIELD(e, f, s) __u64 f;
+	SLUICE_PASS_REASONS(SLUICE_X_FIELD)
+#undef SLUICE_X_FIELD
+};
+SLUICE_ASSERT(sizeof(struct sluice_passes) == SLUICE_PASS_MAX * sizeof(__u64),
+	      "one counter per pass reason");
+
 /* Value of the per-CPU stats map, one entry per port slot. The verdict
  * counters are named fields (not an array) for the same bpftool reason. */
 struct sluice_port_stats {
@@ -70,10 +120,21 @@ struct sluice_port_stats {
 	struct sluice_ctr tx;
 	struct sluice_ctr drop;
 	struct sluice_drops drop_reason;
+	struct sluice_passes pass_reason;
+	struct sluice_ctr fast_tx;	/* frames the bridge fast path sent out of this port */
 };
 SLUICE_ASSERT(sizeof(struct sluice_port_stats) ==
-	      SLUICE_VERDICT_MAX * sizeof(struct sluice_ctr) + sizeof(struct sluice_drops),
+	      SLUICE_VERDICT_MAX * sizeof(struct sluice_ctr) + sizeof(struct sluice_drops) +
+	      sizeof(struct sluice_passes) + sizeof(struct sluice_ctr),
 	      "verdict counters are laid out in enum order");
+
+/* Global counters (sluice_gstats, per CPU, one entry). FDB occupancy is
+ * not a counter: `sluice fdb` and `sluice stats` count the entries. */
+struct sluice_gstats {
+	__u64 fdb_learn;	/* new entries */
+	__u64 fdb_move;		/* a MAC seen on another port: entry moved */
+	__u64 fdb_full;		/* a new MAC found the table full (kernel took over) */
+};
 
 enum sluice_attach_mode {
 	SLUICE_MODE_NATIVE = 1,		/* driver XDP */
@@ -83,9 +144,27 @@ enum sluice_attach_mode {
 enum sluice_port_flags {
 	SLUICE_PORT_UP		= 1 << 0,	/* IFF_UP and carrier */
 	SLUICE_PORT_BRIDGED	= 1 << 1,	/* member of a Linux bridge */
+	SLUICE_PORT_XDP_TX	= 1 << 2,	/* in sluice_tx: XDP frames can leave by it */
+	SLUICE_PORT_LEARNING	= 1 << 3,	/* bridge port flag "learning" */
+	SLUICE_PORT_LOCKED	= 1 << 4,	/* bridge port flag "locked" (802.1X) */
+	SLUICE_PORT_ISOLATED	= 1 << 5,	/* bridge port flag "isolated" */
+	SLUICE_PORT_HAIRPIN	= 1 << 6,	/* bridge port flag "hairpin" */
+	SLUICE_PORT_FILTERED	= 1 << 7,	/* br_netfilter or bridge nftables active */
+	SLUICE_PORT_VLAN_AWARE	= 1 << 8,	/* the bridge filters VLANs (802.1Q) */
+	SLUICE_PORT_VLAN_OTHER	= 1 << 9,	/* VLAN filtering the fast path does not do */
 };
 
-/* Ports map: key is the ifindex (__u32). Written only by the loader. */
+/* The kernel's bridge port states (BR_STATE_*), named for bpftool. */
+enum sluice_stp_state {
+	SLUICE_STP_DISABLED = 0,
+	SLUICE_STP_LISTENING = 1,
+	SLUICE_STP_LEARNING = 2,
+	SLUICE_STP_FORWARDING = 3,
+	SLUICE_STP_BLOCKING = 4,
+};
+
+/* Ports map: key is the ifindex (__u32). Written only by the loader (and
+ * the daemon through it); the bridge fields mirror the kernel bridge. */
 struct sluice_port {
 	__u32 slot;			/* index into the stats map */
 	__u32 zone;			/* index into the zones map */
@@ -94,8 +173,52 @@ struct sluice_port {
 	enum sluice_attach_mode mode;
 	__be32 ipv4;			/* primary IPv4 address of l3_ifindex, or 0 */
 	char name[SLUICE_NAME_LEN];
+	__u64 hold_ns;			/* the bridge's ageing time for learned entries */
+	__u8 br_mac[6];			/* the bridge's own MAC address */
+	__u8 stp_state;			/* enum sluice_stp_state */
+	__u8 pad0;
+	__u16 pvid;			/* VLAN-aware bridge: the port's PVID, 0 none */
+	__u16 pad1;
+	__u32 pad2;
 };
-SLUICE_ASSERT(sizeof(struct sluice_port) == 40, "struct sluice_port layout");
+SLUICE_ASSERT(sizeof(struct sluice_port) == 64, "struct sluice_port layout");
+
+/* FDB (sluice_fdb): learned by the datapath, aged and flushed by the
+ * daemon, static and local entries mirrored from the kernel bridge. */
+struct sluice_fdb_key {
+	__u8 mac[6];
+	__u16 vlan;			/* host order; 0 on a bridge without VLAN filtering */
+};
+SLUICE_ASSERT(sizeof(struct sluice_fdb_key) == 8, "struct sluice_fdb_key layout");
+
+enum sluice_fdb_flags {
+	SLUICE_FDB_STATIC	= 1 << 0,	/* a static kernel entry: never aged or moved */
+	SLUICE_FDB_LOCAL	= 1 << 1,	/* the bridge's or a port's own address */
+};
+
+struct sluice_fdb_entry {
+	__u32 ifindex;			/* the port the MAC is behind */
+	__u32 flags;			/* enum sluice_fdb_flags */
+	__u64 last_seen;		/* bpf_ktime_get_coarse_ns() (CLOCK_MONOTONIC) */
+};
+SLUICE_ASSERT(sizeof(struct sluice_fdb_entry) == 16, "struct sluice_fdb_entry layout");
+
+/* VLAN membership of bridge ports (sluice_vlans), VLAN-aware bridges only. */
+struct sluice_vlan_key {
+	__u32 ifindex;
+	__u16 vid;
+	__u16 pad;
+};
+SLUICE_ASSERT(sizeof(struct sluice_vlan_key) == 8, "struct sluice_vlan_key layout");
+
+enum sluice_vlan_flags {
+	SLUICE_VLAN_MEMBER	= 1 << 0,
+	SLUICE_VLAN_UNTAGGED	= 1 << 1,	/* frames leave this port without a tag */
+};
+
+struct sluice_vlan {
+	__u32 flags;			/* enum sluice_vlan_flags */
+};
 
 enum sluice_zone_flags {
 	SLUICE_ZONE_INPUT_DROP	= 1 << 0,

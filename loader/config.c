@@ -1483,14 +1483,33 @@ static int parse_shape(struct parser *p, struct cfg_loc at)
 	return 0;
 }
 
+/* ---- fdb-size ---------------------------------------------------------------- */
+
+/* fdb-size N: entries in the bridge fast path's forwarding database. */
+static int parse_fdb_size(struct parser *p, struct cfg_loc at)
+{
+	struct sluice_config *cfg = p->cfg;
+
+	if (cfg->fdb_size)
+		return perr(p, at, "duplicate fdb-size (first on line %d)", cfg->fdb_size_loc.line);
+	if (p->tok.type != T_WORD)
+		return expected(p, "a number of entries");
+	if (!parse_int(p->tok.s, p->tok.len, CFG_FDB_SIZE_MIN, CFG_FDB_SIZE_MAX, &cfg->fdb_size))
+		return perr(p, p->tok.loc, "invalid fdb-size %s (expected %d..%d)",
+			    qtok(p, &p->tok), CFG_FDB_SIZE_MIN, CFG_FDB_SIZE_MAX);
+	cfg->fdb_size_loc = at;
+	return next(p);
+}
+
 /* ---- whole file ------------------------------------------------------------- */
 
 static const char *const statement_words[] = {
-	"zone", "forward", "port-forward", "set", "rule", "shape",
+	"zone", "forward", "port-forward", "set", "rule", "shape", "fdb-size",
 };
 
 static int (*const statement_fns[])(struct parser *, struct cfg_loc) = {
 	parse_zone, parse_forward, parse_port_forward, parse_set, parse_rule, parse_shape,
+	parse_fdb_size,
 };
 
 _Static_assert(sizeof(statement_words) / sizeof(statement_words[0]) ==

@@ -16,6 +16,8 @@
 #define CFG_NAME_MAX	32	/* zone and set names, incl. NUL */
 #define CFG_ZONE_MAX	16
 #define CFG_ZONE_IFS	16	/* interfaces listed in one zone */
+#define CFG_FDB_SIZE_MIN	16	/* = SLUICE_FDB_SIZE_MIN (bpf/sluice.h) */
+#define CFG_FDB_SIZE_MAX	(1 << 20)
 
 /* Zone references in rules: an index into cfg->zones, or one of these. */
 #define CFG_ZONE_ANY	(-1)
@@ -141,6 +143,8 @@ struct sluice_config {
 	struct cfg_rule *rules;
 	int n_shapes;
 	struct cfg_shape *shapes;
+	int fdb_size;			/* fdb-size: 0 when not given (the default) */
+	struct cfg_loc fdb_size_loc;
 };
 
 /* Parse PATH into CFG. Returns 0, or -1 with "PATH:LINE:COL: message" (or

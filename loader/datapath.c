@@ -13,11 +13,14 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <linux/if_bridge.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "datapath.h"
+#include "fdb.h"
 #include "nl.h"
 #include "util.h"
 #include "sluice.skel.h"
@@ -167,23 +170,36 @@ static int open_pinned_map(struct dp *dp, const char *name)
 	return bpf_obj_get(path);
 }
 
+/* Every map sluice pins, by its pinned name. */
+static const char *const map_names[] = {
+	"sluice_meta", "sluice_ports", "sluice_zones", "sluice_stats",
+	"sluice_gstats", "sluice_fdb", "sluice_vlans", "sluice_tx",
+};
+
+static int *map_fd(struct dp *dp, size_t i)
+{
+	int *fds[] = { &dp->meta_fd, &dp->ports_fd, &dp->zones_fd, &dp->stats_fd,
+		       &dp->gstats_fd, &dp->fdb_fd, &dp->vlans_fd, &dp->tx_fd };
+
+	return fds[i];
+}
+
 static int open_maps(struct dp *dp)
 {
-	dp->meta_fd = open_pinned_map(dp, "sluice_meta");
-	dp->ports_fd = open_pinned_map(dp, "sluice_ports");
-	dp->zones_fd = open_pinned_map(dp, "sluice_zones");
-	dp->stats_fd = open_pinned_map(dp, "sluice_stats");
-	if (dp->meta_fd < 0 || dp->ports_fd < 0 || dp->zones_fd < 0 || dp->stats_fd < 0)
-		return -ENOENT;
-	return 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(map_names); i++) {
+		*map_fd(dp, i) = open_pinned_map(dp, map_names[i]);
+		if (*map_fd(dp, i) < 0)
+			ret = -ENOENT;
+	}
+	return ret;
 }
 
 static void close_maps(struct dp *dp)
 {
-	close_fd(&dp->meta_fd);
-	close_fd(&dp->ports_fd);
-	close_fd(&dp->zones_fd);
-	close_fd(&dp->stats_fd);
+	for (size_t i = 0; i < ARRAY_SIZE(map_names); i++)
+		close_fd(map_fd(dp, i));
 }
 
 int dp_open(struct dp *dp, const char *pin, enum dp_open_mode mode)
@@ -193,7 +209,8 @@ int dp_open(struct dp *dp, const char *pin, enum dp_open_mode mode)
 
 	memset(dp, 0, sizeof(*dp));
 	dp->lock_fd = dp->prog_fd = -1;
-	dp->meta_fd = dp->ports_fd = dp->zones_fd = dp->stats_fd = -1;
+	for (size_t i = 0; i < ARRAY_SIZE(map_names); i++)
+		*map_fd(dp, i) = -1;
 	if (fmt_path(dp->pin, sizeof(dp->pin), "%s", pin) ||
 	    pin_path(dp, path, sizeof(path), "sluice_meta")) {
 		log_err("%s: pin folder path too long", pin);
@@ -228,20 +245,56 @@ void dp_close(struct dp *dp)
 /* Remove the pinned maps a failed first load may have left behind. */
 static void remove_fresh_pins(struct dp *dp)
 {
-	static const char *const maps[] = {
-		"sluice_meta", "sluice_ports", "sluice_zones", "sluice_stats",
-	};
 	char path[PATH_MAX];
 
-	for (size_t i = 0; i < ARRAY_SIZE(maps); i++)
-		if (!pin_path(dp, path, sizeof(path), maps[i]))
+	for (size_t i = 0; i < ARRAY_SIZE(map_names); i++)
+		if (!pin_path(dp, path, sizeof(path), map_names[i]))
 			unlink(path);
 	rmdir(dp->pin);
+}
+
+/* sluice_fdb's size is fixed when the map is created. A pinned table of
+ * another size is unpinned, so the load creates one of the size asked for;
+ * running programs keep using the old one until they are replaced, and the
+ * new table starts empty (it is a cache: hosts are learned again). */
+static void fdb_resize(struct dp *dp, __u32 size)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd;
+
+	if (pin_path(dp, path, sizeof(path), "sluice_fdb") || (fd = bpf_obj_get(path)) < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.max_entries != size) {
+		log_info("fdb-size %u (was %u): the FDB starts empty", size, info.max_entries);
+		unlink(path);
+	}
+	close(fd);
+}
+
+/* The kernel reports a devmap's flags with BPF_F_RDONLY_PROG added, and
+ * libbpf 1.1 refuses to reuse a pin whose flags differ from the map's
+ * definition (later versions ignore that flag). Reuse it by fd instead. */
+static int reuse_devmap(struct dp *dp)
+{
+	char path[PATH_MAX];
+	int fd, ret;
+
+	if (pin_path(dp, path, sizeof(path), "sluice_tx") || (fd = bpf_obj_get(path)) < 0)
+		return 0;	/* none yet: libbpf creates and pins it */
+	bpf_map__set_pin_path(dp->skel->maps.sluice_tx, NULL);
+	ret = bpf_map__reuse_fd(dp->skel->maps.sluice_tx, fd);
+	close(fd);
+	if (ret)
+		log_err("%s: reusing it: %s", path, strerror(-ret));
+	return ret;
 }
 
 int dp_load(struct dp *dp)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = dp->pin);
+	__u32 fdb_size;
 	int ret;
 
 	libbpf_log_len = 0;	/* explain this load, not an earlier one */
@@ -252,7 +305,12 @@ int dp_load(struct dp *dp)
 		log_err("opening the embedded BPF object: %s", strerror(-ret));
 		return ret;
 	}
-	ret = sluice__load(dp->skel);
+	fdb_size = dp->fdb_size ? dp->fdb_size : SLUICE_FDB_SIZE_DEFAULT;
+	bpf_map__set_max_entries(dp->skel->maps.sluice_fdb, fdb_size);
+	fdb_resize(dp, fdb_size);
+	ret = reuse_devmap(dp);
+	if (!ret)
+		ret = sluice__load(dp->skel);
 	if (ret) {
 		log_err("loading the BPF programs into the kernel failed: %s", strerror(-ret));
 		if (dp->existed)
@@ -272,6 +330,10 @@ int dp_load(struct dp *dp)
 	dp->ports_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ports));
 	dp->zones_fd = dup(bpf_map__fd(dp->skel->maps.sluice_zones));
 	dp->stats_fd = dup(bpf_map__fd(dp->skel->maps.sluice_stats));
+	dp->gstats_fd = dup(bpf_map__fd(dp->skel->maps.sluice_gstats));
+	dp->fdb_fd = dup(bpf_map__fd(dp->skel->maps.sluice_fdb));
+	dp->vlans_fd = dup(bpf_map__fd(dp->skel->maps.sluice_vlans));
+	dp->tx_fd = dup(bpf_map__fd(dp->skel->maps.sluice_tx));
 	return 0;
 }
 
@@ -338,6 +400,99 @@ static int port_flags(const struct nl_link *port, const struct nl_link *l3)
 	return (up ? SLUICE_PORT_UP : 0) | (port != l3 ? SLUICE_PORT_BRIDGED : 0);
 }
 
+/* ---- bridge state ------------------------------------------------------------ */
+
+/* Bridged frames meet rules the fast path would bypass when the bridge
+ * family of nftables has a base chain, or when br_netfilter hands them to
+ * IPv4/IPv6/ARP rules: the module is loaded (its sysctls exist), the global
+ * sysctl or the bridge's own nf_call_* option asks for it, and there are
+ * such rules (nftables base chains, or a legacy x_tables table loaded).
+ * Then the bridge's frames go to the kernel. */
+static struct {
+	bool br_nf_loaded, br_nf_sysctl, ip_rules;
+	int nft_bridge;
+} filt;
+
+static bool sysctl_on(const char *path)
+{
+	char c = '0';
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (read(fd, &c, 1) != 1)
+		c = '0';
+	close(fd);
+	return c == '1';
+}
+
+static bool file_empty(const char *path)
+{
+	char c;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool empty;
+
+	if (fd < 0)
+		return true;
+	empty = read(fd, &c, 1) != 1;
+	close(fd);
+	return empty;
+}
+
+int dp_filter_probe(void)
+{
+	static const char *const calls[] = {
+		"/proc/sys/net/bridge/bridge-nf-call-iptables",
+		"/proc/sys/net/bridge/bridge-nf-call-ip6tables",
+		"/proc/sys/net/bridge/bridge-nf-call-arptables",
+	};
+	static const char *const legacy[] = {
+		"/proc/net/ip_tables_names", "/proc/net/ip6_tables_names",
+		"/proc/net/arp_tables_names",
+	};
+	int nft_ip = 0;
+
+	nl_nft_base_chains(&filt.nft_bridge, &nft_ip);
+	filt.br_nf_loaded = access(calls[0], F_OK) == 0;
+	filt.br_nf_sysctl = false;
+	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
+		filt.br_nf_sysctl |= sysctl_on(calls[i]);
+	filt.ip_rules = nft_ip > 0;
+	for (size_t i = 0; i < ARRAY_SIZE(legacy); i++)
+		filt.ip_rules |= !file_empty(legacy[i]);
+	return filt.br_nf_loaded | filt.br_nf_sysctl << 1 | filt.ip_rules << 2 |
+	       (filt.nft_bridge > 0) << 3;
+}
+
+bool dp_bridge_filtered(const struct nl_link *br)
+{
+	return filt.nft_bridge > 0 ||
+	       (filt.br_nf_loaded && filt.ip_rules && (filt.br_nf_sysctl || br->br.nf_call));
+}
+
+/* The bridge fields of a member port's entry, from the kernel's view. */
+static void bridge_port(struct sluice_port *sp, const struct nl_link *port,
+			const struct nl_link *br)
+{
+	__u64 hold_cs = br->br.topology_change ? br->br.forward_delay_cs : br->br.ageing_cs;
+
+	memcpy(sp->br_mac, br->mac, sizeof(sp->br_mac));
+	sp->hold_ns = hold_cs * 10000000ULL;
+	sp->stp_state = port->port.valid ? port->port.state : SLUICE_STP_DISABLED;
+	sp->flags |= (port->port.learning ? SLUICE_PORT_LEARNING : 0) |
+		     (port->port.locked ? SLUICE_PORT_LOCKED : 0) |
+		     (port->port.isolated ? SLUICE_PORT_ISOLATED : 0) |
+		     (port->port.hairpin ? SLUICE_PORT_HAIRPIN : 0) |
+		     (dp_bridge_filtered(br) ? SLUICE_PORT_FILTERED : 0);
+	if (br->br.vlan_filtering) {
+		sp->flags |= SLUICE_PORT_VLAN_AWARE;
+		sp->pvid = port->pvid;
+		/* 802.1ad bridges and per-VLAN spanning trees: the kernel's */
+		if (br->br.vlan_proto != ETH_P_8021Q || br->br.mst)
+			sp->flags |= SLUICE_PORT_VLAN_OTHER;
+	}
+}
+
 static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
 		    const struct nl_link *port, const struct nl_link *l3)
 {
@@ -363,6 +518,8 @@ static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
 	x->port.l3_ifindex = l3->ifindex;
 	x->port.flags = port_flags(port, l3);
 	x->port.ipv4 = l3->ipv4;
+	if (port != l3)
+		bridge_port(&x->port, port, l3);
 	snprintf(x->port.name, sizeof(x->port.name), "%s", port->name);
 	return 0;
 }
@@ -665,6 +822,94 @@ static int write_ports(struct dp *dp, struct wants *w)
 	return 0;
 }
 
+static const struct want *want_of(const struct wants *w, __u32 ifindex)
+{
+	for (int i = 0; i < w->n; i++)
+		if ((__u32)w->v[i].ifindex == ifindex)
+			return &w->v[i];
+	return NULL;
+}
+
+/* sluice_tx, the devmap of egress ports: ADD puts the native ports in (run
+ * before the ports map says they take redirects), !ADD removes the others
+ * (after it stopped saying so). */
+static int write_tx(struct dp *dp, const struct wants *w, bool add)
+{
+	__u32 key, next, *prev = NULL;
+	const struct want *x;
+
+	if (add) {
+		for (int i = 0; i < w->n; i++) {
+			key = w->v[i].ifindex;
+			if ((w->v[i].port.flags & SLUICE_PORT_XDP_TX) &&
+			    bpf_map_update_elem(dp->tx_fd, &key, &key, BPF_ANY)) {
+				log_err("%s: adding it to sluice_tx: %s", w->v[i].port.name,
+					strerror(errno));
+				return -errno;
+			}
+		}
+		return 0;
+	}
+	while (!bpf_map_get_next_key(dp->tx_fd, prev, &next)) {
+		x = want_of(w, next);
+		if (!x || !(x->port.flags & SLUICE_PORT_XDP_TX)) {
+			if (bpf_map_delete_elem(dp->tx_fd, &next) && errno != ENOENT)
+				return -errno;
+			prev = NULL;
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+	return 0;
+}
+
+/* sluice_vlans from the kernel's per-port VLANs of VLAN-aware bridges:
+ * ADD writes the current memberships, !ADD removes the rest. */
+static int write_vlans(struct dp *dp, const struct wants *w, const struct nl_links *links,
+		       bool add)
+{
+	struct sluice_vlan_key key, next, *prev = NULL;
+	const struct want *x;
+	int i;
+
+	for (i = 0; add && i < links->n_vlans; i++) {
+		const struct nl_vlan *v = &links->vlans[i];
+		struct sluice_vlan val = { SLUICE_VLAN_MEMBER };
+
+		x = want_of(w, v->ifindex);
+		if (!x || !(x->port.flags & SLUICE_PORT_VLAN_AWARE))
+			continue;
+		if (v->flags & BRIDGE_VLAN_INFO_UNTAGGED)
+			val.flags |= SLUICE_VLAN_UNTAGGED;
+		key = (struct sluice_vlan_key){ .ifindex = v->ifindex, .vid = v->vid };
+		if (bpf_map_update_elem(dp->vlans_fd, &key, &val, BPF_ANY)) {
+			log_err("%s: VLAN %u into sluice_vlans: %s", x->port.name, v->vid,
+				strerror(errno));
+			return -errno;
+		}
+	}
+	if (add)
+		return 0;
+	while (!bpf_map_get_next_key(dp->vlans_fd, prev, &next)) {
+		bool keep = false;
+
+		x = want_of(w, next.ifindex);
+		for (i = 0; x && (x->port.flags & SLUICE_PORT_VLAN_AWARE) && i < links->n_vlans; i++)
+			keep |= links->vlans[i].ifindex == (int)next.ifindex &&
+				links->vlans[i].vid == next.vid;
+		if (!keep) {
+			if (bpf_map_delete_elem(dp->vlans_fd, &next) && errno != ENOENT)
+				return -errno;
+			prev = NULL;
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+	return 0;
+}
+
 static int write_zones(struct dp *dp, const struct sluice_config *cfg, const struct wants *w)
 {
 	for (__u32 z = 0; z < SLUICE_MAX_ZONES; z++) {
@@ -784,18 +1029,31 @@ static int attach_new(struct dp *dp, struct wants *w, const struct have *h)
  * leaving ports go. Only the map and pin writes can fail; meta is
  * informational and a failure there is reported, not rolled back. */
 static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *w,
-		  const struct have *h, int old_prog)
+		  const struct have *h, int old_prog, const struct nl_links *links)
 {
 	int i, ret;
 
 	keep_modes(dp, w);
-	ret = write_ports(dp, w);
+	for (i = 0; i < w->n; i++)	/* only drivers with XDP transmit take redirects */
+		if (w->v[i].port.mode == SLUICE_MODE_NATIVE)
+			w->v[i].port.flags |= SLUICE_PORT_XDP_TX;
+	ret = write_tx(dp, w, true);
+	if (!ret)
+		ret = write_vlans(dp, w, links, true);
+	if (!ret)
+		ret = write_ports(dp, w);
+	if (!ret)
+		ret = write_tx(dp, w, false);
+	if (!ret)
+		ret = write_vlans(dp, w, links, false);
 	if (!ret)
 		ret = write_zones(dp, cfg, w);
 	if (ret) {
 		log_err("%s: updating pinned maps: %s", dp->pin, strerror(-ret));
 		return ret;
 	}
+	if ((ret = fdb_sync(dp)))	/* the FDB is a cache: warn only */
+		log_warn("%s: updating the FDB: %s", dp->pin, strerror(-ret));
 	if (dp->skel && (ret = pin_prog(dp, old_prog)))
 		return ret;
 	for (i = 0; i < h->n; i++)
@@ -820,7 +1078,7 @@ static int old_program(const struct dp *dp)
 int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 {
 	struct wants *w = calloc(1, sizeof(*w));
-	struct nl_links links;
+	struct nl_links links = { 0 };
 	struct have have = { 0 };
 	int i, ret, old_prog;
 
@@ -830,8 +1088,10 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 	if (!ret && (ret = nl_dump(&links)))
 		log_err("reading interfaces over netlink: %s", strerror(-ret));
 	if (!ret) {
+		dp_filter_probe();
 		ret = resolve_ports(cfg, &links, w, dp->follow);
-		nl_links_free(&links);
+		if (ret)
+			nl_links_free(&links);
 	}
 	if (!ret)
 		ret = read_links(dp, &have);
@@ -842,10 +1102,12 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 		ret = update_kept(dp, w, &have, old_prog);	/* restores on failure */
 	if (ret) {
 		rollback_new(dp, w);
-	} else if ((ret = commit(dp, cfg, w, &have, old_prog))) {
+	} else if ((ret = commit(dp, cfg, w, &have, old_prog, &links))) {
 		rollback_new(dp, w);
 		restore_kept(w, &have, w->n, old_prog);
 	}
+	if (links.v || links.vlans)
+		nl_links_free(&links);
 	if (old_prog >= 0)
 		close(old_prog);
 	close_links(&have);
@@ -866,10 +1128,6 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 
 int dp_down(struct dp *dp)
 {
-	static const char *const ours[] = {
-		"sluice_meta", "sluice_ports", "sluice_zones", "sluice_stats",
-		SLUICE_PIN_PROG_XDP,
-	};
 	char path[PATH_MAX];
 	struct have have;
 	int ret = 0;
@@ -879,8 +1137,10 @@ int dp_down(struct dp *dp)
 		if (unlink(have.v[i].pin))
 			ret = -errno;
 	close_links(&have);
-	for (size_t i = 0; i < ARRAY_SIZE(ours); i++)
-		if (!pin_path(dp, path, sizeof(path), ours[i]) && unlink(path) && errno != ENOENT)
+	for (size_t i = 0; i <= ARRAY_SIZE(map_names); i++)
+		if (!pin_path(dp, path, sizeof(path),
+			      i < ARRAY_SIZE(map_names) ? map_names[i] : SLUICE_PIN_PROG_XDP) &&
+		    unlink(path) && errno != ENOENT)
 			ret = -errno;
 	/* Objects sluice did not pin stay, and so does the folder then. */
 	if (rmdir(dp->pin) && errno != ENOENT)
@@ -984,6 +1244,28 @@ static int read_stats(struct dp *dp, __u32 slot, struct sluice_port_stats *sum)
 	return 0;
 }
 
+int dp_gstats_read(struct dp *dp, struct sluice_gstats *g)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct sluice_gstats *v;
+	__u32 key = 0;
+
+	memset(g, 0, sizeof(*g));
+	if (ncpu <= 0 || !(v = calloc(ncpu, sizeof(*v))))
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(dp->gstats_fd, &key, v)) {
+		free(v);
+		return -errno;
+	}
+	for (int c = 0; c < ncpu; c++) {
+		g->fdb_learn += v[c].fdb_learn;
+		g->fdb_move += v[c].fdb_move;
+		g->fdb_full += v[c].fdb_full;
+	}
+	free(v);
+	return 0;
+}
+
 void dp_stats_add(struct sluice_port_stats *sum, const struct sluice_port_stats *s)
 {
 	__u64 *d = (__u64 *)sum;
@@ -1056,6 +1338,19 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 	}
 	qsort(view->ports, view->n_ports, sizeof(view->ports[0]), cmp_port);
 	read_stats(dp, SLUICE_SLOT_UNKNOWN, &view->unknown);
+	dp_gstats_read(dp, &view->g);
+	{
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		struct sluice_fdb_key k, *kp = NULL;
+
+		if (!bpf_obj_get_info_by_fd(dp->fdb_fd, &info, &len))
+			view->fdb_size = info.max_entries;
+		while (!bpf_map_get_next_key(dp->fdb_fd, kp, &k)) {
+			view->fdb_entries++;
+			kp = &k;
+		}
+	}
 	for (key = 0; key < SLUICE_MAX_ZONES; key++) {
 		struct sluice_zone z;
 

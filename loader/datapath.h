@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "config.h"
+#include "nl.h"
 #include "sluice.h"
 
 struct sluice;
@@ -30,6 +31,8 @@ struct dp {
 	struct sluice *skel;	/* set when programs were loaded by this run */
 	int prog_fd;		/* the XDP program to attach */
 	int ports_fd, zones_fd, stats_fd, meta_fd;
+	int gstats_fd, fdb_fd, vlans_fd, tx_fd;
+	__u32 fdb_size;		/* for dp_load: sluice_fdb's size, 0: the default */
 };
 
 enum dp_open_mode {
@@ -78,9 +81,23 @@ struct dp_view {
 	struct sluice_port_stats unknown;	/* slot 0 */
 	int n_zones;
 	struct sluice_zone zones[SLUICE_MAX_ZONES];
+	struct sluice_gstats g;		/* summed over CPUs */
+	int fdb_entries;
+	__u32 fdb_size;
 };
 
 int dp_view_read(struct dp *dp, struct dp_view *view);
+
+/* sluice_gstats summed over CPUs. */
+int dp_gstats_read(struct dp *dp, struct sluice_gstats *g);
+
+/* The bridge state the maps mirror, recomputed from LINKS (also used by the
+ * daemon's periodic check): whether a bridge's frames pass through
+ * br_netfilter or bridge-family nftables rules. */
+bool dp_bridge_filtered(const struct nl_link *bridge);
+/* Re-read br_netfilter and nftables state; returns a value that changes
+ * when what dp_bridge_filtered() may say changes. */
+int dp_filter_probe(void);
 
 /* SUM += S, counter by counter. */
 void dp_stats_add(struct sluice_port_stats *sum, const struct sluice_port_stats *s);

@@ -13,6 +13,7 @@
 #include <sys/signalfd.h>
 #include "config.h"
 #include "datapath.h"
+#include "fdb.h"
 #include "nl.h"
 #include "report.h"
 #include "util.h"
@@ -33,8 +34,8 @@ struct args {
 
 enum {
 	C_UP = 1 << 0, C_RUN = 1 << 1, C_RELOAD = 1 << 2, C_DOWN = 1 << 3,
-	C_STATUS = 1 << 4, C_STATS = 1 << 5, C_CHECK = 1 << 6,
-	C_ALL = 0x7f,
+	C_STATUS = 1 << 4, C_STATS = 1 << 5, C_CHECK = 1 << 6, C_FDB = 1 << 7,
+	C_ALL = 0xff,
 };
 
 struct opt {
@@ -50,7 +51,7 @@ static const struct opt opts[] = {
 	  C_UP | C_RUN | C_RELOAD | C_CHECK },
 	{ "pin", 'p', "DIR", "pin folder (default $SLUICE_PIN or " SLUICE_PIN_ROOT_DEFAULT ")",
 	  C_ALL },
-	{ "json", 'j', NULL, "machine-readable output", C_STATUS | C_STATS },
+	{ "json", 'j', NULL, "machine-readable output", C_STATUS | C_STATS | C_FDB },
 	{ "watch", 'w', NULL, "refresh every interval until interrupted", C_STATS },
 	{ "interval", 'i', "SECONDS", "rate sampling interval (default 1, 0: totals only)",
 	  C_STATS },
@@ -74,6 +75,7 @@ static int cmd_down(struct args *a);
 static int cmd_status(struct args *a);
 static int cmd_stats(struct args *a);
 static int cmd_check(struct args *a);
+static int cmd_fdb(struct args *a);
 
 static const struct cmd cmds[] = {
 	{ "up", C_UP, true, cmd_up, "load the datapath and attach it to every port, then exit" },
@@ -85,6 +87,7 @@ static const struct cmd cmds[] = {
 	{ "status", C_STATUS, true, cmd_status, "ports, attach modes, program ids, daemon" },
 	{ "stats", C_STATS, true, cmd_stats, "packet counters by port, verdict and drop reason" },
 	{ "check", C_CHECK, false, cmd_check, "validate a config file without changing anything" },
+	{ "fdb", C_FDB, true, cmd_fdb, "the bridge fast path's forwarding database" },
 };
 
 static void usage(FILE *f, const struct cmd *only)
@@ -235,6 +238,7 @@ static int load_and_apply(struct args *a, const struct sluice_config *cfg, bool 
 		log_err("%s: no running instance to reload (use 'sluice up')", a->pin);
 	dp.follow = follow;
 	dp.config = a->config_abs;
+	dp.fdb_size = cfg->fdb_size;
 	if (!ret)
 		ret = dp_load(&dp);
 	if (!ret)
@@ -339,6 +343,31 @@ static int cmd_status(struct args *a)
 	return 0;
 }
 
+static int cmd_fdb(struct args *a)
+{
+	struct dp_view *v = malloc(sizeof(*v));
+	struct fdb_row *rows = NULL;
+	__u32 size = 0;
+	struct dp dp;
+	int n = 0, ret = 1;
+
+	if (!v || open_view(a, &dp)) {
+		free(v);
+		return 3;
+	}
+	dp_view_read(&dp, v);
+	if (fdb_read(&dp, &rows, &n, &size)) {
+		log_err("%s: reading sluice_fdb: %s", dp.pin, strerror(errno));
+	} else {
+		report_fdb(stdout, v, rows, n, size, fdb_now(), a->json);
+		ret = 0;
+	}
+	free(rows);
+	dp_close(&dp);
+	free(v);
+	return ret;
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -396,6 +425,9 @@ struct daemon {
 	struct sluice_config cfg;
 	char config[PATH_MAX];	/* absolute path of cfg */
 	__u64 generation;	/* of our last apply */
+	struct nl_batch *batch;	/* NTF_USE refreshes of the kernel's FDB */
+	__u64 last_refresh;	/* fdb_now() of the last one */
+	int filter_state;	/* dp_filter_probe() at the last tick */
 };
 
 static int read_generation(const char *pin, __u64 *generation)
@@ -423,6 +455,7 @@ static int reconcile(struct daemon *d, bool reload_programs)
 	int ret;
 
 	ret = dp_open(&dp, d->a->pin, DP_WRITE);
+	dp.fdb_size = d->cfg.fdb_size;	/* a new fdb-size takes effect at the next load */
 	if (!ret)
 		ret = reload_programs ? dp_load(&dp) : dp_use_pinned(&dp);
 	if (ret == -ESRCH)
@@ -462,16 +495,48 @@ static long long now_ms(void)
  * the others). A failed apply is retried after RETRY_MS. */
 #define MAX_DELAY_MS	500
 #define RETRY_MS	1000
+#define TICK_MS		1000
+
+/* Once a second: age and flush the FDB, mirror the kernel's static
+ * entries, refresh the kernel's entries of hosts the fast path serves
+ * (each is refreshed while it is active, well within any ageing time),
+ * and notice br_netfilter or nftables bridge rules coming or going (no
+ * rtnetlink event says so). Returns true when that needs an apply. */
+static bool daemon_tick(struct daemon *d)
+{
+	__u64 now = fdb_now(), since;
+	int filter_state;
+	struct dp dp;
+
+	if (dp_open(&dp, d->a->pin, DP_READ))
+		return false;
+	fdb_sync(&dp);
+	if (!d->batch)
+		d->batch = nl_batch_open();
+	since = d->last_refresh > SLUICE_FDB_TOUCH_NS ? d->last_refresh - SLUICE_FDB_TOUCH_NS : 0;
+	if (d->batch && fdb_refresh(&dp, d->batch, since) >= 0)
+		d->last_refresh = now;
+	dp_close(&dp);
+	filter_state = dp_filter_probe();
+	if (filter_state == d->filter_state)
+		return false;
+	d->filter_state = filter_state;
+	return true;
+}
 
 static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl)
 {
 	struct pollfd pfd[2] = { { sfd, POLLIN, 0 }, { nl_monitor_fd(nl), POLLIN, 0 } };
 	long long first = 0, due = 0;	/* due 0: nothing pending */
+	long long tick = now_ms() + TICK_MS;
 	bool reload = false;
 	int ret, timeout;
 
+	d->filter_state = dp_filter_probe();
 	for (;;) {
-		timeout = due ? (int)(due > now_ms() ? due - now_ms() : 0) : -1;
+		long long until = due && due < tick ? due : tick;
+
+		timeout = (int)(until > now_ms() ? until - now_ms() : 0);
 		ret = poll(pfd, 2, timeout);
 		if (ret < 0 && errno != EINTR)
 			return -errno;
@@ -492,6 +557,11 @@ static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl)
 			due = now_ms() + DEBOUNCE_MS;
 			if (due > first + MAX_DELAY_MS)
 				due = first + MAX_DELAY_MS;
+		}
+		if (now_ms() >= tick) {
+			tick = now_ms() + TICK_MS;
+			if (daemon_tick(d) && !due)
+				first = due = now_ms();
 		}
 		if (!due || now_ms() < due)
 			continue;
@@ -554,6 +624,7 @@ out:
 	if (sfd >= 0)
 		close(sfd);
 	nl_monitor_close(nl);
+	nl_batch_close(d.batch);
 	cfg_free(&d.cfg);
 	close(lock);
 	return ret;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -9,7 +10,13 @@
 #include <arpa/inet.h>
 #include <linux/ethtool.h>
 #include <linux/if_addr.h>
+#include <linux/if_bridge.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
+#include <linux/neighbour.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nf_tables.h>
 #include <linux/rtnetlink.h>
 #include <linux/sockios.h>
 #include <libmnl/libmnl.h>
@@ -27,14 +34,99 @@ static int links_add(struct nl_links *links, const struct nl_link *l)
 	return 0;
 }
 
+static uint8_t attr_u8(const struct nlattr *a)
+{
+	return mnl_attr_get_payload_len(a) >= 1 ? mnl_attr_get_u8(a) : 0;
+}
+
+static uint32_t attr_u32(const struct nlattr *a)
+{
+	return mnl_attr_get_payload_len(a) >= 4 ? mnl_attr_get_u32(a) : 0;
+}
+
+static int bridge_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct nl_bridge *b = data;
+
+	switch (mnl_attr_get_type(attr)) {
+	case IFLA_BR_AGEING_TIME: b->ageing_cs = attr_u32(attr); break;
+	case IFLA_BR_FORWARD_DELAY: b->forward_delay_cs = attr_u32(attr); break;
+	case IFLA_BR_VLAN_FILTERING: b->vlan_filtering = attr_u8(attr); break;
+	case IFLA_BR_TOPOLOGY_CHANGE: b->topology_change = attr_u8(attr); break;
+	case IFLA_BR_NF_CALL_IPTABLES:
+	case IFLA_BR_NF_CALL_IP6TABLES:
+	case IFLA_BR_NF_CALL_ARPTABLES:
+		b->nf_call |= attr_u8(attr);
+		break;
+	case IFLA_BR_VLAN_PROTOCOL:
+		if (mnl_attr_get_payload_len(attr) >= 2)
+			b->vlan_proto = ntohs(mnl_attr_get_u16(attr));
+		break;
+	case IFLA_BR_MULTI_BOOLOPT:
+		if (mnl_attr_get_payload_len(attr) >= sizeof(struct br_boolopt_multi)) {
+			const struct br_boolopt_multi *o = mnl_attr_get_payload(attr);
+
+			b->mst = !!(o->optval & (1u << BR_BOOLOPT_MST_ENABLE));
+		}
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+#ifndef IFLA_BRPORT_MAB
+#define IFLA_BRPORT_MAB 40	/* 6.2 */
+#endif
+
+static int brport_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct nl_brport *p = data;
+
+	switch (mnl_attr_get_type(attr)) {
+	case IFLA_BRPORT_STATE: p->state = attr_u8(attr); p->valid = 1; break;
+	case IFLA_BRPORT_LEARNING: p->learning = attr_u8(attr); break;
+	case IFLA_BRPORT_LOCKED: p->locked |= attr_u8(attr); break;
+	case IFLA_BRPORT_MAB: p->locked |= attr_u8(attr); break;
+	case IFLA_BRPORT_ISOLATED: p->isolated = attr_u8(attr); break;
+	case IFLA_BRPORT_MODE: p->hairpin = attr_u8(attr); break;
+	}
+	return MNL_CB_OK;
+}
+
+struct linkinfo {
+	struct nl_link *l;
+	char slave_kind[16];
+	const struct nlattr *data, *slave_data;
+};
+
 static int linkinfo_attr_cb(const struct nlattr *attr, void *data)
 {
-	struct nl_link *l = data;
+	struct linkinfo *li = data;
 
-	if (mnl_attr_get_type(attr) == IFLA_INFO_KIND &&
-	    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) >= 0)
-		snprintf(l->kind, sizeof(l->kind), "%s", mnl_attr_get_str(attr));
+	switch (mnl_attr_get_type(attr)) {
+	case IFLA_INFO_KIND:
+		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) >= 0)
+			snprintf(li->l->kind, sizeof(li->l->kind), "%s", mnl_attr_get_str(attr));
+		break;
+	case IFLA_INFO_SLAVE_KIND:
+		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) >= 0)
+			snprintf(li->slave_kind, sizeof(li->slave_kind), "%s",
+				 mnl_attr_get_str(attr));
+		break;
+	case IFLA_INFO_DATA: li->data = attr; break;
+	case IFLA_INFO_SLAVE_DATA: li->slave_data = attr; break;
+	}
 	return MNL_CB_OK;
+}
+
+static void parse_linkinfo(const struct nlattr *attr, struct nl_link *l)
+{
+	struct linkinfo li = { .l = l };
+
+	mnl_attr_parse_nested(attr, linkinfo_attr_cb, &li);
+	if (li.data && !strcmp(l->kind, "bridge"))
+		mnl_attr_parse_nested(li.data, bridge_attr_cb, &l->br);
+	if (li.slave_data && !strcmp(li.slave_kind, "bridge"))
+		mnl_attr_parse_nested(li.slave_data, brport_attr_cb, &l->port);
 }
 
 static int link_attr_cb(const struct nlattr *attr, void *data)
@@ -51,7 +143,11 @@ static int link_attr_cb(const struct nlattr *attr, void *data)
 			l->master = mnl_attr_get_u32(attr);
 		break;
 	case IFLA_LINKINFO:
-		mnl_attr_parse_nested(attr, linkinfo_attr_cb, l);
+		parse_linkinfo(attr, l);
+		break;
+	case IFLA_ADDRESS:
+		if (mnl_attr_get_payload_len(attr) == 6)
+			memcpy(l->mac, mnl_attr_get_payload(attr), 6);
 		break;
 	}
 	return MNL_CB_OK;
@@ -125,6 +221,86 @@ static int nl_request(struct mnl_socket *nl, int type, size_t hdrlen,
 	return ret < 0 ? -errno : 0;
 }
 
+/* ---- VLANs of bridge ports (AF_BRIDGE link dump with RTEXT_FILTER_BRVLAN) ---- */
+
+struct vlan_ctx {
+	struct nl_links *links;
+	int ifindex;
+	int err;
+};
+
+static int vlan_info_cb(const struct nlattr *attr, void *data)
+{
+	struct vlan_ctx *c = data;
+	const struct bridge_vlan_info *vi;
+	struct nl_links *ls = c->links;
+	struct nl_vlan *v;
+	struct nl_link *l;
+
+	if (mnl_attr_get_type(attr) != IFLA_BRIDGE_VLAN_INFO ||
+	    mnl_attr_get_payload_len(attr) < sizeof(*vi))
+		return MNL_CB_OK;
+	vi = mnl_attr_get_payload(attr);
+	v = realloc(ls->vlans, (ls->n_vlans + 1) * sizeof(*v));
+	if (!v) {
+		c->err = -ENOMEM;
+		return MNL_CB_ERROR;
+	}
+	ls->vlans = v;
+	ls->vlans[ls->n_vlans++] = (struct nl_vlan){ c->ifindex, vi->vid, vi->flags };
+	l = (struct nl_link *)nl_by_index(ls, c->ifindex);
+	if (l && (vi->flags & BRIDGE_VLAN_INFO_PVID))
+		l->pvid = vi->vid;
+	return MNL_CB_OK;
+}
+
+static int vlan_link_attr_cb(const struct nlattr *attr, void *data)
+{
+	if (mnl_attr_get_type(attr) == IFLA_AF_SPEC)
+		return mnl_attr_parse_nested(attr, vlan_info_cb, data);
+	return MNL_CB_OK;
+}
+
+static int vlan_link_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct ifinfomsg *ifm = mnl_nlmsg_get_payload(nlh);
+	struct vlan_ctx *c = data;
+	const struct nl_link *l = nl_by_index(c->links, ifm->ifi_index);
+
+	/* The bridge device's own VLANs ("self") are not a port's. */
+	if (!l || !l->master)
+		return MNL_CB_OK;
+	c->ifindex = ifm->ifi_index;
+	return mnl_attr_parse(nlh, sizeof(*ifm), vlan_link_attr_cb, c);
+}
+
+static int nl_dump_vlans(struct mnl_socket *nl, struct nl_links *links)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	unsigned int seq = time(NULL) + 1, portid = mnl_socket_get_portid(nl);
+	struct vlan_ctx c = { .links = links };
+	struct ifinfomsg *ifm;
+	int ret;
+
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+	ifm->ifi_family = AF_BRIDGE;
+	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_BRVLAN);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	while ((ret = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
+		ret = mnl_cb_run(buf, ret, seq, portid, vlan_link_cb, &c);
+		if (ret <= MNL_CB_STOP)
+			break;
+	}
+	if (c.err)
+		return c.err;
+	return ret < 0 ? -errno : 0;
+}
+
 /* A dump that raced with a change is marked interrupted (EINTR); while
  * links come up at boot that happens, so try again a few times. */
 static int nl_dump_once(struct nl_links *links);
@@ -154,6 +330,8 @@ static int nl_dump_once(struct nl_links *links)
 	ret = nl_request(nl, RTM_GETLINK, sizeof(struct ifinfomsg), link_cb, links);
 	if (!ret)
 		ret = nl_request(nl, RTM_GETADDR, sizeof(struct ifaddrmsg), addr_cb, links);
+	if (!ret)
+		ret = nl_dump_vlans(nl, links);
 out:
 	mnl_socket_close(nl);
 	if (ret)
@@ -164,6 +342,7 @@ out:
 void nl_links_free(struct nl_links *links)
 {
 	free(links->v);
+	free(links->vlans);
 	memset(links, 0, sizeof(*links));
 }
 
@@ -244,4 +423,266 @@ void nl_driver_name(const char *ifname, char *buf, size_t len)
 	if (!ioctl(fd, SIOCETHTOOL, &ifr))
 		snprintf(buf, len, "%s", info.driver);
 	close(fd);
+}
+
+/* ---- the kernel bridges' FDB ------------------------------------------------- */
+
+struct fdb_ctx {
+	const int *bridges;
+	int n_bridges;
+	struct nl_fdb *v;
+	int n;
+	int err;
+};
+
+struct fdb_attrs {
+	const uint8_t *mac;
+	uint16_t vlan;
+	int master;
+};
+
+static int fdb_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct fdb_attrs *a = data;
+
+	switch (mnl_attr_get_type(attr)) {
+	case NDA_LLADDR:
+		if (mnl_attr_get_payload_len(attr) == 6)
+			a->mac = mnl_attr_get_payload(attr);
+		break;
+	case NDA_VLAN:
+		if (mnl_attr_get_payload_len(attr) >= 2)
+			a->vlan = mnl_attr_get_u16(attr);
+		break;
+	case NDA_MASTER:
+		a->master = attr_u32(attr);
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+static bool in_list(const int *v, int n, int x)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+static int fdb_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
+	struct fdb_attrs a = { 0 };
+	struct fdb_ctx *c = data;
+	struct nl_fdb *v;
+	int bridge;
+
+	/* NTF_SELF entries are a device's own address lists, not the bridge's;
+	 * dynamic entries are learned, which the datapath does itself. */
+	if (ndm->ndm_family != AF_BRIDGE || (ndm->ndm_flags & NTF_SELF) ||
+	    !(ndm->ndm_state & (NUD_PERMANENT | NUD_NOARP)))
+		return MNL_CB_OK;
+	mnl_attr_parse(nlh, sizeof(*ndm), fdb_attr_cb, &a);
+	bridge = a.master ? a.master : ndm->ndm_ifindex;
+	if (!a.mac || !in_list(c->bridges, c->n_bridges, bridge))
+		return MNL_CB_OK;
+	v = realloc(c->v, (c->n + 1) * sizeof(*v));
+	if (!v) {
+		c->err = -ENOMEM;
+		return MNL_CB_ERROR;
+	}
+	c->v = v;
+	v = &c->v[c->n++];
+	memset(v, 0, sizeof(*v));
+	v->ifindex = ndm->ndm_ifindex;
+	v->bridge = bridge;
+	memcpy(v->mac, a.mac, 6);
+	v->vlan = a.vlan;
+	v->local = !!(ndm->ndm_state & NUD_PERMANENT);
+	return MNL_CB_OK;
+}
+
+int nl_fdb_dump(const int *bridges, int n_bridges, struct nl_fdb **out, int *n)
+{
+	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct fdb_ctx c = { .bridges = bridges, .n_bridges = n_bridges };
+	unsigned int seq = time(NULL), portid;
+	struct ndmsg *ndm;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	portid = mnl_socket_get_portid(nl);
+	nlh->nlmsg_type = RTM_GETNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
+	ndm->ndm_family = AF_BRIDGE;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	while ((ret = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
+		ret = mnl_cb_run(buf, ret, seq, portid, fdb_cb, &c);
+		if (ret <= MNL_CB_STOP)
+			break;
+	}
+	ret = c.err ? c.err : ret < 0 ? -errno : 0;
+out:
+	mnl_socket_close(nl);
+	if (ret) {
+		free(c.v);
+		return ret;
+	}
+	*out = c.v;
+	*n = c.n;
+	return 0;
+}
+
+/* ---- NTF_USE batches ------------------------------------------------------------ */
+
+struct nl_batch {
+	struct mnl_socket *nl;
+	char buf[8192];
+	size_t len;
+	unsigned int seq;
+};
+
+struct nl_batch *nl_batch_open(void)
+{
+	struct nl_batch *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->nl = mnl_socket_open(NETLINK_ROUTE);
+	if (!b->nl || mnl_socket_bind(b->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		nl_batch_close(b);
+		return NULL;
+	}
+	return b;
+}
+
+/* Errors come back as NLMSG_ERROR (no ACK is asked for): read and drop
+ * them; an entry that could not be refreshed is retried next time. */
+static void batch_drain(struct nl_batch *b)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+
+	while (recv(mnl_socket_get_fd(b->nl), buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+}
+
+int nl_batch_flush(struct nl_batch *b)
+{
+	int ret = 0;
+
+	if (b->len && mnl_socket_sendto(b->nl, b->buf, b->len) < 0)
+		ret = -errno;
+	b->len = 0;
+	batch_drain(b);
+	return ret;
+}
+
+int nl_fdb_use(struct nl_batch *b, int ifindex, const uint8_t *mac, uint16_t vlan)
+{
+	struct nlmsghdr *nlh;
+	struct ndmsg *ndm;
+
+	if (b->len + 128 > sizeof(b->buf) && nl_batch_flush(b))
+		return -errno;
+	nlh = mnl_nlmsg_put_header(b->buf + b->len);
+	nlh->nlmsg_type = RTM_NEWNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE;
+	nlh->nlmsg_seq = ++b->seq;
+	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
+	ndm->ndm_family = AF_BRIDGE;
+	ndm->ndm_ifindex = ifindex;
+	ndm->ndm_state = NUD_REACHABLE;
+	ndm->ndm_flags = NTF_USE | NTF_MASTER;
+	mnl_attr_put(nlh, NDA_LLADDR, 6, mac);
+	if (vlan)
+		mnl_attr_put_u16(nlh, NDA_VLAN, vlan);
+	b->len += NLMSG_ALIGN(nlh->nlmsg_len);
+	return 0;
+}
+
+void nl_batch_close(struct nl_batch *b)
+{
+	if (!b)
+		return;
+	if (b->nl)
+		mnl_socket_close(b->nl);
+	free(b);
+}
+
+/* ---- nftables: base chains of the bridge family ------------------------------- */
+
+static int chain_attr_cb(const struct nlattr *attr, void *data)
+{
+	if (mnl_attr_get_type(attr) == NFTA_CHAIN_HOOK)
+		*(bool *)data = true;
+	return MNL_CB_OK;
+}
+
+static int chain_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nfgenmsg *nfg = mnl_nlmsg_get_payload(nlh);
+	int *counts = data;
+	bool base = false;
+
+	if (mnl_attr_parse(nlh, sizeof(*nfg), chain_attr_cb, &base) < 0)
+		return MNL_CB_ERROR;
+	if (base && nfg->nfgen_family == NFPROTO_BRIDGE)
+		counts[0]++;
+	else if (base && nfg->nfgen_family != NFPROTO_NETDEV)
+		counts[1]++;
+	return MNL_CB_OK;
+}
+
+int nl_nft_base_chains(int *bridge, int *ip)
+{
+	struct mnl_socket *nl = mnl_socket_open(NETLINK_NETFILTER);
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	unsigned int seq = time(NULL), portid;
+	struct nfgenmsg *nfg;
+	int ret, chains[2] = { 0, 0 };
+
+	*bridge = *ip = 0;
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	portid = mnl_socket_get_portid(nl);
+	nlh->nlmsg_type = (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETCHAIN;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
+	nfg->nfgen_family = NFPROTO_UNSPEC;
+	nfg->version = NFNETLINK_V0;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	while ((ret = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
+		ret = mnl_cb_run(buf, ret, seq, portid, chain_cb, chains);
+		if (ret <= MNL_CB_STOP)
+			break;
+	}
+	ret = ret < 0 ? -errno : 0;
+	*bridge = chains[0];
+	*ip = chains[1];
+out:
+	mnl_socket_close(nl);
+	return ret;
 }

@@ -13,6 +13,24 @@ struct mnl_socket;
 #define IFF_LOWER_UP (1 << 16)	/* carrier */
 #endif
 
+/* A bridge's settings (IFLA_BR_*), for kind "bridge". */
+struct nl_bridge {
+	uint32_t ageing_cs;	/* ageing_time, centiseconds */
+	uint32_t forward_delay_cs;
+	uint8_t vlan_filtering;
+	uint8_t topology_change;	/* STP: entries age after forward_delay meanwhile */
+	uint8_t nf_call;	/* any of nf_call_iptables/ip6tables/arptables */
+	uint8_t mst;		/* per-VLAN spanning trees (6.0+) */
+	uint16_t vlan_proto;	/* ETH_P_8021Q or ETH_P_8021AD, host order */
+};
+
+/* A bridge port's settings (IFLA_BRPORT_*), when master is a bridge. */
+struct nl_brport {
+	uint8_t valid;		/* the kernel reported them */
+	uint8_t state;		/* BR_STATE_* */
+	uint8_t learning, locked, isolated, hairpin;
+};
+
 struct nl_link {
 	int ifindex;
 	char name[IF_NAMESIZE];
@@ -20,11 +38,24 @@ struct nl_link {
 	int master;		/* ifindex of the master (bridge), or 0 */
 	unsigned int flags;	/* IFF_* */
 	uint32_t ipv4;		/* first primary IPv4 address, network order, or 0 */
+	uint8_t mac[6];
+	struct nl_bridge br;
+	struct nl_brport port;
+	uint16_t pvid;		/* VLAN-aware bridge ports, 0: none */
+};
+
+/* One VLAN of a port of a VLAN-aware bridge. */
+struct nl_vlan {
+	int ifindex;
+	uint16_t vid;
+	uint16_t flags;		/* BRIDGE_VLAN_INFO_* */
 };
 
 struct nl_links {
 	int n;
 	struct nl_link *v;
+	int n_vlans;
+	struct nl_vlan *vlans;
 };
 
 /* Fill LINKS with every interface of the current network namespace and
@@ -33,6 +64,32 @@ int nl_dump(struct nl_links *links);
 void nl_links_free(struct nl_links *links);
 const struct nl_link *nl_by_name(const struct nl_links *links, const char *name);
 const struct nl_link *nl_by_index(const struct nl_links *links, int ifindex);
+
+/* The kernel bridges' FDB entries sluice mirrors: static and local
+ * ("permanent") ones of the bridges in WANT (ifindexes, N of them). */
+struct nl_fdb {
+	int ifindex;		/* the port, or the bridge itself */
+	int bridge;
+	uint8_t mac[6];
+	uint16_t vlan;
+	uint8_t local;		/* NUD_PERMANENT: the bridge's or a port's address */
+};
+
+int nl_fdb_dump(const int *bridges, int n_bridges, struct nl_fdb **out, int *n);
+
+/* NTF_USE refreshes of kernel FDB entries (the kernel ages what it does not
+ * see): queue with nl_fdb_use(), send with nl_fdb_use_flush(). */
+struct nl_batch;
+struct nl_batch *nl_batch_open(void);
+int nl_fdb_use(struct nl_batch *b, int ifindex, const uint8_t *mac, uint16_t vlan);
+int nl_batch_flush(struct nl_batch *b);
+void nl_batch_close(struct nl_batch *b);
+
+/* Base chains of nftables: BRIDGE those of the bridge family (bridged
+ * frames pass through them), IP those of the ip, ip6, inet and arp
+ * families (bridged frames meet them through br_netfilter). 0 or -errno
+ * when they cannot be read (no nf_tables: no chains). */
+int nl_nft_base_chains(int *bridge, int *ip);
 
 /* A socket subscribed to link and address changes; nl_monitor_drain()
  * reads what is queued without blocking and returns how many messages it

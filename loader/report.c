@@ -2,12 +2,21 @@
 #include <string.h>
 #include <time.h>
 #include <arpa/inet.h>
+#include <stdlib.h>
+#include <net/if.h>
+#include "fdb.h"
 #include "report.h"
 #include "util.h"
 
 static const char *const drop_names[SLUICE_DROP_MAX] = {
 #define SLUICE_X_NAME(e, f, s) [SLUICE_DROP_##e] = s,
 	SLUICE_DROP_REASONS(SLUICE_X_NAME)
+#undef SLUICE_X_NAME
+};
+
+static const char *const pass_names[SLUICE_PASS_MAX] = {
+#define SLUICE_X_NAME(e, f, s) [SLUICE_PASS_##e] = s,
+	SLUICE_PASS_REASONS(SLUICE_X_NAME)
 #undef SLUICE_X_NAME
 };
 
@@ -84,6 +93,16 @@ static void json_kv(FILE *f, const char *sep, const char *key, const char *value
 	json_str(f, value);
 }
 
+static const char *stp_name(const struct sluice_port *p)
+{
+	static const char *const names[] = { "disabled", "listening", "learning", "forwarding",
+					     "blocking" };
+
+	if (!(p->flags & SLUICE_PORT_BRIDGED))
+		return "";
+	return p->stp_state < ARRAY_SIZE(names) ? names[p->stp_state] : "?";
+}
+
 static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 {
 	char via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN];
@@ -113,9 +132,14 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 		json_kv(f, ",", "zone", zone_name(v, p->port.zone));
 		json_kv(f, ",", "via", via);
 		fprintf(f, ",\"mode\":\"%s\",\"up\":%s,\"ipv4\":\"%s\",\"slot\":%u,"
-			"\"link_id\":%u,\"prog_id\":%u}", mode_name(p->port.mode),
+			"\"link_id\":%u,\"prog_id\":%u,\"stp\":\"%s\",\"fast_path\":%s,"
+			"\"filtered\":%s}", mode_name(p->port.mode),
 			p->port.flags & SLUICE_PORT_UP ? "true" : "false",
-			p->port.ipv4 ? ip : "", p->port.slot, p->link_id, p->prog_id);
+			p->port.ipv4 ? ip : "", p->port.slot, p->link_id, p->prog_id,
+			stp_name(&p->port),
+			(p->port.flags & SLUICE_PORT_BRIDGED) && (p->port.flags & SLUICE_PORT_XDP_TX)
+				? "true" : "false",
+			p->port.flags & SLUICE_PORT_FILTERED ? "true" : "false");
 	}
 	fprintf(f, "]}\n");
 }
@@ -166,6 +190,11 @@ static const struct sluice_ctr *ctr(const struct sluice_port_stats *s, int verdi
 static __u64 drop_count(const struct sluice_port_stats *s, int reason)
 {
 	return ((const __u64 *)&s->drop_reason)[reason];
+}
+
+static __u64 pass_count(const struct sluice_port_stats *s, int reason)
+{
+	return ((const __u64 *)&s->pass_reason)[reason];
 }
 
 static void rx_total(const struct sluice_port_stats *s, __u64 *pkts, __u64 *bytes)
@@ -229,7 +258,12 @@ static void stats_json_one(FILE *f, const char *name, __u32 ifindex, const char 
 	for (int r = 0; r < SLUICE_DROP_MAX; r++)
 		fprintf(f, "%s\"%s\":%llu", r ? "," : "", drop_names[r],
 			(unsigned long long)drop_count(s, r));
-	fprintf(f, "}");
+	fprintf(f, "},\"pass_reasons\":{");
+	for (int r = 0; r < SLUICE_PASS_MAX; r++)
+		fprintf(f, "%s\"%s\":%llu", r ? "," : "", pass_names[r],
+			(unsigned long long)pass_count(s, r));
+	fprintf(f, "},\"fast_tx\":{\"packets\":%llu,\"bytes\":%llu}",
+		(unsigned long long)s->fast_tx.packets, (unsigned long long)s->fast_tx.bytes);
 	if (rate)
 		fprintf(f, ",\"rate\":{\"pps\":%.1f,\"bps\":%.1f}", pps, bps);
 	fprintf(f, "}");
@@ -261,7 +295,10 @@ static void stats_json(FILE *f, const struct dp_view *prev, const struct dp_view
 	fprintf(f, ",\"total\":");
 	rates(prev ? &ptot : NULL, &tot, interval, &pps, &bps);
 	stats_json_one(f, "", 0, "", &tot, pps, bps, rate);
-	fprintf(f, "}\n");
+	fprintf(f, ",\"fdb\":{\"entries\":%d,\"size\":%u,\"learn\":%llu,\"move\":%llu,"
+		"\"full\":%llu}}\n", cur->fdb_entries, cur->fdb_size,
+		(unsigned long long)cur->g.fdb_learn, (unsigned long long)cur->g.fdb_move,
+		(unsigned long long)cur->g.fdb_full);
 }
 
 static void stats_row(FILE *f, const char *name, const char *zone,
@@ -281,6 +318,32 @@ static void stats_row(FILE *f, const char *name, const char *zone,
 		fprintf(f, " %12s %14s", pps_s, bps_s);
 	}
 	fputc('\n', f);
+}
+
+/* The bridge fast path: frames it sent out of each port, what it handed to
+ * the kernel and why, the FDB. */
+static void report_bridge(FILE *f, const struct dp_view *cur)
+{
+	bool any = false;
+
+	fprintf(f, "\nbridge fast path: fdb %d of %u entries, %llu learned, %llu moved, "
+		"%llu not learned (table full)\n", cur->fdb_entries, cur->fdb_size,
+		(unsigned long long)cur->g.fdb_learn, (unsigned long long)cur->g.fdb_move,
+		(unsigned long long)cur->g.fdb_full);
+	for (int i = 0; i < cur->n_ports; i++)
+		if (cur->ports[i].stats.fast_tx.packets)
+			fprintf(f, "  %-16s %-20s %llu\n", cur->ports[i].port.name, "fast-path-out",
+				(unsigned long long)cur->ports[i].stats.fast_tx.packets);
+	for (int i = 0; i < cur->n_ports; i++)
+		for (int r = 0; r < SLUICE_PASS_MAX; r++) {
+			if (!pass_count(&cur->ports[i].stats, r))
+				continue;
+			if (!any)
+				fprintf(f, "\npassed to the kernel by reason:\n");
+			any = true;
+			fprintf(f, "  %-16s %-20s %llu\n", cur->ports[i].port.name, pass_names[r],
+				(unsigned long long)pass_count(&cur->ports[i].stats, r));
+		}
 }
 
 void report_stats(FILE *f, const struct dp_view *prev, const struct dp_view *cur,
@@ -315,6 +378,7 @@ void report_stats(FILE *f, const struct dp_view *prev, const struct dp_view *cur
 			  o->interval);
 	stats_row(f, "total", "", &tot, rate ? &ptot : NULL, o->interval);
 	fprintf(f, "(packets by verdict; bytes in --json)\n");
+	report_bridge(f, cur);
 	if (!any_drop && !cur->unknown.drop.packets)
 		return;
 	fprintf(f, "\ndrops by reason:\n");
@@ -324,4 +388,84 @@ void report_stats(FILE *f, const struct dp_view *prev, const struct dp_view *cur
 				fprintf(f, "  %-16s %-20s %llu\n", cur->ports[i].port.name,
 					drop_names[r],
 					(unsigned long long)drop_count(&cur->ports[i].stats, r));
+}
+
+/* ---- fdb ------------------------------------------------------------------------ */
+
+static const struct dp_view *sort_view;
+
+static void port_name(const struct dp_view *v, __u32 ifindex, char *buf, size_t len)
+{
+	const char *n = ifname_of(v, ifindex);
+	char tmp[IF_NAMESIZE];
+
+	if (!n)
+		n = if_indextoname(ifindex, tmp);
+	if (n)
+		snprintf(buf, len, "%s", n);
+	else
+		snprintf(buf, len, "#%u", ifindex);
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct fdb_row *x = a, *y = b;
+	char nx[IF_NAMESIZE + 8], ny[IF_NAMESIZE + 8];
+	int c;
+
+	port_name(sort_view, x->e.ifindex, nx, sizeof(nx));
+	port_name(sort_view, y->e.ifindex, ny, sizeof(ny));
+	if ((c = strcmp(nx, ny)))
+		return c;
+	if (x->key.vlan != y->key.vlan)
+		return x->key.vlan - y->key.vlan;
+	return memcmp(x->key.mac, y->key.mac, 6);
+}
+
+static const char *fdb_type(const struct sluice_fdb_entry *e)
+{
+	return e->flags & SLUICE_FDB_LOCAL ? "local" : e->flags & SLUICE_FDB_STATIC ? "static"
+										  : "learned";
+}
+
+void report_fdb(FILE *f, const struct dp_view *v, struct fdb_row *rows, int n, __u32 size,
+		__u64 now, bool json)
+{
+	char name[IF_NAMESIZE + 8], mac[18];
+
+	sort_view = v;
+	qsort(rows, n, sizeof(*rows), cmp_row);
+	if (json)
+		fprintf(f, "{\"size\":%u,\"entries\":[", size);
+	else
+		fprintf(f, "%-17s %-5s %-16s %-8s %s\n", "MAC", "VLAN", "PORT", "TYPE", "AGE");
+	for (int i = 0; i < n; i++) {
+		const struct sluice_fdb_entry *e = &rows[i].e;
+		const __u8 *m = rows[i].key.mac;
+		double age = now > e->last_seen ? (now - e->last_seen) / 1e9 : 0;
+		bool learned = !(e->flags & (SLUICE_FDB_STATIC | SLUICE_FDB_LOCAL));
+
+		port_name(v, e->ifindex, name, sizeof(name));
+		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
+			 m[4], m[5]);
+		if (json) {
+			fprintf(f, "%s{\"mac\":\"%s\",\"vlan\":%u,\"ifindex\":%u", i ? "," : "", mac,
+				rows[i].key.vlan, e->ifindex);
+			json_kv(f, ",", "port", name);
+			fprintf(f, ",\"type\":\"%s\"", fdb_type(e));
+			if (learned)
+				fprintf(f, ",\"age\":%.1f", age);
+			fprintf(f, "}");
+		} else if (learned) {
+			fprintf(f, "%-17s %-5u %-16s %-8s %.0f s\n", mac, rows[i].key.vlan, name,
+				fdb_type(e), age);
+		} else {
+			fprintf(f, "%-17s %-5u %-16s %-8s -\n", mac, rows[i].key.vlan, name,
+				fdb_type(e));
+		}
+	}
+	if (json)
+		fprintf(f, "]}\n");
+	else
+		fprintf(f, "(%d of %u entries)\n", n, size);
 }

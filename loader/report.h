@@ -17,4 +17,9 @@ void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool j
 void report_stats(FILE *f, const struct dp_view *prev, const struct dp_view *cur,
 		  const struct report_opts *o);
 
+/* `sluice fdb`: ROWS (N of them, SIZE the table's capacity), ages from NOW. */
+struct fdb_row;
+void report_fdb(FILE *f, const struct dp_view *v, struct fdb_row *rows, int n, __u32 size,
+		__u64 now, bool json);
+
 #endif

@@ -31,6 +31,13 @@ topo_up() {
 		ip -n "$RTR" link add "lan$i" type veth peer name eth0 netns "$ns"
 		ip -n "$RTR" link set "lan$i" master br-lan up
 		ip -n "$ns" link set eth0 up
+		# The bridge fast path redirects into lan$i with XDP; a veth takes
+		# XDP frames only when its peer runs XDP or has GRO on, and GRO
+		# counts only when switched on while the device is up. A veth
+		# hands on TCP/UDP with the checksum left to "hardware"; an XDP
+		# redirect loses that note, so hosts compute checksums themselves
+		# (tx off), as every frame on a real wire has them.
+		ip netns exec "$ns" ethtool -K eth0 tx off gro on >/dev/null
 		ip -n "$ns" addr add "192.168.10.1$i/24" dev eth0
 		ip -n "$ns" addr add "fd00:10::1$i/64" dev eth0 nodad
 		ip -n "$ns" route add default via 192.168.10.1

@@ -145,7 +145,7 @@ static bool check_parse(const char *name, const char *text, const char *want)
 	"rule any -> any src @blocked drop\n"				\
 	"shape wan upload 20mbit download 300mbit overhead ethernet\n"
 
-#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\" or \"shape\""
+#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\" or \"fdb-size\""
 #define ZITEMS "expected \"interfaces\", \"input\", \"masquerade\", \"mss-clamp\", \"filtering\" or \"}\""
 #define ACTIONS "expected \"accept\", \"drop\" or \"reject\""
 #define OVERHEADS "expected \"ethernet\", \"docsis\", \"pppoe-ptm\", \"bridged-ptm\", \"atm\" or a byte count (-64..256)"
@@ -172,6 +172,8 @@ static const struct parse_case {
 	  "zone wan { interfaces eth1 input drop masquerade mss-clamp auto "
 	  "filtering endpoint-independent }", NULL },
 	{ "mss-clamp bounds", "zone a { mss-clamp 536 }\nzone b { mss-clamp 9000 }", NULL },
+	{ "fdb-size", "fdb-size 16\nzone lan { interfaces eth0 }", NULL },
+	{ "fdb-size maximum", "fdb-size 1048576", NULL },
 	{ "31 character names",
 	  "zone a234567890123456789012345678901 { }\nset b234567890123456789012345678901 { }", NULL },
 	{ "15 character interface", "zone lan { interfaces abcdefghijklmno }", NULL },
@@ -264,6 +266,14 @@ static const struct parse_case {
 	  "t.conf:1:23: duplicate \"input\"" },
 	{ "duplicate masquerade", "zone lan { masquerade masquerade }",
 	  "t.conf:1:23: duplicate \"masquerade\"" },
+	{ "fdb-size too small", "fdb-size 15",
+	  "t.conf:1:10: invalid fdb-size \"15\" (expected 16..1048576)" },
+	{ "fdb-size too large", "fdb-size 1048577",
+	  "t.conf:1:10: invalid fdb-size \"1048577\" (expected 16..1048576)" },
+	{ "fdb-size missing", "fdb-size",
+	  "t.conf:1:9: unexpected end of file, expected a number of entries" },
+	{ "fdb-size twice", "fdb-size 64\nfdb-size 128",
+	  "t.conf:2:1: duplicate fdb-size (first on line 1)" },
 	{ "mss-clamp too small", "zone lan { mss-clamp 535 }",
 	  "t.conf:1:22: invalid mss-clamp \"535\" (expected \"auto\" or 536..9000)" },
 	{ "mss-clamp too large", "zone lan { mss-clamp 9001 }",

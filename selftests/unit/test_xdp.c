@@ -7,11 +7,15 @@
  *   test_xdp            run the fixtures, one PASS/FAIL line each
  *   test_xdp --bench N  also time each fixture over N repetitions
  */
+#define _GNU_SOURCE	/* unshare */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <net/if.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/if_ether.h>
@@ -20,8 +24,22 @@
 #include "sluice.h"
 #include "sluice.skel.h"
 
-#define PORT_IFINDEX	1	/* lo: exists in every namespace */
-#define PORT_SLOT	5
+/* The test runs in a network namespace of its own, where it creates the
+ * ports it needs: lo stands for a routed port (wan), four veth ends for
+ * bridge ports; lan1..lan3 are in one bridge, lan4 in another. The bridges
+ * themselves need not exist: the datapath knows them by ifindex only. */
+enum port_id { P_LO = 1, P_LAN1, P_LAN2, P_LAN3, P_LAN4, P_COUNT };
+
+static const char *const port_dev[P_COUNT] = {
+	[P_LO] = "lo", [P_LAN1] = "lan1", [P_LAN2] = "lan2", [P_LAN3] = "lan3", [P_LAN4] = "lan4",
+};
+
+#define BR1		500
+#define BR2		501
+#define FDB_SIZE	16	/* small, so a fixture can fill it */
+#define SRC_NONE	(-1)	/* fixture.src_on: no entry for the source MAC */
+
+static const unsigned char BR_MAC[6] = { 0x02, 0, 0, 0, 0, 0x01 };
 
 struct fixture {
 	const char *name;
@@ -29,8 +47,16 @@ struct fixture {
 	/* expected */
 	int action;
 	enum sluice_verdict verdict;
-	enum sluice_drop_reason reason;		/* when verdict is DROP */
+	int reason;				/* drop or pass reason */
 	int unknown_port;			/* ingress not in the ports map */
+	enum port_id ingress;			/* default: lo */
+	void (*setup)(void);			/* ports, FDB, VLANs beyond the baseline */
+	void (*expect)(struct pkt *out);	/* output frame; default: the input */
+	enum port_id egress;			/* REDIRECT: where to */
+	int learn, move, full;			/* sluice_gstats deltas */
+	int src_on;				/* port the source MAC is learned on after,
+						 * SRC_NONE, or 0: not checked */
+	__u16 src_vlan;
 };
 
 /* ---- inputs -------------------------------------------------------------- */
@@ -227,43 +253,413 @@ static void vlan_truncated(struct pkt *p)
 	pkt_put(p, NULL, 2);
 }
 
+/* ---- bridge fixtures: frames ------------------------------------------------ */
+
+static void eth_to(struct pkt *p, const unsigned char *dst, uint16_t proto)
+{
+	struct ethhdr *e = pkt_eth(p, proto);
+
+	memcpy(e->h_dest, dst, 6);
+}
+
+static void ipv4_payload(struct pkt *p)
+{
+	pkt_ipv4(p, IPPROTO_UDP, 8 + 4, 0);
+	pkt_udp(p, 1, 2, 4);
+}
+
+static void untagged_ipv4(struct pkt *p)	/* vlan_ipv4() without its tag */
+{
+	pkt_eth(p, ETH_P_IP);
+	ipv4_payload(p);
+}
+
+static void vlan_pcp_ipv4(struct pkt *p)	/* PCP 5, VID 10 */
+{
+	pkt_eth(p, ETH_P_8021Q);
+	pkt_vlan(p, 5 << 13 | 10, ETH_P_IP);
+	ipv4_payload(p);
+}
+
+static void priority_tagged(struct pkt *p)	/* VID 0, PCP 3 */
+{
+	pkt_eth(p, ETH_P_8021Q);
+	pkt_vlan(p, 3 << 13, ETH_P_IP);
+	ipv4_payload(p);
+}
+
+static void vlan_ad_ipv4(struct pkt *p)		/* an 802.1ad tag, VID 10 */
+{
+	pkt_eth(p, ETH_P_8021AD);
+	pkt_vlan(p, 10, ETH_P_IP);
+	ipv4_payload(p);
+}
+
+static void to_bridge(struct pkt *p)
+{
+	eth_to(p, BR_MAC, ETH_P_IP);
+	ipv4_payload(p);
+}
+
+static void mcast_ipv4(struct pkt *p)
+{
+	static const unsigned char g[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0xfb };
+
+	eth_to(p, g, ETH_P_IP);
+	ipv4_payload(p);
+}
+
+static void mcast_ipv6(struct pkt *p)
+{
+	static const unsigned char g[6] = { 0x33, 0x33, 0, 0, 0, 0x01 };
+
+	eth_to(p, g, ETH_P_IPV6);
+	pkt_ipv6(p, IPPROTO_UDP, 8);
+	pkt_udp(p, 1, 2, 0);
+}
+
+static void stp_bpdu(struct pkt *p)	/* 802.3 length field, LLC 42/42 */
+{
+	static const unsigned char g[6] = { 0x01, 0x80, 0xc2, 0, 0, 0 };
+	static const unsigned char llc_bpdu[38] = { 0x42, 0x42, 0x03 };
+
+	eth_to(p, g, sizeof(llc_bpdu));
+	pkt_put(p, llc_bpdu, sizeof(llc_bpdu));
+}
+
+static void lldp(struct pkt *p)
+{
+	static const unsigned char g[6] = { 0x01, 0x80, 0xc2, 0, 0, 0x0e };
+
+	eth_to(p, g, 0x88cc);
+	pkt_put(p, NULL, 32);
+}
+
+static void ipv4_udp_back(struct pkt *p)	/* B -> A */
+{
+	struct ethhdr *e = pkt_eth(p, ETH_P_IP);
+
+	memcpy(e->h_dest, MAC_A, 6);
+	memcpy(e->h_source, MAC_B, 6);
+	ipv4_payload(p);
+}
+
+static void src_multicast(struct pkt *p)
+{
+	struct ethhdr *e = pkt_eth(p, ETH_P_IP);
+
+	e->h_source[0] = 0x01;
+	ipv4_payload(p);
+}
+
+/* ---- bridge fixtures: state ------------------------------------------------- */
+
+static struct sluice *skel;
+static __u32 ifindex_of[P_COUNT];
+static struct sluice_port ports[P_COUNT];	/* this fixture's */
+
+static __u64 now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+/* An FDB entry for MAC in VLAN on port P (or a raw ifindex when P is
+ * negative), last seen AGE_MS ago. */
+static void fdb_put(const unsigned char *mac, __u16 vlan, int p, __u32 flags, __u64 age_ms)
+{
+	struct sluice_fdb_key k = { .vlan = vlan };
+	struct sluice_fdb_entry e = {
+		.ifindex = p < 0 ? (__u32)-p : ifindex_of[p],
+		.flags = flags,
+		.last_seen = now_ns() - age_ms * 1000000,
+	};
+
+	memcpy(k.mac, mac, 6);
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_fdb), &k, &e, BPF_ANY))
+		printf("    fdb_put: %s\n", strerror(errno));
+}
+
+static void vlan_put(enum port_id p, __u16 vid, __u32 flags)
+{
+	struct sluice_vlan_key k = { .ifindex = ifindex_of[p], .vid = vid };
+	struct sluice_vlan v = { .flags = SLUICE_VLAN_MEMBER | flags };
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_vlans), &k, &v, BPF_ANY))
+		printf("    vlan_put: %s\n", strerror(errno));
+}
+
+static void clear_map(int fd, size_t key_size)
+{
+	unsigned char key[64];
+
+	while (!bpf_map_get_next_key(fd, NULL, key))
+		if (bpf_map_delete_elem(fd, key))
+			return;
+	(void)key_size;
+}
+
+static void baseline(void)
+{
+	memset(ports, 0, sizeof(ports));
+	ports[P_LO] = (struct sluice_port){ .slot = 5, .l3_ifindex = ifindex_of[P_LO],
+					    .mode = SLUICE_MODE_GENERIC, .flags = SLUICE_PORT_UP };
+	for (int p = P_LAN1; p <= P_LAN4; p++) {
+		ports[p] = (struct sluice_port){
+			.slot = 5 + p - P_LO, .l3_ifindex = p == P_LAN4 ? BR2 : BR1,
+			.mode = SLUICE_MODE_NATIVE, .stp_state = SLUICE_STP_FORWARDING,
+			.flags = SLUICE_PORT_UP | SLUICE_PORT_BRIDGED | SLUICE_PORT_XDP_TX |
+				 SLUICE_PORT_LEARNING,
+			.hold_ns = 300 * 1000000000ULL,
+		};
+		memcpy(ports[p].br_mac, BR_MAC, 6);
+	}
+	for (int p = P_LO; p < P_COUNT; p++)
+		snprintf(ports[p].name, sizeof(ports[p].name), "%s", port_dev[p]);
+	clear_map(bpf_map__fd(skel->maps.sluice_fdb), sizeof(struct sluice_fdb_key));
+	clear_map(bpf_map__fd(skel->maps.sluice_vlans), sizeof(struct sluice_vlan_key));
+}
+
+static int write_ports(void)
+{
+	for (int p = P_LO; p < P_COUNT; p++)
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_ports), &ifindex_of[p],
+					&ports[p], BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+/* Known destinations and port changes, one function per fixture. */
+static void b_on_lan2(void) { fdb_put(MAC_B, 0, P_LAN2, 0, 0); }
+static void b_on_lan2_static_old(void) { fdb_put(MAC_B, 0, P_LAN2, SLUICE_FDB_STATIC, 10000); }
+static void b_local(void) { fdb_put(MAC_B, 0, P_LAN2, SLUICE_FDB_LOCAL, 0); }
+static void b_on_lan1(void) { fdb_put(MAC_B, 0, P_LAN1, 0, 0); }
+static void b_on_lan3(void) { fdb_put(MAC_B, 0, P_LAN3, 0, 0); }
+static void b_on_lan4(void) { fdb_put(MAC_B, 0, P_LAN4, 0, 0); }
+static void b_on_nowhere(void) { fdb_put(MAC_B, 0, -999, 0, 0); }
+static void in_listening(void) { b_on_lan2(); ports[P_LAN1].stp_state = SLUICE_STP_LISTENING; }
+static void in_learning(void) { b_on_lan2(); ports[P_LAN1].stp_state = SLUICE_STP_LEARNING; }
+static void in_blocking(void) { b_on_lan2(); ports[P_LAN1].stp_state = SLUICE_STP_BLOCKING; }
+static void in_disabled(void) { b_on_lan2(); ports[P_LAN1].stp_state = SLUICE_STP_DISABLED; }
+static void out_learning(void) { b_on_lan2(); ports[P_LAN2].stp_state = SLUICE_STP_LEARNING; }
+static void out_listening(void) { b_on_lan2(); ports[P_LAN2].stp_state = SLUICE_STP_LISTENING; }
+static void out_blocking(void) { b_on_lan2(); ports[P_LAN2].stp_state = SLUICE_STP_BLOCKING; }
+static void no_learning(void) { b_on_lan2(); ports[P_LAN1].flags &= ~SLUICE_PORT_LEARNING; }
+static void locked(void) { b_on_lan2(); ports[P_LAN1].flags |= SLUICE_PORT_LOCKED; }
+static void filtered(void) { b_on_lan2(); ports[P_LAN1].flags |= SLUICE_PORT_FILTERED; }
+static void a_moved(void) { b_on_lan2(); fdb_put(MAC_A, 0, P_LAN3, 0, 0); }
+static void a_static_lan3(void) { b_on_lan2(); fdb_put(MAC_A, 0, P_LAN3, SLUICE_FDB_STATIC, 0); }
+static void a_known(void) { b_on_lan2(); fdb_put(MAC_A, 0, P_LAN1, 0, 0); }
+static void b_aged(void)	/* the bridge's ageing_time is 1 s here */
+{
+	ports[P_LAN2].hold_ns = 1000000000ULL;
+	fdb_put(MAC_B, 0, P_LAN2, 0, 2000);
+}
+static void b_young(void)
+{
+	ports[P_LAN2].hold_ns = 1000000000ULL;
+	fdb_put(MAC_B, 0, P_LAN2, 0, 0);
+}
+static void both_isolated(void)
+{
+	b_on_lan2();
+	ports[P_LAN1].flags |= SLUICE_PORT_ISOLATED;
+	ports[P_LAN2].flags |= SLUICE_PORT_ISOLATED;
+}
+static void in_isolated(void) { b_on_lan2(); ports[P_LAN1].flags |= SLUICE_PORT_ISOLATED; }
+static void out_down(void) { b_on_lan2(); ports[P_LAN2].flags &= ~SLUICE_PORT_UP; }
+static void out_no_xdp(void) { b_on_lan2(); ports[P_LAN2].flags &= ~SLUICE_PORT_XDP_TX; }
+static void fdb_full(void)
+{
+	unsigned char mac[6] = { 0x02, 0xff, 0, 0, 0, 0 };
+
+	b_on_lan2();
+	for (int i = 1; i < FDB_SIZE; i++) {
+		mac[5] = i;
+		fdb_put(mac, 0, P_LAN3, 0, 0);
+	}
+}
+
+/* VLAN-aware bridge: lan1 and lan2 in VLAN 10 (and lan2 in 20), PVID 10
+ * on lan1; each fixture picks the tagging. */
+static void vlan_aware(__u32 lan1_flags, __u32 lan2_flags)
+{
+	for (int p = P_LAN1; p <= P_LAN4; p++)
+		ports[p].flags |= SLUICE_PORT_VLAN_AWARE;
+	ports[P_LAN1].pvid = 10;
+	vlan_put(P_LAN1, 10, lan1_flags);
+	vlan_put(P_LAN2, 10, lan2_flags);
+	vlan_put(P_LAN2, 20, 0);
+	fdb_put(MAC_B, 10, P_LAN2, 0, 0);
+}
+static void v_untagged_both(void) { vlan_aware(SLUICE_VLAN_UNTAGGED, SLUICE_VLAN_UNTAGGED); }
+static void v_untagged_in(void) { vlan_aware(SLUICE_VLAN_UNTAGGED, 0); }
+static void v_tagged_in(void) { vlan_aware(0, SLUICE_VLAN_UNTAGGED); }
+static void v_tagged_both(void) { vlan_aware(0, 0); }
+static void v_no_pvid(void) { vlan_aware(SLUICE_VLAN_UNTAGGED, 0); ports[P_LAN1].pvid = 0; }
+static void v_out_not_member(void)
+{
+	v_tagged_both();
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.sluice_vlans),
+			    &(struct sluice_vlan_key){ .ifindex = ifindex_of[P_LAN2], .vid = 10 });
+}
+static void v_in_not_member(void)
+{
+	v_tagged_both();
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.sluice_vlans),
+			    &(struct sluice_vlan_key){ .ifindex = ifindex_of[P_LAN1], .vid = 10 });
+}
+static void v_other_vlan_only(void)
+{
+	v_tagged_both();
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.sluice_fdb),
+			    &(struct sluice_fdb_key){ .mac = { 2, 0, 0, 0, 0, 0x0b }, .vlan = 10 });
+	fdb_put(MAC_B, 20, P_LAN2, 0, 0);
+}
+static void v_other(void) { v_tagged_both(); ports[P_LAN1].flags |= SLUICE_PORT_VLAN_OTHER; }
+
+#define PASS_(r)	XDP_PASS, SLUICE_VERDICT_PASS, SLUICE_PASS_##r
+#define DROP_(r)	XDP_DROP, SLUICE_VERDICT_DROP, SLUICE_DROP_##r
+#define REDIRECT_	XDP_REDIRECT, SLUICE_VERDICT_REDIRECT, 0
+
 static const struct fixture fixtures[] = {
-	{ "ipv4 udp passes", ipv4_udp, XDP_PASS, SLUICE_VERDICT_PASS },
-	{ "ipv4 tcp with options passes", ipv4_tcp_options, XDP_PASS, SLUICE_VERDICT_PASS },
-	{ "ipv4 fragment passes", ipv4_fragment, XDP_PASS, SLUICE_VERDICT_PASS },
-	{ "ipv4 with ethernet padding passes", ipv4_padded, XDP_PASS, SLUICE_VERDICT_PASS },
-	{ "ipv4 ihl < 5 dropped", ipv4_ihl_short, XDP_DROP, SLUICE_VERDICT_DROP,
-	  SLUICE_DROP_MALFORMED_IPV4 },
-	{ "ipv4 wrong version dropped", ipv4_bad_version, XDP_DROP, SLUICE_VERDICT_DROP,
-	  SLUICE_DROP_MALFORMED_IPV4 },
-	{ "ipv4 tot_len beyond frame dropped", ipv4_totlen_long, XDP_DROP, SLUICE_VERDICT_DROP,
-	  SLUICE_DROP_MALFORMED_IPV4 },
-	{ "ipv4 tot_len below header dropped", ipv4_totlen_short, XDP_DROP, SLUICE_VERDICT_DROP,
-	  SLUICE_DROP_MALFORMED_IPV4 },
-	{ "ipv4 truncated header dropped", ipv4_truncated, XDP_DROP, SLUICE_VERDICT_DROP,
-	  SLUICE_DROP_MALFORMED_IPV4 },
-	{ "ipv6 udp passes", ipv6_udp, XDP_PASS, SLUICE_VERDICT_PASS },
-	{ "ipv6 wrong version dropped", ipv6_bad_version, XDP_DROP, SLUICE_VERDICT_DROP,
-	  SLUICE_DROP_MALFORMED_IPV6 },
-	{ "ipv6 payload beyond frame dropped", ipv6_payload_long, XDP_DROP, SLUICE_VERDICT_DROP,
-	  SLUICE_DROP_MALFORMED_IPV6 },
-	{ "ipv6 hop-by-hop + fragment passes", ipv6_ext_chain, XDP_PASS, SLUICE_VERDICT_PASS },
-	{ "ipv6 later fragment passes, payload not walked", ipv6_later_fragment, XDP_PASS,
-	  SLUICE_VERDICT_PASS },
-	{ "ipv6 truncated extension dropped", ipv6_ext_truncated, XDP_DROP, SLUICE_VERDICT_DROP,
-	  SLUICE_DROP_MALFORMED_IPV6 },
-	{ "ipv6 7 extension headers left to kernel", ipv6_ext_too_deep, XDP_PASS,
-	  SLUICE_VERDICT_PASS },
-	{ "arp passes", arp_request, XDP_PASS, SLUICE_VERDICT_PASS },
-	{ "802.1q ipv4 passes", vlan_ipv4, XDP_PASS, SLUICE_VERDICT_PASS },
-	{ "802.1q malformed ipv4 dropped", vlan_ipv4_malformed, XDP_DROP, SLUICE_VERDICT_DROP,
-	  SLUICE_DROP_MALFORMED_IPV4 },
-	{ "802.1ad+802.1q ipv6 passes", qinq_ipv6, XDP_PASS, SLUICE_VERDICT_PASS },
-	{ "three vlan tags left to kernel", vlan_three_tags, XDP_PASS, SLUICE_VERDICT_PASS },
-	{ "truncated vlan tag dropped", vlan_truncated, XDP_DROP, SLUICE_VERDICT_DROP,
-	  SLUICE_DROP_MALFORMED_L2 },
-	{ "unknown ingress port counted in slot 0", ipv4_udp, XDP_PASS, SLUICE_VERDICT_PASS,
-	  0, 1 },
+	/* parsing, on a routed port */
+	{ "ipv4 udp passes", ipv4_udp, PASS_(NOT_BRIDGED) },
+	{ "ipv4 tcp with options passes", ipv4_tcp_options, PASS_(NOT_BRIDGED) },
+	{ "ipv4 fragment passes", ipv4_fragment, PASS_(NOT_BRIDGED) },
+	{ "ipv4 with ethernet padding passes", ipv4_padded, PASS_(NOT_BRIDGED) },
+	{ "ipv4 ihl < 5 dropped", ipv4_ihl_short, DROP_(MALFORMED_IPV4) },
+	{ "ipv4 wrong version dropped", ipv4_bad_version, DROP_(MALFORMED_IPV4) },
+	{ "ipv4 tot_len beyond frame dropped", ipv4_totlen_long, DROP_(MALFORMED_IPV4) },
+	{ "ipv4 tot_len below header dropped", ipv4_totlen_short, DROP_(MALFORMED_IPV4) },
+	{ "ipv4 truncated header dropped", ipv4_truncated, DROP_(MALFORMED_IPV4) },
+	{ "ipv6 udp passes", ipv6_udp, PASS_(NOT_BRIDGED) },
+	{ "ipv6 wrong version dropped", ipv6_bad_version, DROP_(MALFORMED_IPV6) },
+	{ "ipv6 payload beyond frame dropped", ipv6_payload_long, DROP_(MALFORMED_IPV6) },
+	{ "ipv6 hop-by-hop + fragment passes", ipv6_ext_chain, PASS_(NOT_BRIDGED) },
+	{ "ipv6 later fragment passes, payload not walked", ipv6_later_fragment,
+	  PASS_(NOT_BRIDGED) },
+	{ "ipv6 truncated extension dropped", ipv6_ext_truncated, DROP_(MALFORMED_IPV6) },
+	{ "ipv6 7 extension headers left to kernel", ipv6_ext_too_deep, PASS_(NOT_BRIDGED) },
+	{ "arp passes", arp_request, PASS_(NOT_BRIDGED) },
+	{ "802.1q ipv4 passes", vlan_ipv4, PASS_(NOT_BRIDGED) },
+	{ "802.1q malformed ipv4 dropped", vlan_ipv4_malformed, DROP_(MALFORMED_IPV4) },
+	{ "802.1ad+802.1q ipv6 passes", qinq_ipv6, PASS_(NOT_BRIDGED) },
+	{ "three vlan tags left to kernel", vlan_three_tags, PASS_(UNSUPPORTED) },
+	{ "truncated vlan tag dropped", vlan_truncated, DROP_(MALFORMED_L2) },
+	{ "unknown ingress port counted in slot 0", ipv4_udp, PASS_(NOT_BRIDGED),
+	  .unknown_port = 1 },
+
+	/* the bridge fast path: lan1 -> lan2 unless said otherwise */
+	{ "bridge: known unicast redirected to its port, source learned", ipv4_udp, REDIRECT_,
+	  .ingress = P_LAN1, .setup = b_on_lan2, .egress = P_LAN2, .learn = 1,
+	  .src_on = P_LAN1 },
+	{ "bridge: known source refreshes, learns nothing new", ipv4_udp, REDIRECT_,
+	  .ingress = P_LAN1, .setup = a_known, .egress = P_LAN2, .src_on = P_LAN1 },
+	{ "bridge: ipv6 known unicast redirected", ipv6_udp, REDIRECT_, .ingress = P_LAN1,
+	  .setup = b_on_lan2, .egress = P_LAN2, .learn = 1, .src_on = P_LAN1 },
+	{ "bridge: 802.1q frame on a VLAN-unaware bridge redirected untouched", vlan_ipv4,
+	  REDIRECT_, .ingress = P_LAN1, .setup = b_on_lan2, .egress = P_LAN2, .learn = 1,
+	  .src_on = P_LAN1 },
+	{ "bridge: unknown unicast passes, source learned", ipv4_udp, PASS_(UNKNOWN_DST),
+	  .ingress = P_LAN1, .learn = 1, .src_on = P_LAN1 },
+	{ "bridge: broadcast ARP passes, source learned", arp_request, PASS_(BROADCAST),
+	  .ingress = P_LAN1, .learn = 1, .src_on = P_LAN1 },
+	{ "bridge: ipv4 multicast passes", mcast_ipv4, PASS_(MULTICAST), .ingress = P_LAN1,
+	  .learn = 1, .src_on = P_LAN1 },
+	{ "bridge: ipv6 multicast passes", mcast_ipv6, PASS_(MULTICAST), .ingress = P_LAN1,
+	  .learn = 1, .src_on = P_LAN1 },
+	{ "bridge: frame to the bridge's own MAC passes", to_bridge, PASS_(OWN_MAC),
+	  .ingress = P_LAN1, .learn = 1, .src_on = P_LAN1 },
+	{ "bridge: frame to a local FDB entry (a port's MAC) passes", ipv4_udp, PASS_(OWN_MAC),
+	  .ingress = P_LAN1, .setup = b_local, .learn = 1, .src_on = P_LAN1 },
+	{ "bridge: STP BPDU (01:80:c2:00:00:00) passes, nothing learned", stp_bpdu,
+	  PASS_(LINK_LOCAL), .ingress = P_LAN1, .src_on = SRC_NONE },
+	{ "bridge: LLDP (01:80:c2:00:00:0e) passes, nothing learned", lldp, PASS_(LINK_LOCAL),
+	  .ingress = P_LAN1, .src_on = SRC_NONE },
+	{ "bridge: multicast source passes, nothing learned", src_multicast, PASS_(BAD_SRC),
+	  .ingress = P_LAN1, .setup = b_on_lan2 },
+	{ "bridge: ingress port listening: passes, nothing learned", ipv4_udp,
+	  PASS_(STP_INGRESS), .ingress = P_LAN1, .setup = in_listening, .src_on = SRC_NONE },
+	{ "bridge: ingress port learning: learns, passes", ipv4_udp, PASS_(STP_INGRESS),
+	  .ingress = P_LAN1, .setup = in_learning, .learn = 1, .src_on = P_LAN1 },
+	{ "bridge: ingress port blocking: passes, nothing learned", ipv4_udp,
+	  PASS_(STP_INGRESS), .ingress = P_LAN1, .setup = in_blocking, .src_on = SRC_NONE },
+	{ "bridge: ingress port disabled: passes, nothing learned", ipv4_udp,
+	  PASS_(STP_INGRESS), .ingress = P_LAN1, .setup = in_disabled, .src_on = SRC_NONE },
+	{ "bridge: egress port learning: passes", ipv4_udp, PASS_(STP_EGRESS),
+	  .ingress = P_LAN1, .setup = out_learning, .learn = 1 },
+	{ "bridge: egress port listening: passes", ipv4_udp, PASS_(STP_EGRESS),
+	  .ingress = P_LAN1, .setup = out_listening, .learn = 1 },
+	{ "bridge: egress port blocking: passes", ipv4_udp, PASS_(STP_EGRESS),
+	  .ingress = P_LAN1, .setup = out_blocking, .learn = 1 },
+	{ "bridge: learning off: forwarded, nothing learned", ipv4_udp, REDIRECT_,
+	  .ingress = P_LAN1, .setup = no_learning, .egress = P_LAN2, .src_on = SRC_NONE },
+	{ "bridge: locked port: passes, nothing learned", ipv4_udp, PASS_(LOCKED),
+	  .ingress = P_LAN1, .setup = locked, .src_on = SRC_NONE },
+	{ "bridge: br_netfilter/nftables bridge rules: passes", ipv4_udp, PASS_(FILTERED),
+	  .ingress = P_LAN1, .setup = filtered, .src_on = SRC_NONE },
+	{ "bridge: a MAC seen on another port moves at once", ipv4_udp, REDIRECT_,
+	  .ingress = P_LAN1, .setup = a_moved, .egress = P_LAN2, .move = 1, .src_on = P_LAN1 },
+	{ "bridge: a static entry of another port is not moved; kernel decides", ipv4_udp,
+	  PASS_(SRC_STATIC), .ingress = P_LAN1, .setup = a_static_lan3, .src_on = P_LAN3 },
+	{ "bridge: a static destination never ages", ipv4_udp, REDIRECT_, .ingress = P_LAN1,
+	  .setup = b_on_lan2_static_old, .egress = P_LAN2, .learn = 1 },
+	{ "bridge: a destination older than the bridge's ageing time passes", ipv4_udp,
+	  PASS_(UNKNOWN_DST), .ingress = P_LAN1, .setup = b_aged, .learn = 1 },
+	{ "bridge: a destination younger than the ageing time is forwarded", ipv4_udp,
+	  REDIRECT_, .ingress = P_LAN1, .setup = b_young, .egress = P_LAN2, .learn = 1 },
+	{ "bridge: destination behind the ingress port passes (hairpin is the kernel's)",
+	  ipv4_udp, PASS_(SAME_PORT), .ingress = P_LAN1, .setup = b_on_lan1, .learn = 1 },
+	{ "bridge: destination on another bridge passes", ipv4_udp, PASS_(OTHER_BRIDGE),
+	  .ingress = P_LAN1, .setup = b_on_lan4, .learn = 1 },
+	{ "bridge: destination on a port sluice does not know passes", ipv4_udp,
+	  PASS_(OTHER_BRIDGE), .ingress = P_LAN1, .setup = b_on_nowhere, .learn = 1 },
+	{ "bridge: isolated to isolated passes", ipv4_udp, PASS_(ISOLATED), .ingress = P_LAN1,
+	  .setup = both_isolated, .learn = 1 },
+	{ "bridge: isolated to non-isolated is forwarded", ipv4_udp, REDIRECT_,
+	  .ingress = P_LAN1, .setup = in_isolated, .egress = P_LAN2, .learn = 1 },
+	{ "bridge: egress port down passes", ipv4_udp, PASS_(EGRESS_DOWN), .ingress = P_LAN1,
+	  .setup = out_down, .learn = 1 },
+	{ "bridge: egress port without XDP transmit passes", ipv4_udp, PASS_(EGRESS_NO_XDP),
+	  .ingress = P_LAN1, .setup = out_no_xdp, .learn = 1 },
+	{ "bridge: egress port missing from the devmap passes untouched", ipv4_udp,
+	  PASS_(EGRESS_NO_XDP), .ingress = P_LAN1, .setup = b_on_lan3, .learn = 1 },
+	{ "bridge: a full FDB passes the frame and counts it", ipv4_udp, PASS_(FDB_FULL),
+	  .ingress = P_LAN1, .setup = fdb_full, .full = 1, .src_on = SRC_NONE },
+	{ "bridge: from lan2 back to lan1 (a learned host)", ipv4_udp_back, REDIRECT_,
+	  .ingress = P_LAN2, .setup = a_known, .egress = P_LAN1, .src_on = P_LAN1 },
+
+	/* VLAN-aware bridge */
+	{ "vlan bridge: untagged in (PVID 10), untagged out", untagged_ipv4, REDIRECT_,
+	  .ingress = P_LAN1, .setup = v_untagged_both, .egress = P_LAN2, .learn = 1,
+	  .src_on = P_LAN1, .src_vlan = 10 },
+	{ "vlan bridge: untagged in, tagged out: tag 10 pushed", untagged_ipv4, REDIRECT_,
+	  .ingress = P_LAN1, .setup = v_untagged_in, .expect = vlan_ipv4, .egress = P_LAN2,
+	  .learn = 1, .src_on = P_LAN1, .src_vlan = 10 },
+	{ "vlan bridge: tagged in, untagged out: tag popped", vlan_ipv4, REDIRECT_,
+	  .ingress = P_LAN1, .setup = v_tagged_in, .expect = untagged_ipv4, .egress = P_LAN2,
+	  .learn = 1, .src_on = P_LAN1, .src_vlan = 10 },
+	{ "vlan bridge: tagged in, tagged out: tag and priority kept", vlan_pcp_ipv4,
+	  REDIRECT_, .ingress = P_LAN1, .setup = v_tagged_both, .egress = P_LAN2, .learn = 1,
+	  .src_on = P_LAN1, .src_vlan = 10 },
+	{ "vlan bridge: egress not in the VLAN passes", vlan_ipv4, PASS_(VLAN),
+	  .ingress = P_LAN1, .setup = v_out_not_member, .learn = 1 },
+	{ "vlan bridge: ingress not in the VLAN passes, nothing learned", vlan_ipv4,
+	  PASS_(VLAN), .ingress = P_LAN1, .setup = v_in_not_member, .src_on = SRC_NONE },
+	{ "vlan bridge: untagged on a port without PVID passes", untagged_ipv4, PASS_(VLAN),
+	  .ingress = P_LAN1, .setup = v_no_pvid, .src_on = SRC_NONE },
+	{ "vlan bridge: priority-tagged frame passes", priority_tagged, PASS_(VLAN),
+	  .ingress = P_LAN1, .setup = v_tagged_both, .src_on = SRC_NONE },
+	{ "vlan bridge: 802.1ad tag on an 802.1Q bridge passes", vlan_ad_ipv4, PASS_(VLAN),
+	  .ingress = P_LAN1, .setup = v_tagged_both, .src_on = SRC_NONE },
+	{ "vlan bridge: the MAC known in another VLAN only is unknown", vlan_ipv4,
+	  PASS_(UNKNOWN_DST), .ingress = P_LAN1, .setup = v_other_vlan_only, .learn = 1,
+	  .src_on = P_LAN1, .src_vlan = 10 },
+	{ "vlan bridge: a variant the fast path does not do passes", vlan_ipv4, PASS_(VLAN),
+	  .ingress = P_LAN1, .setup = v_other, .src_on = SRC_NONE },
 };
 
 /* ---- runner -------------------------------------------------------------- */
@@ -304,17 +700,28 @@ static void print_verifier_reason(void)
 		printf("    %.*s\n", (int)strcspn(l, "\n"), l);
 }
 
-static int read_slot(int fd, __u32 slot, struct sluice_port_stats *sum)
+/* Sum a per-CPU value of SIZE bytes (u64 fields only). */
+static int read_percpu(int fd, __u32 key, void *sum, size_t size)
 {
-	struct sluice_port_stats v[ncpu];
+	unsigned char v[ncpu * size];
 
-	memset(sum, 0, sizeof(*sum));
-	if (bpf_map_lookup_elem(fd, &slot, v))
+	memset(sum, 0, size);
+	if (bpf_map_lookup_elem(fd, &key, v))
 		return -errno;
 	for (int c = 0; c < ncpu; c++)
-		for (size_t k = 0; k < sizeof(*sum) / 8; k++)
-			((__u64 *)sum)[k] += ((__u64 *)&v[c])[k];
+		for (size_t k = 0; k < size / 8; k++)
+			((__u64 *)sum)[k] += ((__u64 *)(v + c * size))[k];
 	return 0;
+}
+
+static int read_slot(__u32 slot, struct sluice_port_stats *sum)
+{
+	return read_percpu(bpf_map__fd(skel->maps.sluice_stats), slot, sum, sizeof(*sum));
+}
+
+static void read_gstats(struct sluice_gstats *g)
+{
+	read_percpu(bpf_map__fd(skel->maps.sluice_gstats), 0, g, sizeof(*g));
 }
 
 static void fail(const struct fixture *f, const char *fmt, ...)
@@ -339,8 +746,14 @@ static void hexdiff(const unsigned char *a, const unsigned char *b, unsigned int
 		}
 }
 
-/* The expected counters: exactly one verdict counter (and one reason for a
- * drop) moved by one packet of LEN bytes; nothing else changed. */
+static void dp_sub(struct sluice_port_stats *a, const struct sluice_port_stats *b)
+{
+	for (size_t k = 0; k < sizeof(*a) / 8; k++)
+		((__u64 *)a)[k] -= ((const __u64 *)b)[k];
+}
+
+/* The expected counters: exactly one verdict counter and its reason moved
+ * by one packet of LEN bytes; nothing else changed. */
 static void expect_delta(const struct fixture *f, struct sluice_port_stats *exp,
 			 unsigned int len)
 {
@@ -350,34 +763,75 @@ static void expect_delta(const struct fixture *f, struct sluice_port_stats *exp,
 	c->bytes += len;
 	if (f->verdict == SLUICE_VERDICT_DROP)
 		((__u64 *)&exp->drop_reason)[f->reason]++;
+	if (f->verdict == SLUICE_VERDICT_PASS)
+		((__u64 *)&exp->pass_reason)[f->reason]++;
 }
 
-static int setup_port(struct sluice *skel)
+static const char *reason_name(const struct sluice_port_stats *s, int verdict)
 {
-	struct sluice_port port = { .slot = PORT_SLOT, .l3_ifindex = PORT_IFINDEX,
-				    .mode = SLUICE_MODE_GENERIC, .flags = SLUICE_PORT_UP };
-	__u32 key = PORT_IFINDEX;
-
-	strcpy(port.name, "lo");
-	return bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_ports), &key, &port, BPF_ANY);
+	static const char *const passes[] = {
+#define X(e, fld, str) str,
+		SLUICE_PASS_REASONS(X)
+#undef X
+	};
+	for (int r = 0; verdict == SLUICE_VERDICT_PASS && r < SLUICE_PASS_MAX; r++)
+		if (((const __u64 *)&s->pass_reason)[r])
+			return passes[r];
+	return "-";
 }
 
-static void run_fixture(struct sluice *skel, const struct fixture *f, int bench)
+/* The source MAC's entry after the run, as the fixture expects it. */
+static int check_src(const struct fixture *f)
 {
-	int stats_fd = bpf_map__fd(skel->maps.sluice_stats);
-	__u32 slot = f->unknown_port ? SLUICE_SLOT_UNKNOWN : PORT_SLOT;
-	struct sluice_port_stats before, after;
-	struct pkt in = {};
-	unsigned char out[sizeof(in.b)];
+	struct sluice_fdb_key k = { .vlan = f->src_vlan };
+	struct sluice_fdb_entry e;
+	int found;
+
+	if (!f->src_on)
+		return 0;
+	memcpy(k.mac, MAC_A, 6);
+	found = !bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_fdb), &k, &e);
+	if (f->src_on == SRC_NONE && found) {
+		fail(f, "source MAC learned (ifindex %u), expected no entry", e.ifindex);
+		return -1;
+	}
+	if (f->src_on != SRC_NONE && (!found || e.ifindex != ifindex_of[f->src_on])) {
+		fail(f, "source MAC %s, expected on %s", found ? "on another port" : "not learned",
+		     port_dev[f->src_on]);
+		return -1;
+	}
+	return 0;
+}
+
+static void run_fixture(const struct fixture *f, int bench)
+{
+	enum port_id in_port = f->ingress ? f->ingress : P_LO;
+	__u32 slot = f->unknown_port ? SLUICE_SLOT_UNKNOWN : ports[in_port].slot;
+	struct sluice_port_stats before, after, eg_before = {}, eg_after = {}, diff;
+	struct sluice_gstats g0, g1;
+	struct pkt in = {}, want = {};
+	unsigned char out[sizeof(in.b) + 64];
 	struct xdp_md ctx = {};
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	int err;
 
+	baseline();
+	if (f->setup)
+		f->setup();
+	if (write_ports()) {
+		fail(f, "ports map update: %s", strerror(errno));
+		return;
+	}
+	slot = f->unknown_port ? SLUICE_SLOT_UNKNOWN : ports[in_port].slot;
 	f->build(&in);
+	if (f->expect)
+		f->expect(&want);
+	else
+		want = in;
 	ctx.data_end = in.len;
-	ctx.ingress_ifindex = PORT_IFINDEX;
+	ctx.ingress_ifindex = ifindex_of[in_port];
 	if (f->unknown_port)	/* as if the port were being attached right now */
-		bpf_map_delete_elem(bpf_map__fd(skel->maps.sluice_ports), &(__u32){ PORT_IFINDEX });
+		bpf_map_delete_elem(bpf_map__fd(skel->maps.sluice_ports), &ifindex_of[in_port]);
 	opts.data_in = in.b;
 	opts.data_size_in = in.len;
 	opts.data_out = out;
@@ -385,31 +839,59 @@ static void run_fixture(struct sluice *skel, const struct fixture *f, int bench)
 	opts.ctx_in = &ctx;
 	opts.ctx_size_in = sizeof(ctx);
 
-	read_slot(stats_fd, slot, &before);
+	read_slot(slot, &before);
+	if (f->egress)
+		read_slot(ports[f->egress].slot, &eg_before);
+	read_gstats(&g0);
 	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sluice_xdp), &opts);
-	if (f->unknown_port)
-		setup_port(skel);
 	if (err) {
 		fail(f, "BPF_PROG_TEST_RUN: %s", strerror(errno));
 		return;
 	}
+	read_slot(slot, &after);
 	if ((int)opts.retval != f->action) {
-		fail(f, "action %u, expected %d", opts.retval, f->action);
+		fail(f, "action %u, expected %d (pass reason %s)", opts.retval, f->action,
+		     (diff = after, dp_sub(&diff, &before), reason_name(&diff, SLUICE_VERDICT_PASS)));
 		return;
 	}
-	/* Every verdict so far leaves the frame untouched. */
-	if (opts.data_size_out != in.len || memcmp(out, in.b, in.len)) {
-		fail(f, "output frame differs (%u bytes, expected %u)", opts.data_size_out, in.len);
-		hexdiff(in.b, out, in.len < opts.data_size_out ? in.len : opts.data_size_out);
+	if (opts.data_size_out != want.len || memcmp(out, want.b, want.len)) {
+		fail(f, "output frame differs (%u bytes, expected %u)", opts.data_size_out, want.len);
+		hexdiff(want.b, out, want.len < opts.data_size_out ? want.len : opts.data_size_out);
 		return;
 	}
-	read_slot(stats_fd, slot, &after);
+	diff = after;
+	dp_sub(&diff, &before);
 	expect_delta(f, &before, in.len);
 	if (memcmp(&before, &after, sizeof(after))) {
-		fail(f, "counters of slot %u changed unexpectedly (pass %llu drop %llu)", slot,
-		     (unsigned long long)after.pass.packets, (unsigned long long)after.drop.packets);
+		fail(f, "counters of slot %u changed unexpectedly (pass %llu drop %llu "
+		     "redirect %llu, pass reason %s)", slot,
+		     (unsigned long long)diff.pass.packets, (unsigned long long)diff.drop.packets,
+		     (unsigned long long)diff.redirect.packets,
+		     reason_name(&diff, SLUICE_VERDICT_PASS));
 		return;
 	}
+	if (f->egress) {
+		read_slot(ports[f->egress].slot, &eg_after);
+		if (eg_after.fast_tx.packets != eg_before.fast_tx.packets + 1 ||
+		    eg_after.fast_tx.bytes != eg_before.fast_tx.bytes + want.len) {
+			fail(f, "the redirect did not target %s (its fast_tx moved by %llu)",
+			     port_dev[f->egress],
+			     (unsigned long long)(eg_after.fast_tx.packets - eg_before.fast_tx.packets));
+			return;
+		}
+	}
+	read_gstats(&g1);
+	if (g1.fdb_learn - g0.fdb_learn != (__u64)f->learn ||
+	    g1.fdb_move - g0.fdb_move != (__u64)f->move ||
+	    g1.fdb_full - g0.fdb_full != (__u64)f->full) {
+		fail(f, "fdb counters: learn +%llu move +%llu full +%llu, expected +%d +%d +%d",
+		     (unsigned long long)(g1.fdb_learn - g0.fdb_learn),
+		     (unsigned long long)(g1.fdb_move - g0.fdb_move),
+		     (unsigned long long)(g1.fdb_full - g0.fdb_full), f->learn, f->move, f->full);
+		return;
+	}
+	if (check_src(f))
+		return;
 	printf("PASS xdp: %s\n", f->name);
 
 	if (bench) {
@@ -417,8 +899,43 @@ static void run_fixture(struct sluice *skel, const struct fixture *f, int bench)
 			    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = bench);
 
 		if (!bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sluice_xdp), &b))
-			printf("     %-45s %6u ns/packet\n", f->name, b.duration);
+			printf("     %-70s %6u ns/packet\n", f->name, b.duration);
 	}
+	if (f->unknown_port)
+		write_ports();
+}
+
+/* The test's own network namespace with the ports the fixtures name. */
+static int make_ports(void)
+{
+	char cmd[256];
+
+	if (unshare(CLONE_NEWNET)) {
+		printf("FAIL xdp: a network namespace of its own: %s\n", strerror(errno));
+		return -1;
+	}
+	for (int p = P_LAN1; p <= P_LAN4; p++) {
+		snprintf(cmd, sizeof(cmd), "ip link add %s type veth peer name %sp", port_dev[p],
+			 port_dev[p]);
+		if (system(cmd)) {
+			printf("FAIL xdp: %s failed\n", cmd);
+			return -1;
+		}
+	}
+	for (int p = P_LO; p < P_COUNT; p++)
+		ifindex_of[p] = if_nametoindex(port_dev[p]);
+	/* lan3 stays out of the devmap: a port flagged XDP-capable but
+	 * missing there must fall back to the kernel. */
+	for (int p = P_LAN1; p <= P_LAN4; p++) {
+		if (p == P_LAN3)
+			continue;
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_tx), &ifindex_of[p],
+					&ifindex_of[p], BPF_ANY)) {
+			printf("FAIL xdp: devmap update: %s\n", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* The reason finder the loader and this runner use, on a canned log. */
@@ -448,7 +965,6 @@ static void test_verifier_reason(void)
 
 int main(int argc, char **argv)
 {
-	struct sluice *skel;
 	struct bpf_map *m;
 	int bench = 0;
 
@@ -465,19 +981,19 @@ int main(int argc, char **argv)
 	/* The test's maps live and die with this process. */
 	bpf_object__for_each_map(m, skel->obj)
 		bpf_map__set_pin_path(m, NULL);
+	bpf_map__set_max_entries(skel->maps.sluice_fdb, FDB_SIZE);
 	if (sluice__load(skel)) {
 		print_verifier_reason();
 		sluice__destroy(skel);
 		return 1;
 	}
 	printf("PASS xdp: programs load and verify\n");
-	if (setup_port(skel)) {
-		printf("FAIL xdp: ports map update: %s\n", strerror(errno));
+	if (make_ports()) {
 		sluice__destroy(skel);
 		return 1;
 	}
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
-		run_fixture(skel, &fixtures[i], bench);
+		run_fixture(&fixtures[i], bench);
 	sluice__destroy(skel);
 	return failed ? 1 : 0;
 }

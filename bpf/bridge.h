@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The l2 stage: the bridge fast path between ports of one Linux bridge.
+ *
+ * The kernel bridge stays the source of truth and does everything but the
+ * common case. bridge_l2() redirects only unicast to a known MAC on another
+ * forwarding port of the same bridge; every other frame goes to the kernel
+ * unchanged with a named pass reason (sluice.h). Learning mirrors the
+ * kernel's br_fdb_update(): source MACs on ports in learning or forwarding
+ * state with the "learning" flag, an entry moves at once when its MAC shows
+ * up on another port, static and local entries (mirrored from the kernel by
+ * the loader) are never moved or aged here.
+ *
+ * Decisions that differ from "do what the kernel does" on purpose, all
+ * towards passing:
+ *  - link-local destinations (01:80:c2:00:00:0x) are passed before learning;
+ *    the kernel learns from them, and a missing entry only costs a pass.
+ *  - a frame whose destination sits behind its own ingress port is passed:
+ *    the kernel drops it, or sends it back with "hairpin on".
+ *  - "locked" ports (802.1X) are left to the kernel entirely.
+ *  - an entry older than the bridge's ageing time is treated as unknown even
+ *    before the daemon deletes it, so a stopped daemon never forwards stale.
+ *  - VLAN-aware bridges: untagged frames take the port's PVID, tagged frames
+ *    (802.1Q, vid 1..4094) must be members of the ingress port; the egress
+ *    port must be a member and its "untagged" flag decides the tag, as in
+ *    br_allowed_ingress()/br_handle_vlan(). Priority-tagged frames (vid 0),
+ *    802.1ad tags on an 802.1Q bridge and the bridge variants the loader
+ *    flags SLUICE_PORT_VLAN_OTHER (802.1ad bridges, per-VLAN STP) are passed.
+ */
+#ifndef SLUICE_BRIDGE_H
+#define SLUICE_BRIDGE_H
+
+#include <linux/errno.h>
+#include <linux/if_ether.h>
+#include "pkt.h"
+#include "maps.h"
+
+static __always_inline int mac_is_link_local(const __u8 *m)
+{
+	return m[0] == 0x01 && m[1] == 0x80 && m[2] == 0xc2 && m[3] == 0 && m[4] == 0 &&
+	       (m[5] & 0xf0) == 0;
+}
+
+/* 6-byte compares as one 4- and one 2-byte load (unaligned packet loads
+ * are fine for the verifier on x86 and arm64). */
+static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
+{
+	return *(const __u32 *)a == *(const __u32 *)b &&
+	       *(const __u16 *)(a + 4) == *(const __u16 *)(b + 4);
+}
+
+static __always_inline int mac_is_zero(const __u8 *m)
+{
+	return !(*(const __u32 *)m | *(const __u16 *)(m + 4));
+}
+
+static __always_inline int mac_is_bcast(const __u8 *m)
+{
+	return *(const __u32 *)m == 0xffffffff && *(const __u16 *)(m + 4) == 0xffff;
+}
+
+static __always_inline void fdb_key(struct sluice_fdb_key *k, const __u8 *mac, __u16 vlan)
+{
+	*(__u32 *)k->mac = *(const __u32 *)mac;
+	*(__u16 *)(k->mac + 4) = *(const __u16 *)(mac + 4);
+	k->vlan = vlan;
+}
+
+static __always_inline struct sluice_gstats *gstats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&sluice_gstats, &zero);
+}
+
+/* Learn the source MAC. Returns SLUICE_PASS_MAX when the frame may go on,
+ * or the reason to hand it to the kernel. */
+static __always_inline int fdb_learn(struct pkt *p, const __u8 *src, __u64 now)
+{
+	struct sluice_fdb_entry *e, fresh = { .ifindex = p->ifindex, .last_seen = now };
+	struct sluice_fdb_key k;
+	struct sluice_gstats *g;
+	long err;
+
+	fdb_key(&k, src, p->vlan);
+	e = bpf_map_lookup_elem(&sluice_fdb, &k);
+	if (e) {
+		if (e->flags & (SLUICE_FDB_STATIC | SLUICE_FDB_LOCAL)) {
+			/* Our own address coming in (a loop), or a static entry
+			 * of another port: the kernel decides (it warns, or
+			 * moves a non-sticky static entry; the loader mirrors
+			 * the result). */
+			if (e->ifindex != p->ifindex || (e->flags & SLUICE_FDB_LOCAL))
+				return SLUICE_PASS_SRC_STATIC;
+			return SLUICE_PASS_MAX;
+		}
+		if (e->ifindex != p->ifindex) {
+			e->ifindex = p->ifindex;
+			e->last_seen = now;
+			g = gstats();
+			if (g)
+				g->fdb_move++;
+		} else if (now - e->last_seen > SLUICE_FDB_TOUCH_NS && now > e->last_seen) {
+			e->last_seen = now;
+		}
+		return SLUICE_PASS_MAX;
+	}
+	err = bpf_map_update_elem(&sluice_fdb, &k, &fresh, BPF_NOEXIST);
+	g = gstats();
+	if (!err) {
+		if (g)
+			g->fdb_learn++;
+		return SLUICE_PASS_MAX;
+	}
+	if (err == -EEXIST)	/* another CPU learned it meanwhile */
+		return SLUICE_PASS_MAX;
+	if (g)
+		g->fdb_full++;
+	return SLUICE_PASS_FDB_FULL;
+}
+
+/* VLAN-aware bridges: the frame's VLAN on ingress. 0 or -1 (pass). */
+static __always_inline int bridge_vlan_in(struct pkt *p, const struct sluice_port *in)
+{
+	struct sluice_vlan_key k = { .ifindex = p->ifindex };
+
+	if (!(in->flags & SLUICE_PORT_VLAN_AWARE))
+		return 0;
+	if (in->flags & SLUICE_PORT_VLAN_OTHER)
+		return -1;
+	if (p->f.vlan_depth == 0) {
+		if (!in->pvid)		/* the kernel drops untagged frames here */
+			return -1;
+		k.vid = in->pvid;
+	} else {
+		if (p->f.eth->h_proto != bpf_htons(ETH_P_8021Q) || !p->f.vlan_id[0])
+			return -1;
+		k.vid = p->f.vlan_id[0];
+	}
+	if (!bpf_map_lookup_elem(&sluice_vlans, &k))
+		return -1;	/* ingress filtering: the kernel drops it */
+	p->vlan = k.vid;
+	return 0;
+}
+
+/* VLAN-aware bridges: may the frame leave by OUT, and with which tag. */
+static __always_inline int bridge_vlan_out(struct pkt *p, const struct sluice_port *in,
+					   __u32 out)
+{
+	struct sluice_vlan_key k = { .ifindex = out, .vid = p->vlan };
+	struct sluice_vlan *v;
+	int tagged_in, tagged_out;
+
+	if (!(in->flags & SLUICE_PORT_VLAN_AWARE))
+		return 0;
+	v = bpf_map_lookup_elem(&sluice_vlans, &k);
+	if (!v)
+		return -1;
+	tagged_in = p->f.vlan_depth > 0;
+	tagged_out = !(v->flags & SLUICE_VLAN_UNTAGGED);
+	if (tagged_in && !tagged_out)
+		p->vlan_op = PKT_VLAN_POP;
+	else if (!tagged_in && tagged_out)
+		p->vlan_op = PKT_VLAN_PUSH;
+	return 0;
+}
+
+static __always_inline int bridge_l2(struct pkt *p)
+{
+	const struct sluice_port *in = p->port, *out;
+	struct ethhdr *eth = p->f.eth;
+	struct sluice_fdb_entry *e;
+	struct sluice_fdb_key k;
+	__u32 egress;
+	__u64 now;
+	int r;
+
+	if (!in || !(in->flags & SLUICE_PORT_BRIDGED))
+		return pkt_pass(p, SLUICE_PASS_NOT_BRIDGED);
+	if (in->flags & SLUICE_PORT_FILTERED)	/* the fast path would bypass the rules */
+		return pkt_pass(p, SLUICE_PASS_FILTERED);
+	if (in->flags & SLUICE_PORT_LOCKED)
+		return pkt_pass(p, SLUICE_PASS_LOCKED);
+	if (in->stp_state != SLUICE_STP_FORWARDING && in->stp_state != SLUICE_STP_LEARNING)
+		return pkt_pass(p, SLUICE_PASS_STP_INGRESS);
+	if (mac_is_link_local(eth->h_dest))
+		return pkt_pass(p, SLUICE_PASS_LINK_LOCAL);
+	/* The kernel drops frames from a multicast or zero source. */
+	if ((eth->h_source[0] & 1) || mac_is_zero(eth->h_source))
+		return pkt_pass(p, SLUICE_PASS_BAD_SRC);
+	if (bridge_vlan_in(p, in))
+		return pkt_pass(p, SLUICE_PASS_VLAN);
+
+	now = bpf_ktime_get_coarse_ns();
+	if (in->flags & SLUICE_PORT_LEARNING) {
+		r = fdb_learn(p, eth->h_source, now);
+		if (r != SLUICE_PASS_MAX)
+			return pkt_pass(p, r);
+	}
+	if (in->stp_state != SLUICE_STP_FORWARDING)	/* learning: learn only */
+		return pkt_pass(p, SLUICE_PASS_STP_INGRESS);
+
+	if (eth->h_dest[0] & 1)
+		return pkt_pass(p, mac_is_bcast(eth->h_dest) ? SLUICE_PASS_BROADCAST
+							     : SLUICE_PASS_MULTICAST);
+	if (mac_eq(eth->h_dest, in->br_mac))	/* routed, or for the router itself */
+		return pkt_pass(p, SLUICE_PASS_OWN_MAC);
+	fdb_key(&k, eth->h_dest, p->vlan);
+	e = bpf_map_lookup_elem(&sluice_fdb, &k);
+	if (!e)
+		return pkt_pass(p, SLUICE_PASS_UNKNOWN_DST);
+	if (e->flags & SLUICE_FDB_LOCAL)
+		return pkt_pass(p, SLUICE_PASS_OWN_MAC);
+	egress = e->ifindex;
+	if (egress == p->ifindex)
+		return pkt_pass(p, SLUICE_PASS_SAME_PORT);
+	out = bpf_map_lookup_elem(&sluice_ports, &egress);
+	if (!out || !(out->flags & SLUICE_PORT_BRIDGED) || out->l3_ifindex != in->l3_ifindex)
+		return pkt_pass(p, SLUICE_PASS_OTHER_BRIDGE);
+	if (!(e->flags & SLUICE_FDB_STATIC) && now > e->last_seen &&
+	    now - e->last_seen > out->hold_ns)
+		return pkt_pass(p, SLUICE_PASS_UNKNOWN_DST);	/* aged out */
+	if (out->stp_state != SLUICE_STP_FORWARDING)
+		return pkt_pass(p, SLUICE_PASS_STP_EGRESS);
+	if ((in->flags & SLUICE_PORT_ISOLATED) && (out->flags & SLUICE_PORT_ISOLATED))
+		return pkt_pass(p, SLUICE_PASS_ISOLATED);	/* the kernel drops it */
+	if (!(out->flags & SLUICE_PORT_UP))
+		return pkt_pass(p, SLUICE_PASS_EGRESS_DOWN);
+	if (!(out->flags & SLUICE_PORT_XDP_TX))
+		return pkt_pass(p, SLUICE_PASS_EGRESS_NO_XDP);
+	if (bridge_vlan_out(p, in, egress))
+		return pkt_pass(p, SLUICE_PASS_VLAN);
+	p->egress = egress;
+	p->egress_slot = out->slot;
+	return SLUICE_VERDICT_REDIRECT;
+}
+
+#endif /* SLUICE_BRIDGE_H */

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The datapath's maps (docs/design.md section 2), in one place so every
+ * stage header can use them. All are pinned by name: reloading new programs
+ * reuses them, so counters, configuration and the FDB survive a program
+ * replacement. Layouts are in sluice.h. */
+#ifndef SLUICE_MAPS_H
+#define SLUICE_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "sluice.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SLUICE_MAX_PORTS);
+	__type(key, __u32);			/* ifindex */
+	__type(value, struct sluice_port);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_MAX_ZONES);
+	__type(key, __u32);
+	__type(value, struct sluice_zone);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_zones SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_MAX_PORTS);
+	__type(key, __u32);			/* port slot */
+	__type(value, struct sluice_port_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sluice_gstats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_gstats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sluice_meta);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_meta SEC(".maps");
+
+/* Preallocated: an insert into a full table fails at once (counted as
+ * fdb_full) instead of allocating under a flood of new source MACs. The
+ * loader sets max_entries from the config's fdb-size before loading. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SLUICE_FDB_SIZE_DEFAULT);
+	__type(key, struct sluice_fdb_key);
+	__type(value, struct sluice_fdb_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_fdb SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SLUICE_VLANS_MAX);
+	__type(key, struct sluice_vlan_key);
+	__type(value, struct sluice_vlan);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_vlans SEC(".maps");
+
+/* Egress ports for bpf_redirect_map: only ports whose driver can transmit
+ * XDP frames (native mode), written by the loader. (The kernel adds
+ * BPF_F_RDONLY_PROG to a devmap's flags, which libbpf 1.1 then takes for a
+ * mismatch: the loader reuses this pin itself, see dp_load().) */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, SLUICE_MAX_PORTS);
+	__type(key, __u32);			/* ifindex */
+	__type(value, __u32);			/* the same ifindex */
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_tx SEC(".maps");
+
+#endif /* SLUICE_MAPS_H */

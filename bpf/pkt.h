@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The packet context every stage works on (docs/design.md section 1).
+ *
+ * Stages read and write a struct pkt and never see struct xdp_md or struct
+ * __sk_buff: what differs between XDP and tc lives in the entry file, behind
+ * the few functions declared at the bottom. That is what lets the tc ingress
+ * datapath run the same stages on ports whose driver has no native XDP.
+ */
+#ifndef SLUICE_PKT_H
+#define SLUICE_PKT_H
+
+#include <linux/types.h>
+#include "parsing.h"
+#include "sluice.h"
+
+enum sluice_hook {
+	SLUICE_HOOK_XDP = 1,
+	SLUICE_HOOK_TC = 2,
+};
+
+/* What the egress port's VLAN rules ask of a forwarded frame. */
+enum pkt_vlan_op {
+	PKT_VLAN_KEEP = 0,
+	PKT_VLAN_POP,		/* tagged in, untagged out */
+	PKT_VLAN_PUSH,		/* untagged in (PVID), tagged out with pkt.vlan */
+};
+
+struct pkt {
+	void *ctx;			/* the hook's context: entry functions only */
+	void *data, *data_end;		/* re-read after any head adjustment */
+	__u32 ifindex;			/* ingress port */
+	__u8 hook;			/* enum sluice_hook */
+	__u8 reason;			/* drop or pass reason of the verdict */
+	__u16 vlan;			/* bridge VLAN after PVID assignment, 0 none */
+	struct frame f;			/* parse results (parsing.h) */
+	const struct sluice_port *port;	/* ingress port, NULL if unknown */
+	__u32 egress;			/* ifindex for REDIRECT */
+	__u32 egress_slot;		/* its stats slot */
+	__u8 vlan_op;			/* enum pkt_vlan_op, with REDIRECT */
+	__u8 pad[3];
+};
+
+/* A stage returns a verdict (enum sluice_verdict) or this: go on. */
+#define PKT_CONTINUE	(-1)
+
+static __always_inline void pkt_init(struct pkt *p, void *ctx, void *data, void *data_end,
+				     __u32 ifindex, enum sluice_hook hook)
+{
+	__builtin_memset(p, 0, sizeof(*p));
+	p->ctx = ctx;
+	p->data = data;
+	p->data_end = data_end;
+	p->ifindex = ifindex;
+	p->hook = hook;
+}
+
+/* A verdict with its reason, for a stage's return statement. */
+static __always_inline int pkt_pass(struct pkt *p, enum sluice_pass_reason reason)
+{
+	p->reason = reason;
+	return SLUICE_VERDICT_PASS;
+}
+
+static __always_inline int pkt_drop(struct pkt *p, enum sluice_drop_reason reason)
+{
+	p->reason = reason;
+	return SLUICE_VERDICT_DROP;
+}
+
+/* The parse stage: Ethernet, VLAN tags, IPv4/IPv6 (parsing.h). Drops what
+ * the kernel would drop anyway; a VLAN stack deeper than the parser walks is
+ * the kernel's. */
+static __always_inline int pkt_parse(struct pkt *p)
+{
+	struct cursor c = { .pos = p->data, .end = p->data_end };
+	int ret;
+
+	ret = parse_eth(&c, &p->f);
+	if (ret == PARSE_MALFORMED)
+		return pkt_drop(p, SLUICE_DROP_MALFORMED_L2);
+	if (ret == PARSE_UNSUPPORTED)
+		return pkt_pass(p, SLUICE_PASS_UNSUPPORTED);
+	if (p->f.eth_proto == bpf_htons(ETH_P_IP)) {
+		if (parse_ipv4(&c, &p->f) == PARSE_MALFORMED)
+			return pkt_drop(p, SLUICE_DROP_MALFORMED_IPV4);
+	} else if (p->f.eth_proto == bpf_htons(ETH_P_IPV6)) {
+		if (parse_ipv6(&c, &p->f) == PARSE_MALFORMED)
+			return pkt_drop(p, SLUICE_DROP_MALFORMED_IPV6);
+	}
+	return PKT_CONTINUE;
+}
+
+/* Each entry file (sluice.bpf.c for XDP) also provides, for the stages'
+ * verdicts to take effect: pkt_vlan_pop(p) and pkt_vlan_push(p, tci) (remove
+ * the outermost VLAN tag or add one; 0 or a negative error, p->data and
+ * p->data_end valid for the new frame afterwards), the redirect call and the
+ * exit that maps and counts verdicts. */
+
+#endif /* SLUICE_PKT_H */

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include "fdb.h"
+#include "util.h"
+
+__u64 fdb_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+	return t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+int fdb_read(struct dp *dp, struct fdb_row **rows, int *n, __u32 *max_entries)
+{
+	struct sluice_fdb_key key, *prev = NULL;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	struct fdb_row *v = NULL, *t;
+	int cap = 0;
+
+	*rows = NULL;
+	*n = 0;
+	if (bpf_obj_get_info_by_fd(dp->fdb_fd, &info, &len))
+		return -errno;
+	if (max_entries)
+		*max_entries = info.max_entries;
+	while (!bpf_map_get_next_key(dp->fdb_fd, prev, &key)) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 256;
+			t = realloc(v, cap * sizeof(*v));
+			if (!t) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = t;
+		}
+		v[*n].key = key;
+		prev = &v[*n].key;
+		if (!bpf_map_lookup_elem(dp->fdb_fd, &key, &v[*n].e))
+			(*n)++;
+	}
+	*rows = v;
+	return 0;
+}
+
+struct port_ent {
+	__u32 ifindex;
+	struct sluice_port p;
+};
+
+static int read_ports(struct dp *dp, struct port_ent *v, int max)
+{
+	__u32 key, *prev = NULL;
+	int n = 0;
+
+	while (n < max && !bpf_map_get_next_key(dp->ports_fd, prev, &key)) {
+		v[n].ifindex = key;
+		prev = &v[n].ifindex;
+		if (!bpf_map_lookup_elem(dp->ports_fd, &key, &v[n].p))
+			n++;
+	}
+	return n;
+}
+
+static const struct sluice_port *port_of(const struct port_ent *v, int n, __u32 ifindex)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i].ifindex == ifindex)
+			return &v[i].p;
+	return NULL;
+}
+
+static bool learning_port(const struct sluice_port *p)
+{
+	return p && (p->flags & SLUICE_PORT_BRIDGED) && (p->flags & SLUICE_PORT_UP) &&
+	       (p->stp_state == SLUICE_STP_FORWARDING || p->stp_state == SLUICE_STP_LEARNING);
+}
+
+static bool same_key(const struct sluice_fdb_key *k, const struct nl_fdb *f)
+{
+	return !memcmp(k->mac, f->mac, 6) && k->vlan == f->vlan;
+}
+
+static __u32 mirror_flags(const struct nl_fdb *f)
+{
+	return f->local ? SLUICE_FDB_LOCAL : SLUICE_FDB_STATIC;
+}
+
+int fdb_sync(struct dp *dp)
+{
+	struct port_ent ports[SLUICE_MAX_PORTS];
+	int n_ports, n_br = 0, n_rows, n_kern = 0, i, j, ret;
+	int bridges[SLUICE_MAX_PORTS];
+	struct nl_fdb *kern = NULL;
+	struct fdb_row *rows;
+	__u64 now = fdb_now();
+
+	n_ports = read_ports(dp, ports, SLUICE_MAX_PORTS);
+	for (i = 0; i < n_ports; i++) {
+		bool seen = false;
+
+		if (!(ports[i].p.flags & SLUICE_PORT_BRIDGED))
+			continue;
+		for (j = 0; j < n_br; j++)
+			seen |= bridges[j] == (int)ports[i].p.l3_ifindex;
+		if (!seen)
+			bridges[n_br++] = ports[i].p.l3_ifindex;
+	}
+	if (n_br && (ret = nl_fdb_dump(bridges, n_br, &kern, &n_kern)))
+		return ret;
+	ret = fdb_read(dp, &rows, &n_rows, NULL);
+	if (ret) {
+		free(kern);
+		return ret;
+	}
+	for (i = 0; i < n_rows; i++) {
+		const struct sluice_fdb_entry *e = &rows[i].e;
+		const struct sluice_port *p = port_of(ports, n_ports, e->ifindex);
+		struct nl_fdb *k = NULL;
+		bool keep;
+
+		for (j = 0; j < n_kern && !k; j++)
+			if (same_key(&rows[i].key, &kern[j]))
+				k = &kern[j];
+		if (e->flags & (SLUICE_FDB_STATIC | SLUICE_FDB_LOCAL))
+			keep = k && (__u32)k->ifindex == e->ifindex && mirror_flags(k) == e->flags;
+		else	/* learned: a kernel static entry for the key wins */
+			keep = !k && learning_port(p) &&
+			       !(now > e->last_seen && now - e->last_seen > p->hold_ns);
+		if (!keep)
+			bpf_map_delete_elem(dp->fdb_fd, &rows[i].key);
+		else if (k)
+			k->bridge = -1;	/* already mirrored */
+	}
+	for (j = 0; j < n_kern; j++) {
+		struct sluice_fdb_key key = { .vlan = kern[j].vlan };
+		struct sluice_fdb_entry e = { .ifindex = kern[j].ifindex,
+					      .flags = mirror_flags(&kern[j]), .last_seen = now };
+
+		if (kern[j].bridge < 0)
+			continue;
+		memcpy(key.mac, kern[j].mac, 6);
+		if (bpf_map_update_elem(dp->fdb_fd, &key, &e, BPF_ANY))
+			log_info("mirroring a static FDB entry: %s", strerror(errno));
+	}
+	free(rows);
+	free(kern);
+	return 0;
+}
+
+int fdb_refresh(struct dp *dp, struct nl_batch *b, __u64 since)
+{
+	struct port_ent ports[SLUICE_MAX_PORTS];
+	struct fdb_row *rows;
+	int n_ports, n_rows, n = 0, ret;
+
+	n_ports = read_ports(dp, ports, SLUICE_MAX_PORTS);
+	ret = fdb_read(dp, &rows, &n_rows, NULL);
+	if (ret)
+		return ret;
+	for (int i = 0; i < n_rows; i++) {
+		const struct sluice_fdb_entry *e = &rows[i].e;
+
+		if ((e->flags & (SLUICE_FDB_STATIC | SLUICE_FDB_LOCAL)) || e->last_seen < since ||
+		    !learning_port(port_of(ports, n_ports, e->ifindex)))
+			continue;
+		if (!nl_fdb_use(b, e->ifindex, rows[i].key.mac, rows[i].key.vlan))
+			n++;
+	}
+	free(rows);
+	ret = nl_batch_flush(b);
+	return ret ? ret : n;
+}
