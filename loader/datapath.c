@@ -487,8 +487,12 @@ static void bridge_port(struct sluice_port *sp, const struct nl_link *port,
 	if (br->br.vlan_filtering) {
 		sp->flags |= SLUICE_PORT_VLAN_AWARE;
 		sp->pvid = port->pvid;
-		/* 802.1ad bridges and per-VLAN spanning trees: the kernel's */
-		if (br->br.vlan_proto != ETH_P_8021Q || br->br.mst)
+		/* 802.1ad bridges and per-VLAN spanning trees: the kernel's.
+		 * So is a port whose device strips VLAN tags into metadata
+		 * (rx-vlan-offload, and every veth): XDP would see tagged
+		 * frames as untagged and give them the PVID. */
+		if (br->br.vlan_proto != ETH_P_8021Q || br->br.mst ||
+		    nl_rx_vlan_offload(port->name))
 			sp->flags |= SLUICE_PORT_VLAN_OTHER;
 	}
 }

@@ -409,6 +409,23 @@ void nl_monitor_close(struct mnl_socket *nl)
 		mnl_socket_close(nl);
 }
 
+bool nl_rx_vlan_offload(const char *ifname)
+{
+	struct ethtool_value v = { .cmd = ETHTOOL_GFLAGS };
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool on = true;		/* unknown: assume the tag may be stripped */
+
+	if (fd < 0)
+		return on;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&v;
+	if (!ioctl(fd, SIOCETHTOOL, &ifr))
+		on = !!(v.data & ETH_FLAG_RXVLAN);
+	close(fd);
+	return on;
+}
+
 void nl_driver_name(const char *ifname, char *buf, size_t len)
 {
 	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };

@@ -3,6 +3,7 @@
 #ifndef SLUICE_NL_H
 #define SLUICE_NL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <net/if.h>
 
@@ -98,6 +99,11 @@ struct mnl_socket *nl_monitor_open(void);
 int nl_monitor_fd(struct mnl_socket *nl);
 int nl_monitor_drain(struct mnl_socket *nl);
 void nl_monitor_close(struct mnl_socket *nl);
+
+/* Whether the device strips 802.1Q tags into packet metadata on receive
+ * (rx-vlan-offload): XDP then sees the frame untagged, so a VLAN-aware
+ * bridge port with it on cannot be classified in XDP. True when unknown. */
+bool nl_rx_vlan_offload(const char *ifname);
 
 /* Driver name from ethtool, for messages ("veth", "igb"); "?" if unknown. */
 void nl_driver_name(const char *ifname, char *buf, size_t len);
