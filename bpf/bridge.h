@@ -65,13 +65,6 @@ static __always_inline void fdb_key(struct sluice_fdb_key *k, const __u8 *mac, _
 	k->vlan = vlan;
 }
 
-static __always_inline struct sluice_gstats *gstats(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&sluice_gstats, &zero);
-}
-
 /* Learn the source MAC. Returns SLUICE_PASS_MAX when the frame may go on,
  * or the reason to hand it to the kernel. */
 static __always_inline int fdb_learn(struct pkt *p, const __u8 *src, __u64 now)
@@ -175,9 +168,12 @@ static __always_inline int bridge_l2(struct pkt *p)
 	int r;
 
 	if (!in || !(in->flags & SLUICE_PORT_BRIDGED))
-		return pkt_pass(p, SLUICE_PASS_NOT_BRIDGED);
-	if (in->flags & SLUICE_PORT_FILTERED)	/* the fast path would bypass the rules */
-		return pkt_pass(p, SLUICE_PASS_FILTERED);
+		return PKT_CONTINUE;	/* a routed port: l3 */
+	/* Bridged traffic under br_netfilter or bridge nftables rules is the
+	 * kernel's; routed traffic is sluice's policy to enforce all the same. */
+	if (in->flags & SLUICE_PORT_FILTERED)
+		return mac_eq(eth->h_dest, in->br_mac) ? PKT_CONTINUE
+						       : pkt_pass(p, SLUICE_PASS_FILTERED);
 	if (in->flags & SLUICE_PORT_LOCKED)
 		return pkt_pass(p, SLUICE_PASS_LOCKED);
 	if (in->stp_state != SLUICE_STP_FORWARDING && in->stp_state != SLUICE_STP_LEARNING)
@@ -203,13 +199,13 @@ static __always_inline int bridge_l2(struct pkt *p)
 		return pkt_pass(p, mac_is_bcast(eth->h_dest) ? SLUICE_PASS_BROADCAST
 							     : SLUICE_PASS_MULTICAST);
 	if (mac_eq(eth->h_dest, in->br_mac))	/* routed, or for the router itself */
-		return pkt_pass(p, SLUICE_PASS_OWN_MAC);
+		return PKT_CONTINUE;
 	fdb_key(&k, eth->h_dest, p->vlan);
 	e = bpf_map_lookup_elem(&sluice_fdb, &k);
 	if (!e)
 		return pkt_pass(p, SLUICE_PASS_UNKNOWN_DST);
-	if (e->flags & SLUICE_FDB_LOCAL)
-		return pkt_pass(p, SLUICE_PASS_OWN_MAC);
+	if (e->flags & SLUICE_FDB_LOCAL)	/* another of the router's own MACs */
+		return PKT_CONTINUE;
 	egress = e->ifindex;
 	if (egress == p->ifindex)
 		return pkt_pass(p, SLUICE_PASS_SAME_PORT);

@@ -81,4 +81,65 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_tx SEC(".maps");
 
+/* Every L3 interface of every zone -> its zone (the l3 stage's egress
+ * lookup). Written by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SLUICE_MAX_PORTS);
+	__type(key, __u32);			/* ifindex */
+	__type(value, struct sluice_l3);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_l3 SEC(".maps");
+
+/* Policy generation and conntrack timeouts, one entry, read per packet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sluice_dp_config);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_config SEC(".maps");
+
+/* Confirmed flows: preallocated (no allocation in the packet path, an
+ * insert into a full table fails at once) and never evicted. The loader
+ * sizes both tables from the config before loading. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * SLUICE_CT_FLOWS_DEFAULT);
+	__type(key, struct sluice_ct4_key);
+	__type(value, struct sluice_ct_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_ct4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_CT_FLOWS_DEFAULT / 2);
+	__type(key, struct sluice_ct4_key);
+	__type(value, struct sluice_ct_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_ct4_new SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * SLUICE_CT_FLOWS_DEFAULT);
+	__type(key, struct sluice_ct6_key);
+	__type(value, struct sluice_ct_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_ct6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_CT_FLOWS_DEFAULT / 2);
+	__type(key, struct sluice_ct6_key);
+	__type(value, struct sluice_ct_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_ct6_new SEC(".maps");
+
+static __always_inline struct sluice_gstats *gstats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&sluice_gstats, &zero);
+}
+
 #endif /* SLUICE_MAPS_H */

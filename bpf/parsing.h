@@ -67,6 +67,7 @@ struct frame {
 	__u16 vlan_depth;
 	__u16 vlan_id[SLUICE_VLAN_MAX];	/* outermost first, host order, 12 bits */
 	void *l3;			/* IPv4 or IPv6 header, or NULL */
+	void *l4;			/* L4 header, NULL for a later fragment */
 	__u8 l4_proto;			/* IPPROTO_*, valid when l3 is set */
 	__u8 fragment;			/* enum frag_kind */
 };
@@ -144,6 +145,8 @@ static __always_inline int parse_ipv4(struct cursor *c, struct frame *f)
 		f->fragment = FRAG_LATER;
 	else if (iph->frag_off & bpf_htons(0x2000))	/* MF */
 		f->fragment = FRAG_FIRST;
+	if (f->fragment != FRAG_LATER)
+		f->l4 = c->pos;
 	return PARSE_OK;
 }
 
@@ -208,6 +211,93 @@ static __always_inline int parse_ipv6(struct cursor *c, struct frame *f)
 	if (ipv6_is_ext(nexthdr))
 		return PARSE_UNSUPPORTED;
 	f->l4_proto = nexthdr;
+	f->l4 = c->pos;
+	return PARSE_OK;
+}
+
+/* The L4 fields connection tracking needs. Policy: a TCP header with
+ * doff < 5 or cut short, and a UDP or ICMP header cut short, are malformed
+ * (the kernel's receive paths drop them); other protocols carry no ports. */
+struct l4_info {
+	__be16 sport, dport;	/* ICMP echo: the identifier in both */
+	__u8 tcp_flags;		/* FIN 0x01, SYN 0x02, RST 0x04, ACK 0x10 */
+	__u8 icmp_type;
+	__u8 icmp_code;
+	__u8 pad;
+};
+
+/* ICMP types (linux/icmp.h drags in libc headers a BPF build cannot use). */
+#define ICMP4_ECHOREPLY		0
+#define ICMP4_DEST_UNREACH	3
+#define ICMP4_SOURCE_QUENCH	4
+#define ICMP4_ECHO		8
+#define ICMP4_TIME_EXCEEDED	11
+#define ICMP4_PARAMETERPROB	12
+#define ICMP6_ECHO_REQUEST	128
+#define ICMP6_ECHO_REPLY	129
+
+#define L4_FIN	0x01
+#define L4_SYN	0x02
+#define L4_RST	0x04
+#define L4_ACK	0x10
+
+struct l4_ports {
+	__be16 source, dest;
+};
+
+struct l4_tcp_head {	/* the first 14 bytes of a TCP header */
+	__be16 source, dest;
+	__be32 seq, ack_seq;
+	__u8 doff_res;
+	__u8 flags;
+};
+
+struct l4_icmp_head {	/* ICMP and ICMPv6 share this shape */
+	__u8 type, code;
+	__sum16 checksum;
+	__be16 id, seq;
+};
+
+static __always_inline int parse_l4(const struct frame *f, void *end, struct l4_info *l4)
+{
+	void *h = f->l4;
+
+	__builtin_memset(l4, 0, sizeof(*l4));
+	if (!h)
+		return PARSE_OK;
+	switch (f->l4_proto) {
+	case IPPROTO_TCP: {
+		struct l4_tcp_head *t = h;
+
+		if (h + 20 > end || (t->doff_res >> 4) < 5)
+			return PARSE_MALFORMED;
+		l4->sport = t->source;
+		l4->dport = t->dest;
+		l4->tcp_flags = t->flags;
+		return PARSE_OK;
+	}
+	case IPPROTO_UDP: {
+		struct l4_ports *u = h;
+
+		if ((void *)(u + 2) > end)	/* 8-byte UDP header */
+			return PARSE_MALFORMED;
+		l4->sport = u->source;
+		l4->dport = u->dest;
+		return PARSE_OK;
+	}
+	case IPPROTO_ICMP:
+	case IPPROTO_ICMPV6: {
+		struct l4_icmp_head *ic = h;
+
+		if ((void *)(ic + 1) > end)
+			return PARSE_MALFORMED;
+		l4->icmp_type = ic->type;
+		l4->icmp_code = ic->code;
+		l4->sport = ic->id;
+		l4->dport = ic->id;
+		return PARSE_OK;
+	}
+	}
 	return PARSE_OK;
 }
 

@@ -37,7 +37,9 @@ struct pkt {
 	__u32 egress;			/* ifindex for REDIRECT */
 	__u32 egress_slot;		/* its stats slot */
 	__u8 vlan_op;			/* enum pkt_vlan_op, with REDIRECT */
-	__u8 pad[3];
+	__u8 routed;			/* REDIRECT of a routed packet: rewrite it */
+	__u8 pad[2];
+	__u8 dmac[6], smac[6];		/* routed: the next hop's and our MAC */
 };
 
 /* A stage returns a verdict (enum sluice_verdict) or this: go on. */
@@ -84,8 +86,11 @@ static __always_inline int pkt_parse(struct pkt *p)
 		if (parse_ipv4(&c, &p->f) == PARSE_MALFORMED)
 			return pkt_drop(p, SLUICE_DROP_MALFORMED_IPV4);
 	} else if (p->f.eth_proto == bpf_htons(ETH_P_IPV6)) {
-		if (parse_ipv6(&c, &p->f) == PARSE_MALFORMED)
+		ret = parse_ipv6(&c, &p->f);
+		if (ret == PARSE_MALFORMED)
 			return pkt_drop(p, SLUICE_DROP_MALFORMED_IPV6);
+		if (ret == PARSE_UNSUPPORTED)	/* extension chain too long to walk */
+			return pkt_pass(p, SLUICE_PASS_UNSUPPORTED);
 	}
 	return PKT_CONTINUE;
 }

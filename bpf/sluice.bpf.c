@@ -6,7 +6,7 @@
  * struct pkt (pkt.h), never on struct xdp_md. This file holds what is XDP's
  * own: building the context, the redirect call, VLAN push/pop by moving the
  * frame's head, and the exit that counts every verdict (nothing is counted
- * anywhere else). Connection tracking, NAT and routing slot in after l2.
+ * anywhere else). NAT (#10) and rules (#11) slot into the l3 stage.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -15,6 +15,7 @@
 #include "maps.h"
 #include "pkt.h"
 #include "bridge.h"
+#include "route.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -28,8 +29,10 @@ static __always_inline int sluice_stages(struct pkt *p)
 	v = pkt_parse(p);
 	if (v != PKT_CONTINUE)
 		return v;
-	return bridge_l2(p);
-	/* l3: conntrack, rules, NAT, routing (#9-#11) go here. */
+	v = bridge_l2(p);
+	if (v != PKT_CONTINUE)
+		return v;
+	return l3_stage(p);	/* routing, conntrack, zone policy (NAT, rules: #10, #11) */
 }
 
 /* ---- what is XDP's own ------------------------------------------------------- */
@@ -92,6 +95,8 @@ static __always_inline int xdp_redirect(struct pkt *p)
 {
 	if (bpf_redirect_map(&sluice_tx, p->egress, XDP_PASS) != XDP_REDIRECT)
 		return pkt_pass(p, SLUICE_PASS_EGRESS_NO_XDP);
+	if (p->routed)	/* only now: a frame passed up must reach the kernel as it came */
+		l3_rewrite(p);
 	if (p->vlan_op == PKT_VLAN_POP && pkt_vlan_pop(p))
 		return pkt_pass(p, SLUICE_PASS_VLAN);
 	if (p->vlan_op == PKT_VLAN_PUSH && pkt_vlan_push(p, p->vlan))

@@ -12,6 +12,8 @@
 
 #define SLUICE_ASSERT(c, m) _Static_assert(c, m)
 
+#include "sluice_ct.h"
+
 /* Port slots index the stats map. Slot 0 counts frames from an interface
  * the ports map does not know (seen only while a port is being attached or
  * detached), so the counters never silently lose a packet. */
@@ -50,13 +52,18 @@ enum sluice_verdict {
 #define SLUICE_DROP_REASONS(X)						\
 	X(MALFORMED_L2,   malformed_l2,   "malformed-l2")		\
 	X(MALFORMED_IPV4, malformed_ipv4, "malformed-ipv4")		\
-	X(MALFORMED_IPV6, malformed_ipv6, "malformed-ipv6")
+	X(MALFORMED_IPV6, malformed_ipv6, "malformed-ipv6")		\
+	X(MALFORMED_L4,   malformed_l4,   "malformed-l4")		\
+	X(POLICY,         policy,         "policy")			\
+	X(INPUT_POLICY,   input_policy,   "input-policy")		\
+	X(NO_ZONE,        no_zone,        "no-zone")
 
 /* Pass reasons: why a frame was handed to the kernel unchanged. Same
  * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"
- * explains each. Order is the order the bridge stage tests them. */
+ * explains each. The bridge stage's come first, in the order it tests
+ * them, then the l3 stage's. */
 #define SLUICE_PASS_REASONS(X)						\
-	X(NOT_BRIDGED,   not_bridged,   "not-bridged")			\
+	X(UNKNOWN_PORT,  unknown_port,  "unknown-port")			\
 	X(UNSUPPORTED,   unsupported,   "unsupported")			\
 	X(FILTERED,      filtered,      "filtered")			\
 	X(LOCKED,        locked,        "locked")			\
@@ -68,14 +75,23 @@ enum sluice_verdict {
 	X(FDB_FULL,      fdb_full,      "fdb-full")			\
 	X(BROADCAST,     broadcast,     "broadcast")			\
 	X(MULTICAST,     multicast,     "multicast")			\
-	X(OWN_MAC,       own_mac,       "own-mac")			\
 	X(UNKNOWN_DST,   unknown_dst,   "unknown-dst")			\
 	X(SAME_PORT,     same_port,     "same-port")			\
 	X(OTHER_BRIDGE,  other_bridge,  "other-bridge")			\
 	X(STP_EGRESS,    stp_egress,    "stp-egress")			\
 	X(ISOLATED,      isolated,      "isolated")			\
 	X(EGRESS_DOWN,   egress_down,   "egress-down")			\
-	X(EGRESS_NO_XDP, egress_no_xdp, "egress-no-xdp")
+	X(EGRESS_NO_XDP, egress_no_xdp, "egress-no-xdp")		\
+	X(NOT_IP,        not_ip,        "not-ip")			\
+	X(L3_VLAN,       l3_vlan,       "l3-vlan")			\
+	X(LOCAL,         local,         "local")			\
+	X(NO_ROUTE,      no_route,      "no-route")			\
+	X(FRAGMENT,      fragment,      "fragment")			\
+	X(NO_NEIGH,      no_neigh,      "no-neigh")			\
+	X(MTU,           mtu,           "mtu")				\
+	X(TTL,           ttl,           "ttl")				\
+	X(IP_OPTIONS,    ip_options,    "ip-options")			\
+	X(NOT_OURS,      not_ours,      "not-ours")
 
 enum sluice_pass_reason {
 #define SLUICE_X_ENUM(e, f, s) SLUICE_PASS_##e,
@@ -134,6 +150,11 @@ struct sluice_gstats {
 	__u64 fdb_learn;	/* new entries */
 	__u64 fdb_move;		/* a MAC seen on another port: entry moved */
 	__u64 fdb_full;		/* a new MAC found the table full (kernel took over) */
+	__u64 ct_new;		/* flows created */
+	__u64 ct_confirmed;	/* flows moved to the confirmed table */
+	__u64 ct_full;		/* confirmed table full: the flow stayed evictable */
+	__u64 ct_orphans;	/* an unconfirmed half whose other half LRU evicted */
+	__u64 ct_expired;	/* timed-out flows found by the datapath */
 };
 
 enum sluice_attach_mode {
@@ -230,8 +251,18 @@ struct sluice_zone {
 	char name[SLUICE_ZONE_NAME_LEN];
 	__u32 flags;			/* enum sluice_zone_flags */
 	__u32 n_ports;
+	__u32 forward;			/* bit z: `forward THIS -> z` */
+	__u32 pad;
 };
-SLUICE_ASSERT(sizeof(struct sluice_zone) == 40, "struct sluice_zone layout");
+SLUICE_ASSERT(sizeof(struct sluice_zone) == 48, "struct sluice_zone layout");
+
+/* L3 interfaces map (sluice_l3): key is the ifindex of every interface a
+ * zone names (a bridge or a plain port), so a route's egress device finds
+ * its zone. Written by the loader. */
+struct sluice_l3 {
+	__u32 zone;
+	__u32 flags;			/* reserved */
+};
 
 /* Meta map: one entry, key 0. Describes the running instance for
  * `sluice status`; the datapath never reads it. (The daemon's pid lives in

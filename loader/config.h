@@ -129,6 +129,28 @@ struct cfg_shape {
 	int ecn;				/* default 1 */
 };
 
+/* conntrack { size N; TIMEOUT SECONDS ... }: 0 means the default (see
+ * bpf/sluice_ct.h for the defaults and the RFCs behind them). */
+enum cfg_ct_timeout {
+	CFG_CT_TCP_ESTABLISHED = 0,
+	CFG_CT_TCP_TRANSITORY,
+	CFG_CT_TCP_CLOSING,
+	CFG_CT_UDP,
+	CFG_CT_UDP_UNREPLIED,
+	CFG_CT_ICMP,
+	CFG_CT_TIMEOUTS,
+};
+
+#define CFG_CT_SIZE_MIN		1024		/* = SLUICE_CT_FLOWS_MIN */
+#define CFG_CT_SIZE_MAX		(4 * 1024 * 1024)	/* = SLUICE_CT_FLOWS_MAX */
+#define CFG_CT_TIMEOUT_MAX	(7 * 24 * 3600)
+
+struct cfg_conntrack {
+	int size;			/* flows */
+	int timeout[CFG_CT_TIMEOUTS];	/* seconds */
+	struct cfg_loc loc;		/* of the statement, 0 when absent */
+};
+
 struct sluice_config {
 	char *path;			/* as given, malloc'd */
 	int n_zones;
@@ -145,6 +167,7 @@ struct sluice_config {
 	struct cfg_shape *shapes;
 	int fdb_size;			/* fdb-size: 0 when not given (the default) */
 	struct cfg_loc fdb_size_loc;
+	struct cfg_conntrack ct;
 };
 
 /* Parse PATH into CFG. Returns 0, or -1 with "PATH:LINE:COL: message" (or

@@ -174,12 +174,16 @@ static int open_pinned_map(struct dp *dp, const char *name)
 static const char *const map_names[] = {
 	"sluice_meta", "sluice_ports", "sluice_zones", "sluice_stats",
 	"sluice_gstats", "sluice_fdb", "sluice_vlans", "sluice_tx",
+	"sluice_l3", "sluice_config", "sluice_ct4", "sluice_ct4_new", "sluice_ct6",
+	"sluice_ct6_new",
 };
 
 static int *map_fd(struct dp *dp, size_t i)
 {
 	int *fds[] = { &dp->meta_fd, &dp->ports_fd, &dp->zones_fd, &dp->stats_fd,
-		       &dp->gstats_fd, &dp->fdb_fd, &dp->vlans_fd, &dp->tx_fd };
+		       &dp->gstats_fd, &dp->fdb_fd, &dp->vlans_fd, &dp->tx_fd,
+		       &dp->l3_fd, &dp->config_fd, &dp->ct4_fd, &dp->ct4_new_fd,
+		       &dp->ct6_fd, &dp->ct6_new_fd };
 
 	return fds[i];
 }
@@ -273,6 +277,40 @@ static void fdb_resize(struct dp *dp, __u32 size)
 	close(fd);
 }
 
+/* The connection tables are sized when created. Unlike the FDB they are
+ * not a cache (they hold the open connections), so a pinned table keeps its
+ * size; a new `conntrack { size }` takes effect after `sluice down`. */
+static void ct_size(struct dp *dp, struct bpf_map *m, const char *name, __u32 want)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd;
+
+	bpf_map__set_max_entries(m, want);
+	if (pin_path(dp, path, sizeof(path), name) || (fd = bpf_obj_get(path)) < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.max_entries != want) {
+		bpf_map__set_max_entries(m, info.max_entries);
+		if (!strcmp(name, "sluice_ct4"))
+			log_warn("conntrack size %u flows: the running table keeps %u until "
+				 "'sluice down' (it holds the open connections)", want / 2,
+				 info.max_entries / 2);
+	}
+	close(fd);
+}
+
+static void ct_sizes(struct dp *dp)
+{
+	__u32 flows = dp->ct_flows ? dp->ct_flows : SLUICE_CT_FLOWS_DEFAULT;
+	struct sluice *s = dp->skel;
+
+	ct_size(dp, s->maps.sluice_ct4, "sluice_ct4", 2 * flows);
+	ct_size(dp, s->maps.sluice_ct6, "sluice_ct6", 2 * flows);
+	ct_size(dp, s->maps.sluice_ct4_new, "sluice_ct4_new", flows / 2);
+	ct_size(dp, s->maps.sluice_ct6_new, "sluice_ct6_new", flows / 2);
+}
+
 /* The kernel reports a devmap's flags with BPF_F_RDONLY_PROG added, and
  * libbpf 1.1 refuses to reuse a pin whose flags differ from the map's
  * definition (later versions ignore that flag). Reuse it by fd instead. */
@@ -308,6 +346,7 @@ int dp_load(struct dp *dp)
 	fdb_size = dp->fdb_size ? dp->fdb_size : SLUICE_FDB_SIZE_DEFAULT;
 	bpf_map__set_max_entries(dp->skel->maps.sluice_fdb, fdb_size);
 	fdb_resize(dp, fdb_size);
+	ct_sizes(dp);
 	ret = reuse_devmap(dp);
 	if (!ret)
 		ret = sluice__load(dp->skel);
@@ -334,6 +373,12 @@ int dp_load(struct dp *dp)
 	dp->fdb_fd = dup(bpf_map__fd(dp->skel->maps.sluice_fdb));
 	dp->vlans_fd = dup(bpf_map__fd(dp->skel->maps.sluice_vlans));
 	dp->tx_fd = dup(bpf_map__fd(dp->skel->maps.sluice_tx));
+	dp->l3_fd = dup(bpf_map__fd(dp->skel->maps.sluice_l3));
+	dp->config_fd = dup(bpf_map__fd(dp->skel->maps.sluice_config));
+	dp->ct4_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ct4));
+	dp->ct4_new_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ct4_new));
+	dp->ct6_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ct6));
+	dp->ct6_new_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ct6_new));
 	return 0;
 }
 
@@ -524,6 +569,8 @@ static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
 	x->port.ipv4 = l3->ipv4;
 	if (port != l3)
 		bridge_port(&x->port, port, l3);
+	else	/* a routed port: the l3 stage takes frames for its own MAC */
+		memcpy(x->port.br_mac, port->mac, sizeof(x->port.br_mac));
 	snprintf(x->port.name, sizeof(x->port.name), "%s", port->name);
 	return 0;
 }
@@ -925,6 +972,9 @@ static int write_zones(struct dp *dp, const struct sluice_config *cfg, const str
 			snprintf(v.name, sizeof(v.name), "%s", cz->name);
 			v.flags = (cz->input == CFG_DROP ? SLUICE_ZONE_INPUT_DROP : 0) |
 				  (cz->masquerade ? SLUICE_ZONE_MASQUERADE : 0);
+			for (int f = 0; f < cfg->n_forwards; f++)
+				if (cfg->forwards[f].from == (int)z)
+					v.forward |= 1U << cfg->forwards[f].to;
 			for (int i = 0; i < w->n; i++)
 				v.n_ports += w->v[i].zone == (int)z;
 		}
@@ -932,6 +982,66 @@ static int write_zones(struct dp *dp, const struct sluice_config *cfg, const str
 			return -errno;
 	}
 	return 0;
+}
+
+/* Every L3 interface of the wanted ports (a port itself, or its bridge) ->
+ * its zone; interfaces no longer wanted leave. */
+static int write_l3(struct dp *dp, const struct wants *w)
+{
+	__u32 key, next, *prev = NULL;
+	bool keep;
+
+	for (int i = 0; i < w->n; i++) {
+		struct sluice_l3 v = { .zone = w->v[i].zone };
+
+		if (bpf_map_update_elem(dp->l3_fd, &w->v[i].port.l3_ifindex, &v, BPF_ANY))
+			return -errno;
+	}
+	while (!bpf_map_get_next_key(dp->l3_fd, prev, &next)) {
+		keep = false;
+		for (int i = 0; i < w->n && !keep; i++)
+			keep = w->v[i].port.l3_ifindex == next;
+		if (!keep) {
+			if (bpf_map_delete_elem(dp->l3_fd, &next))
+				return -errno;
+			prev = NULL;
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+	return 0;
+}
+
+/* Timeouts, and a new policy generation: every open connection is checked
+ * against the zone policy again on its next packet, so a `forward` taken
+ * out of the config cuts the connections it allowed. */
+static int write_config(struct dp *dp, const struct sluice_config *cfg)
+{
+	static const __u32 defaults[CFG_CT_TIMEOUTS] = {
+		[CFG_CT_TCP_ESTABLISHED] = SLUICE_CT_TCP_ESTABLISHED_DEFAULT,
+		[CFG_CT_TCP_TRANSITORY] = SLUICE_CT_TCP_TRANSITORY_DEFAULT,
+		[CFG_CT_TCP_CLOSING] = SLUICE_CT_TCP_CLOSING_DEFAULT,
+		[CFG_CT_UDP] = SLUICE_CT_UDP_DEFAULT,
+		[CFG_CT_UDP_UNREPLIED] = SLUICE_CT_UDP_UNREPLIED_DEFAULT,
+		[CFG_CT_ICMP] = SLUICE_CT_ICMP_DEFAULT,
+	};
+	struct sluice_dp_config v = {};
+	__u32 t[CFG_CT_TIMEOUTS], key = 0;
+
+	bpf_map_lookup_elem(dp->config_fd, &key, &v);
+	v.policy_gen++;
+	for (int i = 0; i < CFG_CT_TIMEOUTS; i++)
+		t[i] = cfg->ct.timeout[i] ? (__u32)cfg->ct.timeout[i] : defaults[i];
+	v.timeouts = (struct sluice_ct_timeouts){
+		.tcp_established = t[CFG_CT_TCP_ESTABLISHED],
+		.tcp_transitory = t[CFG_CT_TCP_TRANSITORY],
+		.tcp_closing = t[CFG_CT_TCP_CLOSING],
+		.udp = t[CFG_CT_UDP],
+		.udp_unreplied = t[CFG_CT_UDP_UNREPLIED],
+		.icmp = t[CFG_CT_ICMP],
+	};
+	return bpf_map_update_elem(dp->config_fd, &key, &v, BPF_ANY) ? -errno : 0;
 }
 
 /* The config's absolute path is recorded for `status`, `reload` and the
@@ -1051,7 +1161,11 @@ static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *
 	if (!ret)
 		ret = write_vlans(dp, w, links, false);
 	if (!ret)
+		ret = write_l3(dp, w);
+	if (!ret)
 		ret = write_zones(dp, cfg, w);
+	if (!ret)	/* last: the policy generation moves once the policy is written */
+		ret = write_config(dp, cfg);
 	if (ret) {
 		log_err("%s: updating pinned maps: %s", dp->pin, strerror(-ret));
 		return ret;

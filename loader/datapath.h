@@ -32,7 +32,9 @@ struct dp {
 	int prog_fd;		/* the XDP program to attach */
 	int ports_fd, zones_fd, stats_fd, meta_fd;
 	int gstats_fd, fdb_fd, vlans_fd, tx_fd;
+	int l3_fd, config_fd, ct4_fd, ct4_new_fd, ct6_fd, ct6_new_fd;
 	__u32 fdb_size;		/* for dp_load: sluice_fdb's size, 0: the default */
+	__u32 ct_flows;		/* for dp_load: conntrack size in flows, 0: the default */
 };
 
 enum dp_open_mode {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* sluice: the command line. Subcommands and options come from the tables
  * below, which also produce --help. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -10,9 +11,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include <sys/signalfd.h>
+#include <bpf/bpf.h>
 #include "config.h"
 #include "datapath.h"
+#include "conntrack.h"
 #include "fdb.h"
 #include "nl.h"
 #include "report.h"
@@ -30,12 +34,15 @@ struct args {
 	bool watch;
 	double interval;
 	int count;		/* --watch refreshes; 0: until interrupted */
+	bool flush;		/* conntrack flush */
+	struct ct_filter ct;	/* conntrack [flush] filters */
 };
 
 enum {
 	C_UP = 1 << 0, C_RUN = 1 << 1, C_RELOAD = 1 << 2, C_DOWN = 1 << 3,
 	C_STATUS = 1 << 4, C_STATS = 1 << 5, C_CHECK = 1 << 6, C_FDB = 1 << 7,
-	C_ALL = 0xff,
+	C_CT = 1 << 8,
+	C_ALL = 0x1ff,
 };
 
 struct opt {
@@ -51,7 +58,11 @@ static const struct opt opts[] = {
 	  C_UP | C_RUN | C_RELOAD | C_CHECK },
 	{ "pin", 'p', "DIR", "pin folder (default $SLUICE_PIN or " SLUICE_PIN_ROOT_DEFAULT ")",
 	  C_ALL },
-	{ "json", 'j', NULL, "machine-readable output", C_STATUS | C_STATS | C_FDB },
+	{ "json", 'j', NULL, "machine-readable output", C_STATUS | C_STATS | C_FDB | C_CT },
+	{ "proto", 'P', "PROTO", "only flows of tcp, udp, icmp, icmpv6 or a protocol number",
+	  C_CT },
+	{ "addr", 'a', "ADDR", "only flows with ADDR at either end", C_CT },
+	{ "port", 'o', "PORT", "only flows with PORT at either end", C_CT },
 	{ "watch", 'w', NULL, "refresh every interval until interrupted", C_STATS },
 	{ "interval", 'i', "SECONDS", "rate sampling interval (default 1, 0: totals only)",
 	  C_STATS },
@@ -76,6 +87,7 @@ static int cmd_status(struct args *a);
 static int cmd_stats(struct args *a);
 static int cmd_check(struct args *a);
 static int cmd_fdb(struct args *a);
+static int cmd_conntrack(struct args *a);
 
 static const struct cmd cmds[] = {
 	{ "up", C_UP, true, cmd_up, "load the datapath and attach it to every port, then exit" },
@@ -88,6 +100,8 @@ static const struct cmd cmds[] = {
 	{ "stats", C_STATS, true, cmd_stats, "packet counters by port, verdict and drop reason" },
 	{ "check", C_CHECK, false, cmd_check, "validate a config file without changing anything" },
 	{ "fdb", C_FDB, true, cmd_fdb, "the bridge fast path's forwarding database" },
+	{ "conntrack", C_CT, true, cmd_conntrack,
+	  "list tracked connections; 'conntrack flush' removes them (filters apply)" },
 };
 
 static void usage(FILE *f, const struct cmd *only)
@@ -124,6 +138,39 @@ static int parse_number(const char *opt, const char *s, double min, double max, 
 	return 0;
 }
 
+static int parse_proto(const char *s, int *proto)
+{
+	static const struct { const char *name; int proto; } names[] = {
+		{ "tcp", IPPROTO_TCP }, { "udp", IPPROTO_UDP }, { "icmp", IPPROTO_ICMP },
+		{ "icmpv6", IPPROTO_ICMPV6 },
+	};
+	double d;
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i].name)) {
+			*proto = names[i].proto;
+			return 0;
+		}
+	if (parse_number("proto", s, 0, 255, &d))
+		return -1;
+	*proto = d;
+	return 0;
+}
+
+static int parse_addr(const char *s, struct ct_filter *f)
+{
+	if (inet_pton(AF_INET, s, f->addr) == 1)
+		f->family = AF_INET;
+	else if (inet_pton(AF_INET6, s, f->addr) == 1)
+		f->family = AF_INET6;
+	else {
+		log_err("--addr: \"%s\" is not an IPv4 or IPv6 address", s);
+		return -1;
+	}
+	f->has_addr = true;
+	return 0;
+}
+
 static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 {
 	struct option lo[ARRAY_SIZE(opts) + 1] = {};
@@ -157,6 +204,19 @@ static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a
 				return -1;
 			a->count = d;
 			break;
+		case 'P':
+			if (parse_proto(optarg, &a->ct.proto))
+				return -1;
+			break;
+		case 'a':
+			if (parse_addr(optarg, &a->ct))
+				return -1;
+			break;
+		case 'o':
+			if (parse_number("port", optarg, 0, 65535, &d))
+				return -1;
+			a->ct.port = d;
+			break;
 		case ':':
 			log_err("%s: option %s needs a value", c->name, argv[optind - 1]);
 			return -1;
@@ -165,6 +225,11 @@ static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a
 				argv[optind - 1], c->name);
 			return -1;
 		}
+	}
+	/* getopt_long moves operands behind the options: "flush" is last. */
+	if (c->bit == C_CT && optind < argc && !strcmp(argv[optind], "flush")) {
+		a->flush = true;
+		optind++;
 	}
 	if (optind < argc) {
 		log_err("%s: unexpected argument \"%s\"", c->name, argv[optind]);
@@ -239,6 +304,7 @@ static int load_and_apply(struct args *a, const struct sluice_config *cfg, bool 
 	dp.follow = follow;
 	dp.config = a->config_abs;
 	dp.fdb_size = cfg->fdb_size;
+	dp.ct_flows = cfg->ct.size;
 	if (!ret)
 		ret = dp_load(&dp);
 	if (!ret)
@@ -368,6 +434,52 @@ static int cmd_fdb(struct args *a)
 	return ret;
 }
 
+static void ct_maps_of(const struct dp *dp, struct ct_maps *m)
+{
+	*m = (struct ct_maps){ dp->ct4_fd, dp->ct4_new_fd, dp->ct6_fd, dp->ct6_new_fd };
+}
+
+static int read_dp_config(const struct dp *dp, struct sluice_dp_config *c)
+{
+	__u32 key = 0;
+
+	memset(c, 0, sizeof(*c));
+	return bpf_map_lookup_elem(dp->config_fd, &key, c) ? -errno : 0;
+}
+
+static int cmd_conntrack(struct args *a)
+{
+	const char *names[SLUICE_MAX_ZONES] = { 0 };
+	struct sluice_zone zones[SLUICE_MAX_ZONES] = {};
+	struct sluice_dp_config c;
+	struct ct_maps m;
+	struct dp dp;
+	long n;
+	int ret;
+
+	if (open_view(a, &dp))
+		return 3;
+	ct_maps_of(&dp, &m);
+	for (__u32 z = 0; z < SLUICE_MAX_ZONES; z++)
+		if (!bpf_map_lookup_elem(dp.zones_fd, &z, &zones[z]) && zones[z].name[0])
+			names[z] = zones[z].name;
+	if (a->flush) {
+		n = ct_flush(&m, &a->ct);
+		if (n < 0)
+			log_err("%s: flushing the connection table: %s", dp.pin, strerror(-n));
+		else if (verbose)
+			log_info("%ld connections removed", n);
+		dp_close(&dp);
+		return n < 0;
+	}
+	read_dp_config(&dp, &c);
+	ret = ct_list(&m, &a->ct, names, SLUICE_MAX_ZONES, &c.timeouts, a->json, stdout);
+	if (ret)
+		log_err("%s: reading the connection table: %s", dp.pin, strerror(-ret));
+	dp_close(&dp);
+	return ret ? 1 : 0;
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -428,6 +540,7 @@ struct daemon {
 	struct nl_batch *batch;	/* NTF_USE refreshes of the kernel's FDB */
 	__u64 last_refresh;	/* fdb_now() of the last one */
 	int filter_state;	/* dp_filter_probe() at the last tick */
+	long long next_sweep;	/* now_ms() of the next conntrack sweep */
 };
 
 static int read_generation(const char *pin, __u64 *generation)
@@ -456,6 +569,7 @@ static int reconcile(struct daemon *d, bool reload_programs)
 
 	ret = dp_open(&dp, d->a->pin, DP_WRITE);
 	dp.fdb_size = d->cfg.fdb_size;	/* a new fdb-size takes effect at the next load */
+	dp.ct_flows = d->cfg.ct.size;
 	if (!ret)
 		ret = reload_programs ? dp_load(&dp) : dp_use_pinned(&dp);
 	if (ret == -ESRCH)
@@ -496,6 +610,28 @@ static long long now_ms(void)
 #define MAX_DELAY_MS	500
 #define RETRY_MS	1000
 #define TICK_MS		1000
+#define CT_SWEEP_MS	5000	/* expired connections are also ignored before */
+
+/* Every few seconds: remove connections whose both directions timed out
+ * (the datapath already treats them as gone). */
+static void ct_tick(struct daemon *d, struct dp *dp)
+{
+	struct sluice_dp_config c;
+	struct ct_sweep_stats st;
+	struct ct_maps m;
+	struct timespec ts;
+
+	if (now_ms() < d->next_sweep || read_dp_config(dp, &c))
+		return;
+	d->next_sweep = now_ms() + CT_SWEEP_MS;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ct_maps_of(dp, &m);
+	if (!ct_sweep(&m, &c.timeouts, ts.tv_sec * 1000000000ULL + ts.tv_nsec, &st) && verbose &&
+	    (st.expired || st.orphans))
+		log_info("conntrack: %llu expired, %llu orphaned halves removed, %llu flows",
+			 (unsigned long long)st.expired, (unsigned long long)st.orphans,
+			 (unsigned long long)st.flows);
+}
 
 /* Once a second: age and flush the FDB, mirror the kernel's static
  * entries, refresh the kernel's entries of hosts the fast path serves
@@ -511,6 +647,7 @@ static bool daemon_tick(struct daemon *d)
 	if (dp_open(&dp, d->a->pin, DP_READ))
 		return false;
 	fdb_sync(&dp);
+	ct_tick(d, &dp);
 	if (!d->batch)
 		d->batch = nl_batch_open();
 	since = d->last_refresh > SLUICE_FDB_TOUCH_NS ? d->last_refresh - SLUICE_FDB_TOUCH_NS : 0;
@@ -632,7 +769,7 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct args a = { .interval = 1 };
+	struct args a = { .interval = 1, .ct = { .proto = -1, .port = -1 } };
 	const struct cmd *c = NULL;
 
 	a.pin = getenv("SLUICE_PIN") ? getenv("SLUICE_PIN") : SLUICE_PIN_ROOT_DEFAULT;

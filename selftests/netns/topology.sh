@@ -51,6 +51,8 @@ topo_up() {
 	ip -n "$RTR" addr add 2001:db8:113::2/64 dev wan0 nodad
 	ip -n "$RTR" route add default via 203.0.113.1
 	ip -n "$INET" link set eth0 up
+	# Routed traffic reaches eth0 by XDP redirect from wan0: see lan$i.
+	ip netns exec "$INET" ethtool -K eth0 tx off gro on >/dev/null
 	ip -n "$INET" addr add 203.0.113.1/24 dev eth0
 	ip -n "$INET" addr add 2001:db8:113::1/64 dev eth0 nodad
 	if [ "${TOPO_ROUTE_BACK:-1}" = 1 ]; then

@@ -16,6 +16,9 @@
 #include <string.h>
 #include <time.h>
 #include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/if_ether.h>
@@ -25,14 +28,23 @@
 #include "sluice.skel.h"
 
 /* The test runs in a network namespace of its own, where it creates the
- * ports it needs: lo stands for a routed port (wan), four veth ends for
- * bridge ports; lan1..lan3 are in one bridge, lan4 in another. The bridges
- * themselves need not exist: the datapath knows them by ifindex only. */
-enum port_id { P_LO = 1, P_LAN1, P_LAN2, P_LAN3, P_LAN4, P_COUNT };
+ * ports it needs: lo stands for a routed port, four veth ends for bridge
+ * ports; lan1..lan3 are in one bridge, lan4 in another. Those bridges need
+ * not exist: the bridge stage knows them by ifindex only. The l3 fixtures
+ * route for real (bpf_fib_lookup): wan0 (203.0.113.2/24, default route via
+ * 203.0.113.1) and lan5 in a real bridge br0 (192.168.10.1/24), with
+ * permanent neighbours, and dmz0, a device in no zone. */
+enum port_id { P_LO = 1, P_LAN1, P_LAN2, P_LAN3, P_LAN4, P_WAN, P_LAN5, P_COUNT };
 
 static const char *const port_dev[P_COUNT] = {
 	[P_LO] = "lo", [P_LAN1] = "lan1", [P_LAN2] = "lan2", [P_LAN3] = "lan3", [P_LAN4] = "lan4",
+	[P_WAN] = "wan0", [P_LAN5] = "lan5",
 };
+
+enum { Z_LAN = 0, Z_WAN = 1 };
+static const unsigned char GW_MAC[6] = { 0x02, 0, 0, 0, 0, 0xfe };	/* 203.0.113.1 */
+static unsigned char br0_mac[6], wan_mac[6];	/* the real devices' */
+static __u32 br0_ifindex, dmz_ifindex;
 
 #define BR1		500
 #define BR2		501
@@ -54,6 +66,7 @@ struct fixture {
 	void (*expect)(struct pkt *out);	/* output frame; default: the input */
 	enum port_id egress;			/* REDIRECT: where to */
 	int learn, move, full;			/* sluice_gstats deltas */
+	int ct_new, ct_confirmed;
 	int src_on;				/* port the source MAC is learned on after,
 						 * SRC_NONE, or 0: not checked */
 	__u16 src_vlan;
@@ -401,6 +414,70 @@ static void clear_map(int fd, size_t key_size)
 	(void)key_size;
 }
 
+/* ---- l3 fixtures: zones, policy, flows ------------------------------------- */
+
+static void zone_put(__u32 z, const char *name, __u32 forward, __u32 flags)
+{
+	struct sluice_zone v = { .forward = forward, .flags = flags };
+
+	snprintf(v.name, sizeof(v.name), "%s", name);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_zones), &z, &v, BPF_ANY);
+}
+
+/* LAN may open connections to the WAN; the WAN drops input. Every L3
+ * interface of a zone is in sluice_l3; dmz0 is in none. */
+static void l3_baseline(void)
+{
+	struct sluice_dp_config cfg = {
+		.policy_gen = 1,
+		.timeouts = {
+			.tcp_established = SLUICE_CT_TCP_ESTABLISHED_DEFAULT,
+			.tcp_transitory = SLUICE_CT_TCP_TRANSITORY_DEFAULT,
+			.tcp_closing = SLUICE_CT_TCP_CLOSING_DEFAULT,
+			.udp = SLUICE_CT_UDP_DEFAULT,
+			.udp_unreplied = SLUICE_CT_UDP_UNREPLIED_DEFAULT,
+			.icmp = SLUICE_CT_ICMP_DEFAULT,
+		},
+	};
+	struct sluice_l3 lan = { .zone = Z_LAN }, wan = { .zone = Z_WAN };
+	__u32 zero = 0;
+
+	zone_put(Z_LAN, "lan", 1U << Z_WAN, 0);
+	zone_put(Z_WAN, "wan", 0, SLUICE_ZONE_INPUT_DROP);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_l3), &br0_ifindex, &lan, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_l3), &ifindex_of[P_WAN], &wan, BPF_ANY);
+	clear_map(bpf_map__fd(skel->maps.sluice_ct4), 0);
+	clear_map(bpf_map__fd(skel->maps.sluice_ct4_new), 0);
+	clear_map(bpf_map__fd(skel->maps.sluice_ct6), 0);
+	clear_map(bpf_map__fd(skel->maps.sluice_ct6_new), 0);
+}
+
+/* A flow SRC:SP -> DST:DP opened from zone ZIN towards ZOUT, both entries,
+ * in the unconfirmed table unless CONFIRMED; decided under policy GEN. */
+static void ct4_flow(const char *src, const char *dst, __u16 sp, __u16 dp, __u8 proto,
+		     __u8 zin, __u8 zout, __u8 state, int confirmed, __u32 gen)
+{
+	struct sluice_ct4_key k = { .sport = htons(sp), .dport = htons(dp), .proto = proto,
+				    .zone = zin };
+	struct sluice_ct4_key r = { .sport = htons(dp), .dport = htons(sp), .proto = proto,
+				    .zone = zout };
+	struct sluice_ct_entry e = { .last_seen = now_ns(), .policy_gen = gen, .state = state,
+				     .zone_out = zout,
+				     .flags = confirmed ? SLUICE_CT_CONFIRMED : 0 };
+	struct sluice_ct_entry re = e;
+	int fd = confirmed ? bpf_map__fd(skel->maps.sluice_ct4) : bpf_map__fd(skel->maps.sluice_ct4_new);
+
+	inet_pton(AF_INET, src, &k.src);
+	inet_pton(AF_INET, dst, &k.dst);
+	r.src = k.dst;
+	r.dst = k.src;
+	re.zone_out = zin;
+	re.flags |= SLUICE_CT_REPLY;
+	if (bpf_map_update_elem(fd, &k, &e, BPF_ANY) || bpf_map_update_elem(fd, &r, &re, BPF_ANY))
+		printf("    ct4_flow: %s\n", strerror(errno));
+}
+
 static void baseline(void)
 {
 	memset(ports, 0, sizeof(ports));
@@ -416,6 +493,20 @@ static void baseline(void)
 		};
 		memcpy(ports[p].br_mac, BR_MAC, 6);
 	}
+	ports[P_WAN] = (struct sluice_port){
+		.slot = 10, .zone = Z_WAN, .l3_ifindex = ifindex_of[P_WAN],
+		.mode = SLUICE_MODE_NATIVE, .flags = SLUICE_PORT_UP | SLUICE_PORT_XDP_TX,
+	};
+	memcpy(ports[P_WAN].br_mac, wan_mac, 6);
+	ports[P_LAN5] = (struct sluice_port){
+		.slot = 11, .zone = Z_LAN, .l3_ifindex = br0_ifindex,
+		.mode = SLUICE_MODE_NATIVE, .stp_state = SLUICE_STP_FORWARDING,
+		.flags = SLUICE_PORT_UP | SLUICE_PORT_BRIDGED | SLUICE_PORT_XDP_TX |
+			 SLUICE_PORT_LEARNING,
+		.hold_ns = 300 * 1000000000ULL,
+	};
+	memcpy(ports[P_LAN5].br_mac, br0_mac, 6);
+	l3_baseline();
 	for (int p = P_LO; p < P_COUNT; p++)
 		snprintf(ports[p].name, sizeof(ports[p].name), "%s", port_dev[p]);
 	clear_map(bpf_map__fd(skel->maps.sluice_fdb), sizeof(struct sluice_fdb_key));
@@ -520,36 +611,189 @@ static void v_other_vlan_only(void)
 }
 static void v_other(void) { v_tagged_both(); ports[P_LAN1].flags |= SLUICE_PORT_VLAN_OTHER; }
 
+/* ---- l3 fixtures: frames ------------------------------------------------------ */
+
+/* One routed packet, described once: l3_build() makes the frame as it
+ * arrives (from the LAN host 192.168.10.20 behind lan5, or from the WAN
+ * gateway) and, with ROUTED, as the router must send it on. */
+struct l3d {
+	int v6, from_wan;
+	const char *src, *dst;
+	__u8 proto, tcp_flags, ttl, icmp_type, icmp_code;
+	__u16 sport, dport;		/* ICMP echo: the identifier in sport */
+	unsigned int payload, opt;
+	__u16 frag;			/* IPv4 fragment field, host order */
+	const unsigned char *dst_mac;	/* instead of the router's */
+	const struct l3d *quote;	/* ICMP error: the packet it is about */
+};
+
+static void l3_l4(struct pkt *p, const struct l3d *d)
+{
+	if (d->proto == IPPROTO_UDP) {
+		pkt_udp(p, d->sport, d->dport, d->payload);
+	} else if (d->proto == IPPROTO_TCP) {
+		struct tcphdr *t = pkt_tcp(p, d->sport, d->dport);
+
+		((__u8 *)t)[13] = d->tcp_flags;
+		pkt_put(p, NULL, d->payload);
+	} else {	/* ICMP, ICMPv6: type, code, checksum (not checked), id, seq */
+		__u8 *ic = pkt_put(p, NULL, 8);
+
+		ic[0] = d->icmp_type;
+		ic[1] = d->icmp_code;
+		*(__u16 *)(ic + 4) = htons(d->sport);
+		if (d->quote) {	/* the quoted IP header and 8 bytes of L4 */
+			struct pkt q = {};
+			struct iphdr *ip = pkt_ipv4(&q, d->quote->proto, 8, 0);
+
+			inet_pton(AF_INET, d->quote->src, &ip->saddr);
+			inet_pton(AF_INET, d->quote->dst, &ip->daddr);
+			ip->check = 0;
+			ip->check = csum16(ip, sizeof(*ip), 0);
+			pkt_udp(&q, d->quote->sport, d->quote->dport, 0);
+			pkt_put(p, q.b, q.len);
+		} else {
+			pkt_put(p, NULL, d->payload);
+		}
+	}
+}
+
+static void l3_build(struct pkt *p, const struct l3d *d, int routed)
+{
+	struct ethhdr *e = pkt_put(p, NULL, sizeof(*e));
+	unsigned int start, l4len;
+	__u8 ttl = (d->ttl ? d->ttl : 64) - !!routed;
+
+	if (routed) {	/* towards the other side */
+		memcpy(e->h_dest, d->from_wan ? MAC_A : GW_MAC, 6);
+		memcpy(e->h_source, d->from_wan ? br0_mac : wan_mac, 6);
+	} else {
+		memcpy(e->h_dest, d->dst_mac ? d->dst_mac : d->from_wan ? wan_mac : br0_mac, 6);
+		memcpy(e->h_source, d->from_wan ? GW_MAC : MAC_A, 6);
+	}
+	e->h_proto = htons(d->v6 ? ETH_P_IPV6 : ETH_P_IP);
+	if (d->v6) {
+		struct ipv6hdr *ip6 = pkt_ipv6(p, d->proto, 0);
+
+		inet_pton(AF_INET6, d->src, &ip6->saddr);
+		inet_pton(AF_INET6, d->dst, &ip6->daddr);
+		ip6->hop_limit = ttl;
+		start = p->len;
+		l3_l4(p, d);
+		ip6->payload_len = htons(p->len - start);
+		return;
+	}
+	{
+		struct iphdr *ip = pkt_ipv4(p, d->proto, 0, d->opt);
+
+		start = p->len;
+		l3_l4(p, d);
+		l4len = p->len - start;
+		inet_pton(AF_INET, d->src, &ip->saddr);
+		inet_pton(AF_INET, d->dst, &ip->daddr);
+		ip->ttl = ttl;
+		ip->frag_off = htons(d->frag);
+		ip->tot_len = htons(ip->ihl * 4 + l4len);
+		ip->check = 0;
+		ip->check = csum16(ip, ip->ihl * 4, 0);
+	}
+}
+
+#define L3(name, ...)								\
+	static const struct l3d name##_d = { __VA_ARGS__ };			\
+	static void name(struct pkt *p) { l3_build(p, &name##_d, 0); }		\
+	static __attribute__((unused)) void name##_out(struct pkt *p)		\
+	{ l3_build(p, &name##_d, 1); }
+
+#define LAN_HOST	"192.168.10.20"
+#define INET_HOST	"192.0.2.5"	/* beyond the gateway 203.0.113.1 */
+L3(u_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 53, .payload = 18)
+L3(u_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_UDP,
+   .sport = 53, .dport = 40000, .payload = 18)
+L3(syn_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
+   .dport = 443, .tcp_flags = 0x02)
+L3(syn_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_TCP,
+   .sport = 40001, .dport = 22, .tcp_flags = 0x02)
+L3(ack_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
+   .dport = 443, .tcp_flags = 0x10, .payload = 10)
+L3(ttl1_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 33434, .ttl = 1)
+L3(opt_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 53, .opt = 4)
+L3(noneigh_out, .src = LAN_HOST, .dst = "203.0.113.7", .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 53)
+L3(big_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 53, .payload = 1420)
+L3(to_router_lan, .src = LAN_HOST, .dst = "192.168.10.1", .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 53)
+L3(to_router_wan, .from_wan = 1, .src = INET_HOST, .dst = "203.0.113.2", .proto = IPPROTO_UDP,
+   .sport = 40000, .dport = 5000)
+L3(dhcp_wan, .from_wan = 1, .src = "203.0.113.1", .dst = "203.0.113.2", .proto = IPPROTO_UDP,
+   .sport = 67, .dport = 68)
+L3(dmz_out, .src = LAN_HOST, .dst = "198.51.100.5", .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 53)
+L3(later_frag_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_UDP,
+   .frag = 185, .payload = 24)
+L3(echo_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_ICMP, .icmp_type = 8,
+   .sport = 77, .payload = 16)
+L3(unreach_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_ICMP,
+   .icmp_type = 3, .icmp_code = 3, .quote = &u_out_d)
+L3(u6_out, .v6 = 1, .src = "fd00:10::20", .dst = "2001:db8::5", .proto = IPPROTO_UDP,
+   .sport = 40000, .dport = 53, .payload = 20)
+static const unsigned char NS_MAC[6] = { 0x33, 0x33, 0xff, 0, 0, 0x02 };
+L3(ns_wan, .v6 = 1, .from_wan = 1, .src = "fe80::1", .dst = "ff02::1:ff00:2",
+   .proto = IPPROTO_ICMPV6, .icmp_type = 135, .payload = 16, .dst_mac = NS_MAC)
+L3(other_mac_wan, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_UDP,
+   .sport = 53, .dport = 40000, .dst_mac = MAC_B)
+
+/* Flows and policy changes, one function per fixture. */
+static void f_udp_open(void)
+{
+	ct4_flow(LAN_HOST, INET_HOST, 40000, 53, IPPROTO_UDP, Z_LAN, Z_WAN, SLUICE_CT_UNREPLIED, 0, 1);
+	fdb_put(MAC_A, 0, P_LAN5, 0, 0);
+}
+static void f_syn_recv(void)
+{
+	ct4_flow(LAN_HOST, INET_HOST, 40001, 443, IPPROTO_TCP, Z_LAN, Z_WAN, SLUICE_CT_SYN_RECV, 0, 1);
+}
+static void f_policy_cut(void)
+{
+	ct4_flow(LAN_HOST, INET_HOST, 40000, 53, IPPROTO_UDP, Z_LAN, Z_WAN, SLUICE_CT_REPLIED, 1, 0);
+	zone_put(Z_LAN, "lan", 0, 0);	/* `forward lan -> wan` removed */
+}
+static void f_on_lan5(void) { fdb_put(MAC_A, 0, P_LAN5, 0, 0); }
+
 #define PASS_(r)	XDP_PASS, SLUICE_VERDICT_PASS, SLUICE_PASS_##r
 #define DROP_(r)	XDP_DROP, SLUICE_VERDICT_DROP, SLUICE_DROP_##r
 #define REDIRECT_	XDP_REDIRECT, SLUICE_VERDICT_REDIRECT, 0
 
 static const struct fixture fixtures[] = {
 	/* parsing, on a routed port */
-	{ "ipv4 udp passes", ipv4_udp, PASS_(NOT_BRIDGED) },
-	{ "ipv4 tcp with options passes", ipv4_tcp_options, PASS_(NOT_BRIDGED) },
-	{ "ipv4 fragment passes", ipv4_fragment, PASS_(NOT_BRIDGED) },
-	{ "ipv4 with ethernet padding passes", ipv4_padded, PASS_(NOT_BRIDGED) },
+	{ "ipv4 udp passes", ipv4_udp, PASS_(NOT_OURS) },
+	{ "ipv4 tcp with options passes", ipv4_tcp_options, PASS_(NOT_OURS) },
+	{ "ipv4 fragment passes", ipv4_fragment, PASS_(NOT_OURS) },
+	{ "ipv4 with ethernet padding passes", ipv4_padded, PASS_(NOT_OURS) },
 	{ "ipv4 ihl < 5 dropped", ipv4_ihl_short, DROP_(MALFORMED_IPV4) },
 	{ "ipv4 wrong version dropped", ipv4_bad_version, DROP_(MALFORMED_IPV4) },
 	{ "ipv4 tot_len beyond frame dropped", ipv4_totlen_long, DROP_(MALFORMED_IPV4) },
 	{ "ipv4 tot_len below header dropped", ipv4_totlen_short, DROP_(MALFORMED_IPV4) },
 	{ "ipv4 truncated header dropped", ipv4_truncated, DROP_(MALFORMED_IPV4) },
-	{ "ipv6 udp passes", ipv6_udp, PASS_(NOT_BRIDGED) },
+	{ "ipv6 udp passes", ipv6_udp, PASS_(NOT_OURS) },
 	{ "ipv6 wrong version dropped", ipv6_bad_version, DROP_(MALFORMED_IPV6) },
 	{ "ipv6 payload beyond frame dropped", ipv6_payload_long, DROP_(MALFORMED_IPV6) },
-	{ "ipv6 hop-by-hop + fragment passes", ipv6_ext_chain, PASS_(NOT_BRIDGED) },
+	{ "ipv6 hop-by-hop + fragment passes", ipv6_ext_chain, PASS_(NOT_OURS) },
 	{ "ipv6 later fragment passes, payload not walked", ipv6_later_fragment,
-	  PASS_(NOT_BRIDGED) },
+	  PASS_(NOT_OURS) },
 	{ "ipv6 truncated extension dropped", ipv6_ext_truncated, DROP_(MALFORMED_IPV6) },
-	{ "ipv6 7 extension headers left to kernel", ipv6_ext_too_deep, PASS_(NOT_BRIDGED) },
-	{ "arp passes", arp_request, PASS_(NOT_BRIDGED) },
-	{ "802.1q ipv4 passes", vlan_ipv4, PASS_(NOT_BRIDGED) },
+	{ "ipv6 7 extension headers left to kernel", ipv6_ext_too_deep, PASS_(UNSUPPORTED) },
+	{ "arp passes", arp_request, PASS_(NOT_IP) },
+	{ "802.1q ipv4 passes", vlan_ipv4, PASS_(L3_VLAN) },
 	{ "802.1q malformed ipv4 dropped", vlan_ipv4_malformed, DROP_(MALFORMED_IPV4) },
-	{ "802.1ad+802.1q ipv6 passes", qinq_ipv6, PASS_(NOT_BRIDGED) },
+	{ "802.1ad+802.1q ipv6 passes", qinq_ipv6, PASS_(L3_VLAN) },
 	{ "three vlan tags left to kernel", vlan_three_tags, PASS_(UNSUPPORTED) },
 	{ "truncated vlan tag dropped", vlan_truncated, DROP_(MALFORMED_L2) },
-	{ "unknown ingress port counted in slot 0", ipv4_udp, PASS_(NOT_BRIDGED),
+	{ "unknown ingress port counted in slot 0", ipv4_udp, PASS_(UNKNOWN_PORT),
 	  .unknown_port = 1 },
 
 	/* the bridge fast path: lan1 -> lan2 unless said otherwise */
@@ -571,9 +815,10 @@ static const struct fixture fixtures[] = {
 	  .learn = 1, .src_on = P_LAN1 },
 	{ "bridge: ipv6 multicast passes", mcast_ipv6, PASS_(MULTICAST), .ingress = P_LAN1,
 	  .learn = 1, .src_on = P_LAN1 },
-	{ "bridge: frame to the bridge's own MAC passes", to_bridge, PASS_(OWN_MAC),
+	{ "bridge: frame to the bridge's own MAC goes to l3 (a fake bridge: no route)", to_bridge,
+	  PASS_(NO_ROUTE),
 	  .ingress = P_LAN1, .learn = 1, .src_on = P_LAN1 },
-	{ "bridge: frame to a local FDB entry (a port's MAC) passes", ipv4_udp, PASS_(OWN_MAC),
+	{ "bridge: frame to a local FDB entry (a port's MAC) goes to l3", ipv4_udp, PASS_(NO_ROUTE),
 	  .ingress = P_LAN1, .setup = b_local, .learn = 1, .src_on = P_LAN1 },
 	{ "bridge: STP BPDU (01:80:c2:00:00:00) passes, nothing learned", stp_bpdu,
 	  PASS_(LINK_LOCAL), .ingress = P_LAN1, .src_on = SRC_NONE },
@@ -660,6 +905,57 @@ static const struct fixture fixtures[] = {
 	  .src_on = P_LAN1, .src_vlan = 10 },
 	{ "vlan bridge: a variant the fast path does not do passes", vlan_ipv4, PASS_(VLAN),
 	  .ingress = P_LAN1, .setup = v_other, .src_on = SRC_NONE },
+	/* l3: routing, connection tracking, zone policy (lan -> wan allowed) */
+	{ "l3: UDP LAN to WAN routed (MACs, TTL 63, checksum), flow created", u_out, REDIRECT_,
+	  .ingress = P_LAN5, .expect = u_out_out, .egress = P_WAN, .learn = 1, .src_on = P_LAN5,
+	  .ct_new = 1 },
+	{ "l3: the reply routed through br0's FDB to lan5, flow confirmed", u_in, REDIRECT_,
+	  .ingress = P_WAN, .setup = f_udp_open, .expect = u_in_out, .egress = P_LAN5,
+	  .ct_confirmed = 1 },
+	{ "l3: unsolicited UDP from the WAN dropped", u_in, DROP_(POLICY), .ingress = P_WAN,
+	  .setup = f_on_lan5 },
+	{ "l3: TCP SYN LAN to WAN routed, flow created", syn_out, REDIRECT_, .ingress = P_LAN5,
+	  .expect = syn_out_out, .egress = P_WAN, .learn = 1, .ct_new = 1 },
+	{ "l3: TCP SYN from the WAN dropped", syn_in, DROP_(POLICY), .ingress = P_WAN,
+	  .setup = f_on_lan5 },
+	{ "l3: TCP from the LAN without a flow picked up mid-stream", ack_out, REDIRECT_,
+	  .ingress = P_LAN5, .expect = ack_out_out, .egress = P_WAN, .learn = 1, .ct_new = 1 },
+	{ "l3: the originator's ACK after SYN-ACK confirms the flow", ack_out, REDIRECT_,
+	  .ingress = P_LAN5, .setup = f_syn_recv, .expect = ack_out_out, .egress = P_WAN,
+	  .learn = 1, .ct_confirmed = 1 },
+	{ "l3: ICMP echo LAN to WAN routed, flow created", echo_out, REDIRECT_, .ingress = P_LAN5,
+	  .expect = echo_out_out, .egress = P_WAN, .learn = 1, .ct_new = 1 },
+	{ "l3: port unreachable about a tracked flow routed back (related)", unreach_in,
+	  REDIRECT_, .ingress = P_WAN, .setup = f_udp_open, .expect = unreach_in_out,
+	  .egress = P_LAN5 },
+	{ "l3: an ICMP error about no flow dropped", unreach_in, DROP_(POLICY), .ingress = P_WAN,
+	  .setup = f_on_lan5 },
+	{ "l3: a policy change cuts an open flow on its next packet", u_out, DROP_(POLICY),
+	  .ingress = P_LAN5, .setup = f_policy_cut, .learn = 1 },
+	{ "l3: TTL 1 passes to the kernel after the verdict (time exceeded)", ttl1_out,
+	  PASS_(TTL), .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
+	{ "l3: IPv4 options pass to the kernel after the verdict", opt_out, PASS_(IP_OPTIONS),
+	  .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
+	{ "l3: an unresolved neighbour passes (the kernel resolves it)", noneigh_out,
+	  PASS_(NO_NEIGH), .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
+	{ "l3: larger than the egress MTU passes (fragmentation needed)", big_out, PASS_(MTU),
+	  .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
+	{ "l3: to the router from the LAN (input accept) passes", to_router_lan, PASS_(LOCAL),
+	  .ingress = P_LAN5, .learn = 1 },
+	{ "l3: to the router from the WAN (input drop) dropped", to_router_wan,
+	  DROP_(INPUT_POLICY), .ingress = P_WAN },
+	{ "l3: DHCP to the router's WAN client passes despite input drop", dhcp_wan,
+	  PASS_(LOCAL), .ingress = P_WAN },
+	{ "l3: IPv6 neighbour solicitation to the router passes despite input drop", ns_wan,
+	  PASS_(LOCAL), .ingress = P_WAN },
+	{ "l3: towards an interface in no zone dropped", dmz_out, DROP_(NO_ZONE),
+	  .ingress = P_LAN5, .learn = 1 },
+	{ "l3: a later fragment passes (no ports to track)", later_frag_in, PASS_(FRAGMENT),
+	  .ingress = P_WAN },
+	{ "l3: a routed port passes frames for another MAC", other_mac_wan, PASS_(NOT_OURS),
+	  .ingress = P_WAN },
+	{ "l3: IPv6 UDP LAN to WAN routed (hop limit 63), flow created", u6_out, REDIRECT_,
+	  .ingress = P_LAN5, .expect = u6_out_out, .egress = P_WAN, .learn = 1, .ct_new = 1 },
 };
 
 /* ---- runner -------------------------------------------------------------- */
@@ -881,6 +1177,14 @@ static void run_fixture(const struct fixture *f, int bench)
 		}
 	}
 	read_gstats(&g1);
+	if (g1.ct_new - g0.ct_new != (__u64)f->ct_new ||
+	    g1.ct_confirmed - g0.ct_confirmed != (__u64)f->ct_confirmed) {
+		fail(f, "conntrack counters: new +%llu confirmed +%llu, expected +%d +%d",
+		     (unsigned long long)(g1.ct_new - g0.ct_new),
+		     (unsigned long long)(g1.ct_confirmed - g0.ct_confirmed), f->ct_new,
+		     f->ct_confirmed);
+		return;
+	}
 	if (g1.fdb_learn - g0.fdb_learn != (__u64)f->learn ||
 	    g1.fdb_move - g0.fdb_move != (__u64)f->move ||
 	    g1.fdb_full - g0.fdb_full != (__u64)f->full) {
@@ -905,6 +1209,62 @@ static void run_fixture(const struct fixture *f, int bench)
 		write_ports();
 }
 
+static int mac_of(const char *dev, unsigned char *mac)
+{
+	struct ifreq ifr = {};
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (s < 0 || ioctl(s, SIOCGIFHWADDR, &ifr)) {
+		printf("FAIL xdp: reading the MAC address of %s: %s\n", dev, strerror(errno));
+		if (s >= 0)
+			close(s);
+		return -1;
+	}
+	memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	close(s);
+	return 0;
+}
+
+/* What the l3 fixtures route through: see the comment at port_id. (This
+ * process shares the machine's mounts: nothing here may mount.) */
+static int make_l3(void)
+{
+	static const char *const cmds[] = {
+		"sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1",
+		"ip link add wan0 type veth peer name wan0p",
+		"ip link set wan0 mtu 1400 up",
+		"ip link set wan0p up",
+		"ip addr add 203.0.113.2/24 dev wan0",
+		"ip addr add 2001:db8:113::2/64 dev wan0 nodad",
+		"ip neigh add 203.0.113.1 lladdr 02:00:00:00:00:fe dev wan0 nud permanent",
+		"ip neigh add 2001:db8:113::1 lladdr 02:00:00:00:00:fe dev wan0 nud permanent",
+		"ip route add default via 203.0.113.1",
+		"ip -6 route add default via 2001:db8:113::1",
+		"ip link add br0 type bridge",
+		"ip link add lan5 type veth peer name lan5p",
+		"ip link set lan5 master br0 up",
+		"ip link set lan5p up",
+		"ip link set br0 up",
+		"ip addr add 192.168.10.1/24 dev br0",
+		"ip addr add fd00:10::1/64 dev br0 nodad",
+		"ip neigh add 192.168.10.20 lladdr 02:00:00:00:00:0a dev br0 nud permanent",
+		"ip neigh add fd00:10::20 lladdr 02:00:00:00:00:0a dev br0 nud permanent",
+		"ip link add dmz0 type veth peer name dmz0p",
+		"ip link set dmz0p up",
+		"ip link set dmz0 up",
+		"ip addr add 198.51.100.1/24 dev dmz0",
+		"ip neigh add 198.51.100.5 lladdr 02:00:00:00:00:dd dev dmz0 nud permanent",
+	};
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (system(cmds[i])) {
+			printf("FAIL xdp: %s failed\n", cmds[i]);
+			return -1;
+		}
+	return 0;
+}
+
 /* The test's own network namespace with the ports the fixtures name. */
 static int make_ports(void)
 {
@@ -922,11 +1282,17 @@ static int make_ports(void)
 			return -1;
 		}
 	}
+	if (make_l3())
+		return -1;
 	for (int p = P_LO; p < P_COUNT; p++)
 		ifindex_of[p] = if_nametoindex(port_dev[p]);
+	br0_ifindex = if_nametoindex("br0");
+	dmz_ifindex = if_nametoindex("dmz0");
+	if (mac_of("br0", br0_mac) || mac_of("wan0", wan_mac))
+		return -1;
 	/* lan3 stays out of the devmap: a port flagged XDP-capable but
 	 * missing there must fall back to the kernel. */
-	for (int p = P_LAN1; p <= P_LAN4; p++) {
+	for (int p = P_LAN1; p < P_COUNT; p++) {
 		if (p == P_LAN3)
 			continue;
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_tx), &ifindex_of[p],

@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The conntrack stage: sluice's own connection tracker and the zone policy
+ * it caches (docs/design.md section 3).
+ *
+ * Every connection has two entries, one per direction, keyed by the tuple
+ * as it arrives in that direction. New flows live in an LRU table; a flow
+ * is promoted to the preallocated confirmed table when it is confirmed (UDP
+ * and ICMP: the first reply; TCP: the originator's ACK after the SYN-ACK,
+ * or the first reply of a connection picked up mid-stream). Only
+ * unconfirmed flows can be evicted, so a flood of spoofed SYNs or random UDP
+ * pushes out nothing but other unconfirmed flows.
+ *
+ * Policies decided here:
+ *  - TCP without SYN and without an entry ("mid-stream", e.g. connections
+ *    open before sluice was loaded) is picked up as established when the
+ *    zone policy would let its sender open a connection; otherwise dropped.
+ *  - A SYN+ACK, RST or lone ACK without an entry from a zone that may not
+ *    open connections is dropped as unsolicited.
+ *  - ICMP errors carry no flow of their own: they pass when the packet they
+ *    quote belongs to a tracked flow (related), else they are dropped.
+ *  - ICMP other than echo and errors, and other IP protocols, are not
+ *    tracked: forwarded when the zone policy allows it, dropped otherwise.
+ */
+#ifndef SLUICE_CONNTRACK_H
+#define SLUICE_CONNTRACK_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "pkt.h"
+#include "maps.h"
+
+/* ---- what the l3 stage knows of a packet ----------------------------------- */
+
+/* Everything the tracker needs, copied out of the packet by the l3 stage:
+ * the decision below runs as a BPF global function, which the verifier
+ * checks once on its own instead of once per path through the stages
+ * before it, and which cannot touch the packet. */
+struct l3_facts {
+	__be32 src[4], dst[4];		/* IPv4 in [0] */
+	__be32 isrc[4], idst[4];	/* ICMP error: the packet it quotes */
+	__be16 sport, dport;		/* ICMP echo: the identifier in both */
+	__be16 isport, idport;
+	__u32 len;			/* frame bytes, for the counters */
+	__u32 l3_ifindex;		/* the ingress port's L3 device */
+	__u16 tot_len;			/* IP length, for the MTU check */
+	__u8 v6, proto, tcp_flags, icmp_type;
+	__u8 icmp_error;		/* the quote below was parsed */
+	__u8 iproto, zone_in, zone_out;
+	__u8 ttl, options, kind;	/* kind: enum l3_kind */
+	__u8 local;			/* broadcast/multicast, or the router's by address */
+	__u8 not_ours;			/* a routed port's frame for another MAC */
+	__u8 later_fragment;
+	__u8 pad[2];
+	/* out, with a REDIRECT */
+	__u32 egress, egress_slot;
+	__u8 dmac[6], smac[6];
+};
+
+/* Scratch space for the l3 stage, whose structures do not fit the 512-byte
+ * BPF stack next to the pipeline's own; per CPU, since a program run is
+ * never interrupted by another on the same CPU. (Not in maps.h: the
+ * structures are the l3 stage's own.) */
+struct l3_scratch {
+	struct l3_facts f;
+	struct bpf_fib_lookup fib;
+	struct sluice_ct_entry e, re;	/* a new flow's two entries */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct l3_scratch);
+} sluice_l3_scratch SEC(".maps");
+
+/* A decision packed into the global function's int: PKT_CONTINUE, or
+ * verdict << 8 | reason. */
+#define L3_VERDICT(v, r)	((v) << 8 | (r))
+
+/* ---- zone policy ---------------------------------------------------------- */
+
+/* `forward A -> B`: zone A may open connections to zone B. The router is
+ * zone SLUICE_ZONE_ROUTER; its input policy is in the zone's flags. */
+static __always_inline int zone_allows(__u32 from, __u32 to)
+{
+	struct sluice_zone *z;
+
+	if (from >= SLUICE_MAX_ZONES || to >= 32)
+		return 0;
+	z = bpf_map_lookup_elem(&sluice_zones, &from);
+	return z && (z->forward & (1U << to));
+}
+
+/* ---- the tuple of a packet ---------------------------------------------- */
+
+/* Both key layouts in one place, so the lookups below are written once; the
+ * v6 flag picks the maps. */
+struct ct_key {
+	union {
+		struct sluice_ct4_key k4;
+		struct sluice_ct6_key k6;
+	};
+	__u8 v6;
+};
+
+static __always_inline void ct_key_build(struct ct_key *k, const struct l3_facts *f,
+					 __u8 zone)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	k->v6 = f->v6;
+	if (!f->v6) {
+		k->k4.src = f->src[0];
+		k->k4.dst = f->dst[0];
+		k->k4.sport = f->sport;
+		k->k4.dport = f->dport;
+		k->k4.proto = f->proto;
+		k->k4.zone = zone;
+	} else {
+		__builtin_memcpy(k->k6.src, f->src, 16);
+		__builtin_memcpy(k->k6.dst, f->dst, 16);
+		k->k6.sport = f->sport;
+		k->k6.dport = f->dport;
+		k->k6.proto = f->proto;
+		k->k6.zone = zone;
+	}
+}
+
+/* The key the other direction's packets carry: addresses and ports
+ * swapped, arriving from the other zone. (NAT, #10, will swap the
+ * translated tuple instead.) */
+static __always_inline void ct_key_reverse(struct ct_key *r, const struct ct_key *k, __u8 zone)
+{
+	__builtin_memset(r, 0, sizeof(*r));
+	r->v6 = k->v6;
+	if (!k->v6) {
+		r->k4.src = k->k4.dst;
+		r->k4.dst = k->k4.src;
+		r->k4.sport = k->k4.dport;
+		r->k4.dport = k->k4.sport;
+		r->k4.proto = k->k4.proto;
+		r->k4.zone = zone;
+	} else {
+		__builtin_memcpy(r->k6.src, k->k6.dst, 16);
+		__builtin_memcpy(r->k6.dst, k->k6.src, 16);
+		r->k6.sport = k->k6.dport;
+		r->k6.dport = k->k6.sport;
+		r->k6.proto = k->k6.proto;
+		r->k6.zone = zone;
+	}
+}
+
+static __always_inline struct sluice_ct_entry *ct_get(const struct ct_key *k, int confirmed)
+{
+	if (!k->v6)
+		return bpf_map_lookup_elem(confirmed ? (void *)&sluice_ct4 : (void *)&sluice_ct4_new,
+					   &k->k4);
+	return bpf_map_lookup_elem(confirmed ? (void *)&sluice_ct6 : (void *)&sluice_ct6_new, &k->k6);
+}
+
+static __always_inline long ct_put(const struct ct_key *k, const struct sluice_ct_entry *e,
+				   int confirmed, __u64 flags)
+{
+	if (!k->v6)
+		return bpf_map_update_elem(confirmed ? (void *)&sluice_ct4 : (void *)&sluice_ct4_new,
+					   &k->k4, e, flags);
+	return bpf_map_update_elem(confirmed ? (void *)&sluice_ct6 : (void *)&sluice_ct6_new,
+				   &k->k6, e, flags);
+}
+
+static __always_inline void ct_del(const struct ct_key *k, int confirmed)
+{
+	if (!k->v6)
+		bpf_map_delete_elem(confirmed ? (void *)&sluice_ct4 : (void *)&sluice_ct4_new, &k->k4);
+	else
+		bpf_map_delete_elem(confirmed ? (void *)&sluice_ct6 : (void *)&sluice_ct6_new, &k->k6);
+}
+
+/* ---- time ------------------------------------------------------------------ */
+
+static __always_inline __u64 ct_timeout_ns(const struct sluice_dp_config *cfg, __u8 proto,
+					   __u8 state)
+{
+	const struct sluice_ct_timeouts *t = &cfg->timeouts;
+	__u32 s;
+
+	switch (state) {
+	case SLUICE_CT_ESTABLISHED: s = t->tcp_established; break;
+	case SLUICE_CT_CLOSING: s = t->tcp_closing; break;
+	case SLUICE_CT_UNREPLIED:
+		s = proto == IPPROTO_UDP ? t->udp_unreplied : t->icmp;
+		break;
+	case SLUICE_CT_REPLIED:
+		s = proto == IPPROTO_UDP ? t->udp : t->icmp;
+		break;
+	default: s = t->tcp_transitory; break;	/* SYN, FIN_WAIT, RESET */
+	}
+	return (__u64)s * 1000000000ULL;
+}
+
+static __always_inline int ct_expired(const struct sluice_dp_config *cfg,
+				      const struct sluice_ct_entry *e, __u8 proto, __u64 now)
+{
+	return now > e->last_seen + ct_timeout_ns(cfg, proto, e->state);
+}
+
+/* ---- TCP --------------------------------------------------------------------- */
+
+/* The flow's next state after a packet with FLAGS in direction REPLY.
+ * Deliberately small: enough for RFC 5382/7857 timeouts, not a window
+ * tracker (the end hosts check sequence numbers). */
+static __always_inline __u8 tcp_next(__u8 state, int reply, __u8 flags, int peer_fin)
+{
+	if (flags & L4_RST)
+		return SLUICE_CT_RESET;
+	if (flags & L4_FIN)
+		return peer_fin ? SLUICE_CT_CLOSING : SLUICE_CT_FIN_WAIT;
+	switch (state) {
+	case SLUICE_CT_SYN_SENT:
+		if (reply && (flags & (L4_SYN | L4_ACK)) == (L4_SYN | L4_ACK))
+			return SLUICE_CT_SYN_RECV;
+		break;
+	case SLUICE_CT_SYN_RECV:
+		if (!reply && (flags & (L4_SYN | L4_ACK)) == L4_ACK)
+			return SLUICE_CT_ESTABLISHED;
+		break;
+	case SLUICE_CT_RESET:	/* a new SYN reuses the tuple (RFC 7857 2.2) */
+	case SLUICE_CT_CLOSING:
+		if (!reply && (flags & (L4_SYN | L4_ACK)) == L4_SYN)
+			return SLUICE_CT_SYN_SENT;
+		break;
+	}
+	return state;
+}
+
+
+/* ---- the tracker --------------------------------------------------------------- */
+
+/* Move a flow from the LRU table to the confirmed one. Both halves or
+ * neither: a half that cannot be inserted takes the other back out. A full
+ * confirmed table leaves the flow where it is (it keeps working, and stays
+ * evictable), counted. */
+static __always_inline void ct_promote(const struct ct_key *k, const struct ct_key *r,
+				       struct sluice_ct_entry *e, struct sluice_ct_entry *peer)
+{
+	struct sluice_gstats *g = gstats();
+
+	/* (The LRU entries themselves are the values inserted: no copies on
+	 * the stack, which the l3 stage has little of.) */
+	e->flags |= SLUICE_CT_CONFIRMED;
+	peer->flags |= SLUICE_CT_CONFIRMED;
+	if (ct_put(k, e, 1, BPF_NOEXIST)) {
+		e->flags &= ~SLUICE_CT_CONFIRMED;
+		peer->flags &= ~SLUICE_CT_CONFIRMED;
+		if (g)
+			g->ct_full++;
+		return;
+	}
+	if (ct_put(r, peer, 1, BPF_NOEXIST)) {
+		ct_del(k, 1);
+		e->flags &= ~SLUICE_CT_CONFIRMED;
+		peer->flags &= ~SLUICE_CT_CONFIRMED;
+		if (g)
+			g->ct_full++;
+		return;
+	}
+	ct_del(k, 0);
+	ct_del(r, 0);
+	if (g)
+		g->ct_confirmed++;
+}
+
+/* A packet of a flow without entries. ALLOWED: the zone policy lets its
+ * sender open connections towards its destination. */
+static __always_inline int ct_create(const struct l3_facts *f, const struct ct_key *k,
+				     int allowed, const struct sluice_dp_config *cfg, __u64 now)
+{
+	struct l3_scratch *s;
+	struct sluice_ct_entry *e, *re;
+	struct sluice_gstats *g;
+	struct ct_key r;
+	__u32 key0 = 0;
+	__u8 state = SLUICE_CT_UNREPLIED;
+
+	if (!allowed)
+		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (!s)
+		return PKT_CONTINUE;
+	e = &s->e;
+	re = &s->re;
+	__builtin_memset(e, 0, sizeof(*e));
+	__builtin_memset(re, 0, sizeof(*re));
+	if (f->proto == IPPROTO_TCP) {
+		if (f->tcp_flags & L4_RST)
+			return PKT_CONTINUE;	/* allowed, nothing to track */
+		if ((f->tcp_flags & (L4_SYN | L4_ACK)) == L4_SYN) {
+			state = SLUICE_CT_SYN_SENT;
+		} else {
+			state = SLUICE_CT_ESTABLISHED;	/* picked up mid-stream */
+			e->flags = SLUICE_CT_MIDSTREAM;
+			re->flags = SLUICE_CT_MIDSTREAM;
+		}
+	}
+	e->last_seen = re->last_seen = now;
+	e->packets = 1;
+	e->bytes = f->len;
+	e->policy_gen = re->policy_gen = cfg->policy_gen;
+	e->state = re->state = state;
+	e->zone_out = f->zone_out;
+	re->zone_out = f->zone_in;
+	re->flags |= SLUICE_CT_REPLY;
+	ct_key_reverse(&r, k, f->zone_out);
+	if (ct_put(k, e, 0, BPF_NOEXIST))
+		return PKT_CONTINUE;	/* another CPU created it just now */
+	if (ct_put(&r, re, 0, BPF_NOEXIST)) {
+		/* The reverse tuple is another flow's (a simultaneous open
+		 * from the other side): that flow's entries carry both. */
+		ct_del(k, 0);
+		return PKT_CONTINUE;
+	}
+	g = gstats();
+	if (g)
+		g->ct_new++;
+	return PKT_CONTINUE;
+}
+
+static __always_inline void ct_count(int what)
+{
+	struct sluice_gstats *g = gstats();
+
+	if (!g)
+		return;
+	if (what == 0)
+		g->ct_orphans++;
+	else
+		g->ct_expired++;
+}
+
+/* Track the packet: find its flow (creating it when the policy allows),
+ * apply the cached verdict, advance the state. Returns PKT_CONTINUE or a
+ * packed drop verdict. */
+static __always_inline int ct_track(const struct l3_facts *f, const struct sluice_dp_config *cfg,
+				    int allowed)
+{
+	struct sluice_ct_entry *e, *peer = 0;
+	__u64 now = bpf_ktime_get_coarse_ns();
+	struct ct_key k, r;
+	int confirmed = 1, reply;
+	__u8 next;
+
+	ct_key_build(&k, f, f->zone_in);
+	e = ct_get(&k, 1);
+	if (!e) {
+		e = ct_get(&k, 0);
+		confirmed = 0;
+	}
+	if (!e)
+		return ct_create(f, &k, allowed, cfg, now);
+
+	ct_key_reverse(&r, &k, e->zone_out);
+	if (!confirmed) {
+		/* LRU may have evicted the other half: a half-flow must not
+		 * keep its tuple (or, with NAT, its port). */
+		peer = ct_get(&r, 0);
+		if (!peer) {
+			ct_del(&k, 0);
+			ct_count(0);
+			return ct_create(f, &k, allowed, cfg, now);
+		}
+	}
+	if (ct_expired(cfg, e, f->proto, now)) {
+		if (!peer)
+			peer = ct_get(&r, confirmed);
+		if (!peer || ct_expired(cfg, peer, f->proto, now)) {
+			ct_del(&k, confirmed);
+			if (peer)
+				ct_del(&r, confirmed);
+			ct_count(1);
+			return ct_create(f, &k, allowed, cfg, now);
+		}
+	}
+
+	reply = !!(e->flags & SLUICE_CT_REPLY);
+	if (e->policy_gen != cfg->policy_gen) {
+		/* The policy changed since this direction last decided: ask
+		 * again for the flow's originator (an open connection is cut
+		 * by a policy that no longer allows it). */
+		e->verdict = reply ? !zone_allows(e->zone_out, f->zone_in) : !allowed;
+		e->policy_gen = cfg->policy_gen;
+	}
+	if (e->verdict != SLUICE_CT_ACCEPT)
+		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
+	e->last_seen = now;
+	e->packets++;
+	e->bytes += f->len;
+
+	next = e->state;
+	if (f->proto == IPPROTO_TCP) {
+		int peer_fin = 0;
+
+		if (f->tcp_flags & L4_FIN) {
+			e->flags |= SLUICE_CT_FIN;
+			if (!peer)
+				peer = ct_get(&r, confirmed);
+			peer_fin = peer && (peer->flags & SLUICE_CT_FIN);
+		}
+		next = tcp_next(e->state, reply, f->tcp_flags, peer_fin);
+	} else if (reply && e->state == SLUICE_CT_UNREPLIED) {
+		next = SLUICE_CT_REPLIED;
+	}
+	if (next != e->state) {
+		if (!peer)
+			peer = ct_get(&r, confirmed);
+		e->state = next;
+		if (peer)
+			peer->state = next;
+	}
+	if (confirmed || !peer)
+		return PKT_CONTINUE;
+	/* Confirmed: UDP/ICMP replied, TCP handshake done, or a mid-stream
+	 * pickup that got an answer. */
+	if (next == SLUICE_CT_REPLIED ||
+	    (next == SLUICE_CT_ESTABLISHED && (!(e->flags & SLUICE_CT_MIDSTREAM) || reply)))
+		ct_promote(&k, &r, e, peer);
+	return PKT_CONTINUE;
+}
+
+/* An ICMP error quotes the packet it is about; the error is related when
+ * that packet's flow is tracked. The quoted packet went out towards the
+ * error's sender, so the error arrives like that flow's replies, from the
+ * same zone: look up the reverse of the quoted tuple. */
+static __always_inline int ct_related(const struct l3_facts *f)
+{
+	struct ct_key k = {};
+
+	k.v6 = f->v6;
+	if (!f->v6) {
+		k.k4.src = f->idst[0];
+		k.k4.dst = f->isrc[0];
+		k.k4.sport = f->idport;
+		k.k4.dport = f->isport;
+		k.k4.proto = f->iproto;
+		k.k4.zone = f->zone_in;
+	} else {
+		__builtin_memcpy(k.k6.src, f->idst, 16);
+		__builtin_memcpy(k.k6.dst, f->isrc, 16);
+		k.k6.sport = f->idport;
+		k.k6.dport = f->isport;
+		k.k6.proto = f->iproto;
+		k.k6.zone = f->zone_in;
+	}
+	return ct_get(&k, 1) || ct_get(&k, 0);
+}
+
+enum l3_kind {
+	L3_TRACKED = 0,		/* TCP, UDP, ICMP echo */
+	L3_ICMP_ERROR,
+	L3_UNTRACKED,		/* other protocols and ICMP types: policy only */
+};
+
+/* The zone verdict of a forwarded packet, and its connection's state:
+ * PKT_CONTINUE (accepted) or a packed drop. */
+static __always_inline int l3_decide(struct l3_facts *f)
+{
+	const struct sluice_dp_config *cfg;
+	__u32 key0 = 0;
+	int allowed;
+
+	if (!f)
+		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
+	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
+	if (!cfg)
+		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
+	allowed = zone_allows(f->zone_in, f->zone_out);
+	if (f->kind == L3_ICMP_ERROR)
+		return f->icmp_error && ct_related(f) ? PKT_CONTINUE
+			: L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
+	if (f->kind == L3_UNTRACKED)
+		return allowed ? PKT_CONTINUE : L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
+	return ct_track(f, cfg, allowed);
+}
+
+#endif /* SLUICE_CONNTRACK_H */

@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The l3 stage: zone policy, connection tracking and the routing fast path
+ * for frames addressed to the router's own MAC (docs/design.md section 1).
+ *
+ * The kernel's FIB decides (bpf_fib_lookup: static routes, DHCP default
+ * routes and policy rules without fwmark apply). The stage forwards what it
+ * can finish itself: MAC rewrite, TTL / hop limit decrement with an
+ * incremental checksum update, redirect through the devmap, a bridge egress
+ * mapped through the FDB to its member port. Everything else goes to the
+ * kernel *after* the zone verdict, with a named pass reason:
+ *  - the neighbour is not resolved (the kernel resolves it; later packets
+ *    take the fast path), TTL or hop limit would expire (the kernel sends
+ *    time-exceeded), the packet is larger than the egress MTU (the kernel
+ *    fragments or sends fragmentation-needed / packet-too-big), IPv4
+ *    options, VLAN-tagged routed frames, no route (the kernel answers);
+ *  - later fragments (no L4 header, nothing to track; the receiver cannot
+ *    use them without the first fragment, which was tracked);
+ *  - traffic for the router itself that its zone's input policy accepts.
+ * Frames that are not IPv4 or IPv6 (ARP) are the kernel's, untouched.
+ */
+#ifndef SLUICE_ROUTE_H
+#define SLUICE_ROUTE_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "pkt.h"
+#include "maps.h"
+#include "conntrack.h"
+
+#ifndef AF_INET
+#define AF_INET		2
+#define AF_INET6	10
+#endif
+
+/* ---- the facts ------------------------------------------------------------------- */
+
+static __always_inline int l3_kind(const struct l3_facts *f)
+{
+	__u8 t = f->icmp_type;
+
+	if (f->proto == IPPROTO_TCP || f->proto == IPPROTO_UDP)
+		return L3_TRACKED;
+	if (f->proto == IPPROTO_ICMP) {
+		if (t == ICMP4_ECHO || t == ICMP4_ECHOREPLY)
+			return L3_TRACKED;
+		if (t == ICMP4_DEST_UNREACH || t == ICMP4_TIME_EXCEEDED ||
+		    t == ICMP4_PARAMETERPROB || t == ICMP4_SOURCE_QUENCH)
+			return L3_ICMP_ERROR;
+	}
+	if (f->proto == IPPROTO_ICMPV6) {
+		if (t == ICMP6_ECHO_REQUEST || t == ICMP6_ECHO_REPLY)
+			return L3_TRACKED;
+		if (t >= 1 && t <= 4)
+			return L3_ICMP_ERROR;
+	}
+	return L3_UNTRACKED;
+}
+
+/* Destinations that are the router's by address family rules: IPv4
+ * multicast and limited broadcast, IPv6 multicast and link-local. */
+static __always_inline int l3_dst_local_scope(const struct l3_facts *f)
+{
+	__u32 d = bpf_ntohl(f->dst[0]);
+
+	if (!f->v6)
+		return (d >> 28) == 0xe || d == 0xffffffff;
+	return (d >> 24) == 0xff || (d >> 22) == (0xfe80 >> 6);
+}
+
+/* Copy what the decision needs out of the packet, bounds-checked here so
+ * nothing after has to be. Returns -1 for a header cut short. */
+static __always_inline int l3_facts(struct pkt *p, const struct l4_info *l4, struct l3_facts *f)
+{
+	void *end = p->data_end;
+
+	__builtin_memset(f, 0, sizeof(*f));
+	f->proto = p->f.l4_proto;
+	f->sport = l4->sport;
+	f->dport = l4->dport;
+	f->tcp_flags = l4->tcp_flags;
+	f->icmp_type = l4->icmp_type;
+	f->len = p->data_end - p->data;
+	f->zone_in = p->port->zone;
+	f->l3_ifindex = p->port->l3_ifindex;
+	f->later_fragment = p->f.fragment == FRAG_LATER;
+	if (p->f.eth_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = p->f.l3;
+
+		if ((void *)(ip + 1) > end)
+			return -1;
+		f->src[0] = ip->saddr;
+		f->dst[0] = ip->daddr;
+		f->tot_len = load_len16(&ip->tot_len);
+		f->ttl = ip->ttl;
+		f->options = ip->ihl > 5;
+	} else {
+		struct ipv6hdr *ip6 = p->f.l3;
+
+		if ((void *)(ip6 + 1) > end)
+			return -1;
+		__builtin_memcpy(f->src, &ip6->saddr, 16);
+		__builtin_memcpy(f->dst, &ip6->daddr, 16);
+		f->tot_len = load_len16(&ip6->payload_len) + sizeof(*ip6);
+		f->ttl = ip6->hop_limit;
+		f->v6 = 1;
+	}
+	f->kind = l3_kind(f);
+	f->local = (p->f.eth->h_dest[0] & 1) || l3_dst_local_scope(f);
+	/* A routed port in promiscuous mode sees other hosts' frames; the
+	 * kernel drops them (PACKET_OTHERHOST). Bridge ports only get here for
+	 * the router's own MACs. */
+	f->not_ours = !(p->port->flags & SLUICE_PORT_BRIDGED) &&
+		      !mac_eq(p->f.eth->h_dest, p->port->br_mac);
+	return 0;
+}
+
+/* An ICMP error quotes the packet it is about: its IP header and at least
+ * 8 bytes of L4, which hold the ports (a parser that wants more drops
+ * fragmentation-needed, see nat.md). A quote that cannot be read leaves
+ * icmp_error 0: the error is then not related to anything. */
+static __always_inline void l3_quote(struct pkt *p, struct l3_facts *f)
+{
+	void *inner, *end = p->data_end;
+	struct l4_ports *ports;
+
+	if (!p->f.l4)
+		return;
+	inner = p->f.l4 + 8;
+	if (!f->v6) {
+		struct iphdr *ip = inner;
+
+		if ((void *)(ip + 1) > end || ip->ihl < 5)
+			return;
+		ports = inner + ip->ihl * 4;
+		if ((void *)(ports + 1) > end)
+			return;
+		f->iproto = ip->protocol;
+		f->isrc[0] = ip->saddr;
+		f->idst[0] = ip->daddr;
+	} else {
+		struct ipv6hdr *ip6 = inner;
+
+		ports = (void *)(ip6 + 1);
+		if ((void *)(ports + 1) > end)
+			return;
+		f->iproto = ip6->nexthdr;	/* extension headers: not related */
+		__builtin_memcpy(f->isrc, &ip6->saddr, 16);
+		__builtin_memcpy(f->idst, &ip6->daddr, 16);
+	}
+	if (f->iproto == IPPROTO_TCP || f->iproto == IPPROTO_UDP) {
+		f->isport = ports->source;
+		f->idport = ports->dest;
+	} else if (f->iproto == IPPROTO_ICMP || f->iproto == IPPROTO_ICMPV6) {
+		struct l4_icmp_head *ic = (void *)ports;
+
+		if ((void *)(ic + 1) > end)
+			return;
+		f->isport = f->idport = ic->id;
+	} else {
+		return;
+	}
+	f->icmp_error = 1;
+}
+
+/* ---- traffic for the router itself ----------------------------------------- */
+
+/* What must reach the router whatever its zone's input policy says: DHCP
+ * (server on the LAN, client on the WAN), DHCPv6, and the ICMPv6 messages
+ * RFC 4890 4.4 says a node must accept (errors, neighbour and router
+ * discovery, MLD). ARP never gets here (not IP). */
+static __always_inline int input_always(const struct l3_facts *f)
+{
+	__u16 dport = bpf_ntohs(f->dport);
+	__u8 t = f->icmp_type;
+
+	if (f->proto == IPPROTO_UDP)
+		return dport == 67 || dport == 68 || dport == 546 || dport == 547;
+	if (f->proto == IPPROTO_ICMPV6)
+		return t <= 4 ||			/* errors */
+		       (t >= 130 && t <= 137) ||	/* MLD, ND, RA */
+		       t == 143;			/* MLDv2 */
+	if (f->proto == IPPROTO_ICMP)	/* errors about the router's own traffic */
+		return t == ICMP4_DEST_UNREACH || t == ICMP4_TIME_EXCEEDED || t == ICMP4_PARAMETERPROB;
+	return 0;
+}
+
+/* A reply to a connection the router opened itself (DNS, NTP, updates):
+ * XDP never saw it leave, so ask the kernel for the socket. TCP: any socket
+ * but a listener; UDP: only a socket connected to this very peer (a server
+ * socket bound to a wildcard address would otherwise open the router). */
+static __always_inline int input_own_socket(struct xdp_md *ctx, const struct l3_facts *f)
+{
+	struct bpf_sock_tuple t = {};
+	struct bpf_sock *sk;
+	__u32 size;
+	int ok;
+
+	if (f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP)
+		return 0;
+	if (!f->v6) {
+		t.ipv4.saddr = f->src[0];
+		t.ipv4.daddr = f->dst[0];
+		t.ipv4.sport = f->sport;
+		t.ipv4.dport = f->dport;
+		size = sizeof(t.ipv4);
+	} else {
+		__builtin_memcpy(t.ipv6.saddr, f->src, 16);
+		__builtin_memcpy(t.ipv6.daddr, f->dst, 16);
+		t.ipv6.sport = f->sport;
+		t.ipv6.dport = f->dport;
+		size = sizeof(t.ipv6);
+	}
+	if (f->proto == IPPROTO_TCP)
+		sk = bpf_sk_lookup_tcp(ctx, &t, size, BPF_F_CURRENT_NETNS, 0);
+	else
+		sk = bpf_sk_lookup_udp(ctx, &t, size, BPF_F_CURRENT_NETNS, 0);
+	if (!sk)
+		return 0;
+	if (f->proto == IPPROTO_TCP)
+		ok = sk->state != 10;	/* TCP_LISTEN */
+	else
+		ok = sk->dst_port == f->sport;
+	bpf_sk_release(sk);
+	return ok;
+}
+
+static __always_inline int l3_local(struct xdp_md *ctx, const struct l3_facts *f)
+{
+	__u32 zone = f->zone_in;
+	struct sluice_zone *z = bpf_map_lookup_elem(&sluice_zones, &zone);
+
+	if ((z && !(z->flags & SLUICE_ZONE_INPUT_DROP)) || input_always(f) ||
+	    input_own_socket(ctx, f))
+		return L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_LOCAL);
+	return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_INPUT_POLICY);
+}
+
+/* ---- routing ------------------------------------------------------------------------ */
+
+static __always_inline int l3_fib(struct xdp_md *ctx, const struct l3_facts *f,
+				  struct bpf_fib_lookup *fib, __u16 tot_len)
+{
+	__builtin_memset(fib, 0, sizeof(*fib));
+	fib->l4_protocol = f->proto;
+	fib->sport = f->sport;
+	fib->dport = f->dport;
+	fib->ifindex = f->l3_ifindex;
+	fib->tot_len = tot_len;
+	if (!f->v6) {
+		fib->family = AF_INET;
+		fib->ipv4_src = f->src[0];
+		fib->ipv4_dst = f->dst[0];
+	} else {
+		fib->family = AF_INET6;
+		__builtin_memcpy(fib->ipv6_src, f->src, 16);
+		__builtin_memcpy(fib->ipv6_dst, f->dst, 16);
+	}
+	return bpf_fib_lookup(ctx, fib, sizeof(*fib), 0);
+}
+
+/* The port a routed frame leaves by: the FIB's device, or for a bridge the
+ * member port its next hop's MAC sits behind (a bridge device cannot take
+ * XDP frames). NULL: not known here, the kernel finds it. */
+static __always_inline const struct sluice_port *l3_egress_port(const struct bpf_fib_lookup *fib,
+								 __u32 *ifindex)
+{
+	const struct sluice_port *out;
+	struct sluice_fdb_entry *fe;
+	struct sluice_fdb_key fk;
+	__u32 i = fib->ifindex;
+
+	out = bpf_map_lookup_elem(&sluice_ports, &i);
+	if (!out) {
+		/* (not fdb_key(): its word loads would be misaligned on the
+		 * stack, which the verifier refuses) */
+		__builtin_memset(&fk, 0, sizeof(fk));
+		__builtin_memcpy(fk.mac, fib->dmac, ETH_ALEN);
+		fe = bpf_map_lookup_elem(&sluice_fdb, &fk);
+		if (!fe)
+			return 0;
+		i = fe->ifindex;
+		out = bpf_map_lookup_elem(&sluice_ports, &i);
+		if (!out || out->l3_ifindex != fib->ifindex)
+			return 0;
+	}
+	*ifindex = i;
+	return out;
+}
+
+/* TTL / hop limit minus one, IPv4 checksum updated incrementally (RFC 1624:
+ * the TTL is the high byte of its 16-bit word), new MACs. The entry point
+ * calls it once the redirect is certain. */
+static __always_inline void l3_rewrite(struct pkt *p)
+{
+	struct ethhdr *eth = p->f.eth;
+
+	/* (The checks are for the verifier, which cannot tell that only the
+	 * l3 stage sets p->routed, and only after parsing these headers.) */
+	if (!eth || (void *)(eth + 1) > p->data_end || !p->f.l3)
+		return;
+	if (p->f.eth_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = p->f.l3;
+		__u32 sum;
+
+		if ((void *)(ip + 1) > p->data_end)
+			return;
+		sum = (__u32)ip->check + bpf_htons(0x0100);
+		ip->check = (__sum16)(sum + (sum >> 16));
+		ip->ttl--;
+	} else {
+		struct ipv6hdr *ip6 = p->f.l3;
+
+		if ((void *)(ip6 + 1) > p->data_end)
+			return;
+		ip6->hop_limit--;
+	}
+	__builtin_memcpy(eth->h_dest, p->dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, p->smac, ETH_ALEN);
+}
+
+#define PASS_(r)	L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_##r)
+
+/* Routing and the verdict, on the facts. Returns a packed verdict; REDIRECT
+ * with the egress and MACs in F. */
+static __always_inline int l3_route(struct xdp_md *ctx, struct l3_facts *f,
+				    struct bpf_fib_lookup *fibp)
+{
+	const struct sluice_port *out;
+	struct sluice_l3 *l3out;
+	__u32 egress = 0;
+	int rc, v;
+
+	if (!ctx || !f)
+		return PASS_(UNKNOWN_PORT);
+	if (f->local)
+		return l3_local(ctx, f);
+	if (f->not_ours)
+		return PASS_(NOT_OURS);
+	rc = l3_fib(ctx, f, fibp, f->tot_len);
+	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)	/* find the egress: policy first */
+		rc = l3_fib(ctx, f, fibp, 0) ?: BPF_FIB_LKUP_RET_FRAG_NEEDED;
+	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED)
+		return l3_local(ctx, f);
+	if (rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH &&
+	    rc != BPF_FIB_LKUP_RET_FRAG_NEEDED)	/* no route, forwarding off: the kernel answers */
+		return PASS_(NO_ROUTE);
+	l3out = bpf_map_lookup_elem(&sluice_l3, &fibp->ifindex);
+	if (!l3out)	/* an interface in no zone: nothing may go there */
+		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NO_ZONE);
+	f->zone_out = l3out->zone;
+	if (f->later_fragment)
+		/* No ports to track; useless without the first fragment,
+		 * which was policed. The kernel forwards it. */
+		return PASS_(FRAGMENT);
+	v = l3_decide(f);
+	if (v != PKT_CONTINUE)
+		return v;
+
+	/* Accepted. Forward it here, or let the kernel finish the job. */
+	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
+		return PASS_(NO_NEIGH);
+	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
+		return PASS_(MTU);
+	if (f->ttl <= 1)
+		return PASS_(TTL);
+	if (f->options)
+		return PASS_(IP_OPTIONS);
+	out = l3_egress_port(fibp, &egress);
+	if (!out)
+		return PASS_(UNKNOWN_DST);
+	if (!(out->flags & SLUICE_PORT_UP))
+		return PASS_(EGRESS_DOWN);
+	if (!(out->flags & SLUICE_PORT_XDP_TX))
+		return PASS_(EGRESS_NO_XDP);
+	__builtin_memcpy(f->dmac, fibp->dmac, ETH_ALEN);
+	__builtin_memcpy(f->smac, fibp->smac, ETH_ALEN);
+	f->egress = egress;
+	f->egress_slot = out->slot;
+	return L3_VERDICT(SLUICE_VERDICT_REDIRECT, 0);
+}
+
+/* The l3 stage. Returns a verdict; REDIRECT with p->egress set. */
+static __always_inline int l3_forward(struct pkt *p)
+{
+	struct l3_scratch *s;
+	struct l3_facts *f;
+	struct l4_info l4;
+	__u32 key0 = 0;
+	int v;
+
+	if (!p->f.l3)
+		return pkt_pass(p, SLUICE_PASS_NOT_IP);
+	if (p->f.vlan_depth)	/* routed VLAN sub-interfaces: the kernel's */
+		return pkt_pass(p, SLUICE_PASS_L3_VLAN);
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (!p->port || !s)	/* a port being attached right now */
+		return pkt_pass(p, SLUICE_PASS_UNKNOWN_PORT);
+	f = &s->f;
+	if (parse_l4(&p->f, p->data_end, &l4) != PARSE_OK || l3_facts(p, &l4, f))
+		return pkt_drop(p, SLUICE_DROP_MALFORMED_L4);
+	if (f->kind == L3_ICMP_ERROR)
+		l3_quote(p, f);
+	v = l3_route(p->ctx, f, &s->fib);
+	p->reason = v & 0xff;
+	v >>= 8;
+	if (v == SLUICE_VERDICT_REDIRECT) {
+		__builtin_memcpy(p->dmac, f->dmac, ETH_ALEN);
+		__builtin_memcpy(p->smac, f->smac, ETH_ALEN);
+		p->routed = 1;
+		p->egress = f->egress;
+		p->egress_slot = f->egress_slot;
+	}
+	return v;
+}
+
+/* What the XDP entry hands the l3 stage: where the headers are, as
+ * offsets, since pointers do not survive into a global function. */
+struct l3_call {
+	__u32 ifindex;
+	__u16 l3_off, l4_off;		/* from data; l4_off 0: none */
+	__be16 eth_proto;
+	__u8 l4_proto, fragment;
+	/* out: the verdict's reason, and with a REDIRECT the routed frame's
+	 * egress and MACs */
+	__u8 reason, routed;
+	__u32 egress, egress_slot;
+	__u8 dmac[6], smac[6];
+};
+
+/* The l3 stage as a BPF global function: the verifier checks it once, not
+ * once for every path through parsing and the bridge stage that leads to
+ * it (inlined, the whole program took 850k verifier steps on 6.18 and
+ * broke 6.1's limits). It rebuilds its own view of the packet from the
+ * offsets, with every bound checked again. */
+__attribute__((noinline)) int sluice_l3_xdp(struct xdp_md *ctx, struct l3_call *c)
+{
+	void *data, *end;
+	struct pkt lp;
+	__u32 ifindex;
+	int v;
+
+	if (!ctx || !c)
+		return SLUICE_VERDICT_PASS;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	ifindex = c->ifindex;	/* (6.1 takes no map key from a global's argument) */
+	pkt_init(&lp, ctx, data, end, ifindex, SLUICE_HOOK_XDP);
+	lp.port = bpf_map_lookup_elem(&sluice_ports, &ifindex);
+	lp.f.eth = data;
+	lp.f.eth_proto = c->eth_proto;
+	lp.f.l4_proto = c->l4_proto;
+	lp.f.fragment = c->fragment;
+	if ((void *)(lp.f.eth + 1) > end)
+		return SLUICE_VERDICT_PASS;
+	lp.f.l3 = data + (c->l3_off & 0x3f);	/* Ethernet and at most two tags */
+	if (lp.f.l3 + sizeof(struct iphdr) > end)
+		return SLUICE_VERDICT_PASS;
+	if (c->l4_off) {
+		lp.f.l4 = data + (c->l4_off & 0x3fff);
+		if (lp.f.l4 > end)
+			return SLUICE_VERDICT_PASS;
+	}
+	v = l3_forward(&lp);
+	c->reason = lp.reason;
+	c->routed = lp.routed;
+	c->egress = lp.egress;
+	c->egress_slot = lp.egress_slot;
+	__builtin_memcpy(c->dmac, lp.dmac, ETH_ALEN);
+	__builtin_memcpy(c->smac, lp.smac, ETH_ALEN);
+	return v;
+}
+
+/* The call from the pipeline: VLAN-tagged and non-IP frames never need the
+ * function. */
+static __always_inline int l3_stage(struct pkt *p)
+{
+	struct l3_call c = {};
+	int v;
+
+	if (!p->f.l3)
+		return pkt_pass(p, SLUICE_PASS_NOT_IP);
+	if (p->f.vlan_depth)	/* routed VLAN sub-interfaces: the kernel's */
+		return pkt_pass(p, SLUICE_PASS_L3_VLAN);
+	c.ifindex = p->ifindex;
+	c.l3_off = p->f.l3 - p->data;
+	c.l4_off = p->f.l4 ? p->f.l4 - p->data : 0;
+	c.eth_proto = p->f.eth_proto;
+	c.l4_proto = p->f.l4_proto;
+	c.fragment = p->f.fragment;
+	v = sluice_l3_xdp(p->ctx, &c);
+	p->reason = c.reason;
+	if (v == SLUICE_VERDICT_REDIRECT) {
+		p->routed = c.routed;
+		p->egress = c.egress;
+		p->egress_slot = c.egress_slot;
+		__builtin_memcpy(p->dmac, c.dmac, ETH_ALEN);
+		__builtin_memcpy(p->smac, c.smac, ETH_ALEN);
+		return SLUICE_VERDICT_REDIRECT;
+	}
+	/* (constants: the verifier knows nothing of a global function's
+	 * return value, and the exit indexes the counters with it) */
+	return v == SLUICE_VERDICT_DROP ? SLUICE_VERDICT_DROP : SLUICE_VERDICT_PASS;
+}
+
+#endif /* SLUICE_ROUTE_H */

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Connection tracking: what crosses the BPF / user-space boundary
+ * (docs/design.md section 3). Included by sluice.h. */
+#ifndef SLUICE_CT_H
+#define SLUICE_CT_H
+
+#include <linux/types.h>
+
+/* Flows in the confirmed table; the unconfirmed (LRU) table holds a quarter
+ * of that. Each flow takes two entries, one per direction. */
+#define SLUICE_CT_FLOWS_DEFAULT	(256 * 1024)
+#define SLUICE_CT_FLOWS_MIN	1024
+#define SLUICE_CT_FLOWS_MAX	(4 * 1024 * 1024)
+
+/* The zone number of the router itself in forward masks and rule matches. */
+#define SLUICE_ZONE_ROUTER	31
+
+struct sluice_ct4_key {
+	__be32 src, dst;
+	__be16 sport, dport;		/* ICMP echo: the identifier in both */
+	__u8 proto;			/* IPPROTO_* */
+	__u8 zone;			/* ingress zone of this direction */
+	__u16 pad;
+};
+SLUICE_ASSERT(sizeof(struct sluice_ct4_key) == 16, "struct sluice_ct4_key layout");
+
+struct sluice_ct6_key {
+	__be32 src[4], dst[4];
+	__be16 sport, dport;
+	__u8 proto;
+	__u8 zone;
+	__u16 pad;
+};
+SLUICE_ASSERT(sizeof(struct sluice_ct6_key) == 40, "struct sluice_ct6_key layout");
+
+enum sluice_ct_state {
+	SLUICE_CT_NONE = 0,
+	SLUICE_CT_SYN_SENT,		/* TCP: the originator's SYN */
+	SLUICE_CT_SYN_RECV,		/* TCP: the responder's SYN-ACK */
+	SLUICE_CT_ESTABLISHED,		/* TCP: handshake done (or picked up mid-stream) */
+	SLUICE_CT_FIN_WAIT,		/* TCP: a FIN in one direction */
+	SLUICE_CT_CLOSING,		/* TCP: FINs both ways */
+	SLUICE_CT_RESET,		/* TCP: a RST */
+	SLUICE_CT_UNREPLIED,		/* UDP, ICMP: one direction only so far */
+	SLUICE_CT_REPLIED,		/* UDP, ICMP: both directions */
+	SLUICE_CT_STATE_MAX,
+};
+
+enum sluice_ct_flags {
+	SLUICE_CT_REPLY		= 1 << 0,	/* this entry is the reply direction */
+	SLUICE_CT_FIN		= 1 << 1,	/* this direction sent a FIN */
+	SLUICE_CT_CONFIRMED	= 1 << 2,	/* in the confirmed (non-LRU) table */
+	SLUICE_CT_MIDSTREAM	= 1 << 3,	/* TCP picked up without a handshake */
+};
+
+enum sluice_ct_verdict {
+	SLUICE_CT_ACCEPT = 0,
+	SLUICE_CT_DROP,
+};
+
+/* NAT: what to write into this direction's packets (issue #10). */
+struct sluice_ct_nat4 {
+	__be32 saddr, daddr;
+	__be16 sport, dport;
+};
+
+/* One direction of a connection (design.md: 48 bytes, v4 and v6). */
+struct sluice_ct_entry {
+	__u64 last_seen;		/* bpf_ktime_get_coarse_ns() (CLOCK_MONOTONIC) */
+	__u64 packets;			/* this direction; plain adds, may miss a */
+	__u64 bytes;			/* concurrent increment (design.md) */
+	__u32 policy_gen;		/* generation the verdict was decided under */
+	__u16 rule_id;			/* the rule that decided, 0: zone policy */
+	__u8 verdict;			/* enum sluice_ct_verdict */
+	__u8 state;			/* enum sluice_ct_state, the flow's */
+	__u8 flags;			/* enum sluice_ct_flags */
+	__u8 zone_out;			/* egress zone of this direction */
+	__u16 pad;
+	struct sluice_ct_nat4 nat;	/* unused until NAT (#10), and for IPv6 */
+};
+SLUICE_ASSERT(sizeof(struct sluice_ct_entry) == 48, "struct sluice_ct_entry layout");
+
+/* Timeouts in seconds (config `conntrack { ... }`). */
+struct sluice_ct_timeouts {
+	__u32 tcp_established;		/* RFC 5382 REQ-5: at least 2 h 4 min */
+	__u32 tcp_transitory;		/* SYN, one FIN, RST: RFC 5382/7857 4 min */
+	__u32 tcp_closing;		/* FINs both ways (TIME_WAIT's 2 MSL) */
+	__u32 udp;			/* RFC 4787 REQ-5: at least 2 min, 5 recommended */
+	__u32 udp_unreplied;		/* one direction only (REQ-5's minimum) */
+	__u32 icmp;			/* echo */
+};
+
+#define SLUICE_CT_TCP_ESTABLISHED_DEFAULT	7440
+#define SLUICE_CT_TCP_TRANSITORY_DEFAULT	240
+#define SLUICE_CT_TCP_CLOSING_DEFAULT		120
+#define SLUICE_CT_UDP_DEFAULT			300
+#define SLUICE_CT_UDP_UNREPLIED_DEFAULT		120
+#define SLUICE_CT_ICMP_DEFAULT			60
+
+/* Runtime configuration the datapath reads on every packet (sluice_config,
+ * one entry, written by the loader). */
+struct sluice_dp_config {
+	__u32 policy_gen;		/* bumped when zone policy changes */
+	__u32 pad;
+	struct sluice_ct_timeouts timeouts;
+};
+SLUICE_ASSERT(sizeof(struct sluice_dp_config) == 32, "struct sluice_dp_config layout");
+
+#endif /* SLUICE_CT_H */

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "conntrack.h"
+
+const char *const ct_state_names[SLUICE_CT_STATE_MAX] = {
+	[SLUICE_CT_NONE] = "none",
+	[SLUICE_CT_SYN_SENT] = "syn-sent",
+	[SLUICE_CT_SYN_RECV] = "syn-recv",
+	[SLUICE_CT_ESTABLISHED] = "established",
+	[SLUICE_CT_FIN_WAIT] = "fin-wait",
+	[SLUICE_CT_CLOSING] = "closing",
+	[SLUICE_CT_RESET] = "reset",
+	[SLUICE_CT_UNREPLIED] = "unreplied",
+	[SLUICE_CT_REPLIED] = "replied",
+};
+
+uint32_t ct_timeout_s(const struct sluice_ct_timeouts *t, int proto, int state)
+{
+	switch (state) {
+	case SLUICE_CT_ESTABLISHED: return t->tcp_established;
+	case SLUICE_CT_CLOSING: return t->tcp_closing;
+	case SLUICE_CT_UNREPLIED: return proto == IPPROTO_UDP ? t->udp_unreplied : t->icmp;
+	case SLUICE_CT_REPLIED: return proto == IPPROTO_UDP ? t->udp : t->icmp;
+	default: return t->tcp_transitory;
+	}
+}
+
+/* The kernel's htab_elem on x86_64: an hlist_nulls_node or LRU node
+ * (16 bytes), a union of a per-CPU pointer / free-list link (16), the
+ * 32-bit hash, padding to 8; key and value each rounded up to 8. Buckets:
+ * one 16-byte struct bucket (list head + lock) per power of two at or above
+ * max_entries. Preallocated maps allocate every element up front. */
+uint64_t ct_table_bytes(uint32_t max_entries, uint32_t key_size, uint32_t value_size)
+{
+	uint64_t elem = 48 + ((key_size + 7) & ~7u) + ((value_size + 7) & ~7u);
+	uint64_t buckets = 1;
+
+	while (buckets < max_entries)
+		buckets <<= 1;
+	return elem * max_entries + buckets * 16;
+}
+
+/* ---- one generic walk over a table ---------------------------------------- */
+
+#define BATCH 1024
+
+typedef int (*ct_visit_fn)(void *ctx, int fd, bool v6, const void *key,
+			   const struct sluice_ct_entry *e);
+
+/* Visit every entry of FD. Keys and values are copied out first in
+ * batches (one system call per BATCH entries, not two per entry), so the
+ * visitor may delete entries: a hash walk that deletes as it goes can skip
+ * or repeat entries. */
+static int ct_walk(int fd, bool v6, ct_visit_fn fn, void *ctx)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	size_t ksz = v6 ? sizeof(struct sluice_ct6_key) : sizeof(struct sluice_ct4_key);
+	size_t vsz = sizeof(struct sluice_ct_entry), cap = 0, n = 0;
+	char *keys = NULL, *vals = NULL;
+	__u64 token[8];
+	bool first = true;
+	int ret = 0, err;
+
+	for (;;) {
+		__u32 count = BATCH;
+
+		if (n + BATCH > cap) {
+			char *k = realloc(keys, (cap + 4 * BATCH) * ksz);
+			char *v = k ? realloc(vals, (cap + 4 * BATCH) * vsz) : NULL;
+
+			if (k)
+				keys = k;
+			if (!v) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			vals = v;
+			cap += 4 * BATCH;
+		}
+		err = bpf_map_lookup_batch(fd, first ? NULL : token, token, keys + n * ksz,
+					   vals + n * vsz, &count, &o);
+		first = false;
+		n += count;
+		if (err) {
+			if (errno != ENOENT)
+				ret = -errno;
+			break;
+		}
+	}
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = fn(ctx, fd, v6, keys + i * ksz, (struct sluice_ct_entry *)(vals + i * vsz));
+out:
+	free(keys);
+	free(vals);
+	return ret;
+}
+
+/* The key of the other direction (design.md: the reverse of this
+ * direction's tuple, arriving from this entry's egress zone). */
+static void reverse_key(bool v6, const void *key, const struct sluice_ct_entry *e, void *out)
+{
+	if (!v6) {
+		const struct sluice_ct4_key *k = key;
+		struct sluice_ct4_key *r = out;
+
+		*r = (struct sluice_ct4_key){ .src = k->dst, .dst = k->src, .sport = k->dport,
+					      .dport = k->sport, .proto = k->proto,
+					      .zone = e->zone_out };
+	} else {
+		const struct sluice_ct6_key *k = key;
+		struct sluice_ct6_key *r = out;
+
+		memset(r, 0, sizeof(*r));
+		memcpy(r->src, k->dst, 16);
+		memcpy(r->dst, k->src, 16);
+		r->sport = k->dport;
+		r->dport = k->sport;
+		r->proto = k->proto;
+		r->zone = e->zone_out;
+	}
+}
+
+/* ---- sweep -------------------------------------------------------------------- */
+
+struct sweep_ctx {
+	const struct sluice_ct_timeouts *t;
+	uint64_t now;
+	struct ct_sweep_stats *st;
+};
+
+static int sweep_one(void *c, int fd, bool v6, const void *key, const struct sluice_ct_entry *e)
+{
+	struct sweep_ctx *s = c;
+	char rkey[sizeof(struct sluice_ct6_key)];
+	struct sluice_ct_entry peer;
+	uint64_t last = e->last_seen;
+	int proto = v6 ? ((const struct sluice_ct6_key *)key)->proto :
+			 ((const struct sluice_ct4_key *)key)->proto;
+	bool have_peer;
+
+	reverse_key(v6, key, e, rkey);
+	have_peer = !bpf_map_lookup_elem(fd, rkey, &peer);
+	if (e->flags & SLUICE_CT_REPLY) {
+		if (!have_peer) {	/* its originator went: nothing uses it */
+			bpf_map_delete_elem(fd, key);
+			s->st->orphans++;
+		}
+		return 0;
+	}
+	s->st->flows++;
+	if (have_peer && peer.last_seen > last)
+		last = peer.last_seen;
+	if (s->now <= last + (uint64_t)ct_timeout_s(s->t, proto, e->state) * 1000000000ULL)
+		return 0;
+	bpf_map_delete_elem(fd, key);
+	if (have_peer)
+		bpf_map_delete_elem(fd, rkey);
+	s->st->expired++;
+	return 0;
+}
+
+int ct_sweep(const struct ct_maps *m, const struct sluice_ct_timeouts *t, uint64_t now,
+	     struct ct_sweep_stats *st)
+{
+	struct sweep_ctx c = { .t = t, .now = now, .st = st };
+	int fds[4] = { m->v4, m->v4_new, m->v6, m->v6_new }, ret = 0;
+
+	memset(st, 0, sizeof(*st));
+	for (int i = 0; i < 4 && !ret; i++)
+		ret = ct_walk(fds[i], i >= 2, sweep_one, &c);
+	return ret;
+}
+
+/* ---- list and flush ------------------------------------------------------------- */
+
+static bool addr_eq(bool v6, const void *a, const __u8 *b)
+{
+	return !memcmp(a, b, v6 ? 16 : 4);
+}
+
+static bool matches(const struct ct_filter *f, bool v6, const void *key)
+{
+	const struct sluice_ct4_key *k4 = key;
+	const struct sluice_ct6_key *k6 = key;
+	int proto = v6 ? k6->proto : k4->proto;
+	int sport = ntohs(v6 ? k6->sport : k4->sport), dport = ntohs(v6 ? k6->dport : k4->dport);
+
+	if (f->family && f->family != (v6 ? AF_INET6 : AF_INET))
+		return false;
+	if (f->proto >= 0 && f->proto != proto)
+		return false;
+	if (f->port >= 0 && f->port != sport && f->port != dport)
+		return false;
+	if (f->has_addr) {
+		const void *src = v6 ? (const void *)k6->src : (const void *)&k4->src;
+		const void *dst = v6 ? (const void *)k6->dst : (const void *)&k4->dst;
+
+		if (!addr_eq(v6, src, f->addr) && !addr_eq(v6, dst, f->addr))
+			return false;
+	}
+	return true;
+}
+
+struct list_ctx {
+	const struct ct_filter *f;
+	const char *const *zones;
+	int n_zones;
+	const struct sluice_ct_timeouts *t;
+	bool json;
+	FILE *out;
+	int n;
+	uint64_t now;
+};
+
+static const char *zone_name(const struct list_ctx *c, int z, char *buf, size_t len)
+{
+	if (z == SLUICE_ZONE_ROUTER)
+		return "router";
+	if (z >= 0 && z < c->n_zones && c->zones[z])
+		return c->zones[z];
+	snprintf(buf, len, "zone%d", z);
+	return buf;
+}
+
+static const char *proto_name(int proto, char *buf, size_t len)
+{
+	switch (proto) {
+	case IPPROTO_TCP: return "tcp";
+	case IPPROTO_UDP: return "udp";
+	case IPPROTO_ICMP: return "icmp";
+	case IPPROTO_ICMPV6: return "icmpv6";
+	}
+	snprintf(buf, len, "%d", proto);
+	return buf;
+}
+
+static int list_one(void *ctx, int fd, bool v6, const void *key, const struct sluice_ct_entry *e)
+{
+	struct list_ctx *c = ctx;
+	const struct sluice_ct4_key *k4 = key;
+	const struct sluice_ct6_key *k6 = key;
+	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN], zb[2][16], pb[8];
+	char rkey[sizeof(struct sluice_ct6_key)];
+	struct sluice_ct_entry peer = {};
+	int proto = v6 ? k6->proto : k4->proto, zin = v6 ? k6->zone : k4->zone;
+	double age;
+
+	if (e->flags & SLUICE_CT_REPLY || !matches(c->f, v6, key))
+		return 0;
+	reverse_key(v6, key, e, rkey);
+	bpf_map_lookup_elem(fd, rkey, &peer);
+	inet_ntop(v6 ? AF_INET6 : AF_INET, v6 ? (const void *)k6->src : (const void *)&k4->src,
+		  src, sizeof(src));
+	inet_ntop(v6 ? AF_INET6 : AF_INET, v6 ? (const void *)k6->dst : (const void *)&k4->dst,
+		  dst, sizeof(dst));
+	age = c->now > e->last_seen ? (c->now - (peer.last_seen > e->last_seen ?
+						  peer.last_seen : e->last_seen)) / 1e9 : 0;
+	if (c->json) {
+		fprintf(c->out, "%s\n  {\"from\": \"%s\", \"to\": \"%s\", \"proto\": \"%s\", "
+			"\"src\": \"%s\", \"dst\": \"%s\", \"sport\": %u, \"dport\": %u, "
+			"\"state\": \"%s\", \"confirmed\": %s, \"idle_s\": %.1f, "
+			"\"timeout_s\": %u, \"packets\": [%llu, %llu], \"bytes\": [%llu, %llu]}",
+			c->n ? "," : "", zone_name(c, zin, zb[0], 16),
+			zone_name(c, e->zone_out, zb[1], 16), proto_name(proto, pb, sizeof(pb)),
+			src, dst, ntohs(v6 ? k6->sport : k4->sport), ntohs(v6 ? k6->dport : k4->dport),
+			e->state < SLUICE_CT_STATE_MAX ? ct_state_names[e->state] : "?",
+			e->flags & SLUICE_CT_CONFIRMED ? "true" : "false", age,
+			ct_timeout_s(c->t, proto, e->state),
+			(unsigned long long)e->packets, (unsigned long long)peer.packets,
+			(unsigned long long)e->bytes, (unsigned long long)peer.bytes);
+	} else {
+		char a[INET6_ADDRSTRLEN + 8], b[INET6_ADDRSTRLEN + 8];
+
+		snprintf(a, sizeof(a), v6 ? "[%s]:%u" : "%s:%u", src, ntohs(v6 ? k6->sport : k4->sport));
+		snprintf(b, sizeof(b), v6 ? "[%s]:%u" : "%s:%u", dst, ntohs(v6 ? k6->dport : k4->dport));
+		fprintf(c->out, "%-6s %-8s -> %-8s %-23s %-23s %-11s %7.0fs %8llu %10llu %8llu %10llu\n",
+			proto_name(proto, pb, sizeof(pb)), zone_name(c, zin, zb[0], 16),
+			zone_name(c, e->zone_out, zb[1], 16), a, b,
+			e->state < SLUICE_CT_STATE_MAX ? ct_state_names[e->state] : "?", age,
+			(unsigned long long)e->packets, (unsigned long long)e->bytes,
+			(unsigned long long)peer.packets, (unsigned long long)peer.bytes);
+	}
+	c->n++;
+	return 0;
+}
+
+int ct_list(const struct ct_maps *m, const struct ct_filter *f, const char *const *zone_names,
+	    int n_zones, const struct sluice_ct_timeouts *t, bool json, FILE *out)
+{
+	struct list_ctx c = { .f = f, .zones = zone_names, .n_zones = n_zones, .t = t,
+			      .json = json, .out = out };
+	int fds[4] = { m->v4, m->v4_new, m->v6, m->v6_new }, ret = 0;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	c.now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	if (json)
+		fputc('[', out);
+	else
+		fprintf(out, "%-6s %-8s    %-8s %-23s %-23s %-11s %8s %8s %10s %8s %10s\n", "proto",
+			"from", "to", "source", "destination", "state", "idle", "pkts", "bytes",
+			"pkts<-", "bytes<-");
+	for (int i = 0; i < 4 && !ret; i++)
+		ret = ct_walk(fds[i], i >= 2, list_one, &c);
+	if (json)
+		fprintf(out, "%s]\n", c.n ? "\n" : "");
+	return ret;
+}
+
+struct flush_ctx {
+	const struct ct_filter *f;
+	long n;
+};
+
+static int flush_one(void *ctx, int fd, bool v6, const void *key, const struct sluice_ct_entry *e)
+{
+	struct flush_ctx *c = ctx;
+	char rkey[sizeof(struct sluice_ct6_key)];
+
+	if (e->flags & SLUICE_CT_REPLY || !matches(c->f, v6, key))
+		return 0;
+	reverse_key(v6, key, e, rkey);
+	bpf_map_delete_elem(fd, rkey);
+	if (!bpf_map_delete_elem(fd, key))
+		c->n++;
+	return 0;
+}
+
+long ct_flush(const struct ct_maps *m, const struct ct_filter *f)
+{
+	struct flush_ctx c = { .f = f };
+	int fds[4] = { m->v4, m->v4_new, m->v6, m->v6_new }, ret = 0;
+
+	for (int i = 0; i < 4 && !ret; i++)
+		ret = ct_walk(fds[i], i >= 2, flush_one, &c);
+	return ret ? ret : c.n;
+}

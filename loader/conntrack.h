@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The connection table from user space: sweeping expired flows (the
+ * daemon), listing and flushing (`sluice conntrack`), and what the tables
+ * cost in memory (`sluice status`). docs/design.md section 3. */
+#ifndef SLUICE_LOADER_CONNTRACK_H
+#define SLUICE_LOADER_CONNTRACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include "sluice.h"
+
+/* The four tables, as file descriptors. */
+struct ct_maps {
+	int v4, v4_new, v6, v6_new;
+};
+
+/* Which flows `conntrack` and `conntrack flush` act on; zero: all. */
+struct ct_filter {
+	int family;		/* AF_INET, AF_INET6 or 0 */
+	__u8 addr[16];		/* matches either end of the flow */
+	bool has_addr;
+	int proto;		/* IPPROTO_*, or -1 */
+	int port;		/* either port, or -1 */
+};
+
+struct ct_sweep_stats {
+	uint64_t flows;		/* flows seen (originating entries) */
+	uint64_t expired;	/* flows removed: both directions timed out */
+	uint64_t orphans;	/* reply entries without their originating entry */
+};
+
+/* Delete every flow whose both directions have timed out, and reply
+ * halves left without their originator. NOW: CLOCK_MONOTONIC ns. */
+int ct_sweep(const struct ct_maps *m, const struct sluice_ct_timeouts *t, uint64_t now,
+	     struct ct_sweep_stats *st);
+
+/* Print the flows that match F: a table, or one JSON array. */
+int ct_list(const struct ct_maps *m, const struct ct_filter *f, const char *const *zone_names,
+	    int n_zones, const struct sluice_ct_timeouts *t, bool json, FILE *out);
+
+/* Remove the flows that match F (both directions). Returns how many, or
+ * -errno. */
+long ct_flush(const struct ct_maps *m, const struct ct_filter *f);
+
+/* Bytes a hash table of MAX_ENTRIES elements takes in the kernel, element
+ * headers and buckets included (6.1's bytes_memlock leaves the headers
+ * out; design.md section 3 has the arithmetic). */
+uint64_t ct_table_bytes(uint32_t max_entries, uint32_t key_size, uint32_t value_size);
+
+/* The timeout of STATE for PROTO, in seconds. */
+uint32_t ct_timeout_s(const struct sluice_ct_timeouts *t, int proto, int state);
+
+extern const char *const ct_state_names[SLUICE_CT_STATE_MAX];
+
+#endif

@@ -1,0 +1,240 @@
+#!/bin/bash
+# Routing fast path, connection tracking and the zone firewall on the
+# reference topology: LAN to internet in both address families, unsolicited
+# traffic from the internet dropped, the router's own traffic, ICMP errors,
+# MTU, policy changes cutting open flows, `sluice conntrack`.
+SUITE=netns
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/selftests/netns/topology.sh"
+require_root
+
+WORK=$(mktemp -d /tmp/sluice-test.XXXXXX)
+cleanup() { topo_down; rm -rf "$WORK"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if ! topo_up >"$WORK/topo.log" 2>&1; then
+	fail "reference topology comes up"; detail "$WORK/topo.log"; exit 1
+fi
+in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+listening() { ip netns exec "$1" ss -Hl"$3"n "sport = :$2" | grep -q .; }
+stats_json() { rsluice stats --json -i 0; }
+port_ctr() {	# port_ctr JSON PORT EXPR-on-p
+	json_get "$1" "[$3 for p in j['ports'] if p['name']=='$2'][0]"
+}
+ct_json() { rsluice conntrack --json "$@"; }
+
+# The router's policy: LAN may open connections to the internet, the
+# internet nothing; the router answers the LAN, not the WAN.
+CFG=$WORK/route.conf
+write_cfg() {
+	cat > "$CFG" <<EOF
+zone lan {
+	interfaces br-lan
+	input accept
+}
+zone wan {
+	interfaces wan0
+	input drop
+}
+$1
+EOF
+}
+write_cfg "forward lan -> wan"
+
+# udp_ask NS SRC DST PORT: one datagram out, the answer's text (or the error)
+udp_ask() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$4" <<'EOF'
+import socket, sys
+src, dst, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_DGRAM)
+s.settimeout(2)
+if src != "-":
+    s.bind((src, 0))
+s.connect((dst, port))
+try:
+    s.send(b"ping")
+    print(s.recv(100).decode())
+except ConnectionRefusedError:
+    print("refused")
+except socket.timeout:
+    print("timeout")
+EOF
+}
+
+# A UDP echo server in NS on ADDR:PORT (bound to the address, platform.md).
+udp_echo() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
+import socket, sys
+addr, port = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((addr, port))
+s.settimeout(60)
+while True:
+    try:
+        d, a = s.recvfrom(100)
+    except socket.timeout:
+        break
+    s.sendto(b"echo:" + d, a)
+EOF
+}
+
+# tcp_open NS DST PORT: exit 0 when a TCP connection is accepted in 2 s.
+tcp_open() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET)
+s.settimeout(2)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+except OSError:
+    sys.exit(1)
+EOF
+}
+
+t_up() {
+	if rsluice up -c "$CFG" >"$WORK/up.log" 2>&1; then
+		pass "up with zone policy lan -> wan"
+	else
+		fail "up with zone policy lan -> wan"; detail "$WORK/up.log"; exit 1
+	fi
+}
+
+# Every LAN host reaches the internet with ICMP, UDP and TCP; the flows
+# are tracked, and most of the TCP transfer took the fast path.
+t_lan_to_wan() {
+	local i ok=1 s0 s1 red pass n
+	udp_echo "$INET" 203.0.113.1 7007
+	in_ns "$INET" iperf3 -s -B 203.0.113.1 -D -p 5301
+	wait_for 3000 listening "$INET" 5301 t
+	for i in 1 2 3 4 5; do
+		in_ns "$TAG-h$i" ping -c2 -i0.2 -W2 203.0.113.1 >/dev/null 2>&1 || { ok=0; echo "h$i ping" >>"$WORK/l2w"; }
+		[ "$(udp_ask "$TAG-h$i" - 203.0.113.1 7007)" = "echo:ping" ] || { ok=0; echo "h$i udp" >>"$WORK/l2w"; }
+	done
+	[ $ok = 1 ] && pass "ICMP and UDP from all five LAN hosts to the internet, replies come back" ||
+		{ fail "ICMP and UDP from all five LAN hosts to the internet, replies come back"; detail "$WORK/l2w"; }
+
+	n=$(json_get "$(ct_json --proto udp)" "len([f for f in j if f['dport']==7007 and f['state']=='replied'])")
+	[ "$n" = 5 ] && pass "conntrack lists the five UDP flows as replied" ||
+		fail "conntrack lists the five UDP flows as replied (found $n)"
+
+	s0=$(stats_json)
+	if in_ns "$H1" timeout 20 iperf3 -c 203.0.113.1 -p 5301 -t 2 -J >"$WORK/ip.json"; then
+		s1=$(stats_json)
+		red=$(( $(port_ctr "$s1" lan1 "p['redirect']['packets']") - $(port_ctr "$s0" lan1 "p['redirect']['packets']") ))
+		pass=$(( $(port_ctr "$s1" lan1 "p['pass']['packets']") - $(port_ctr "$s0" lan1 "p['pass']['packets']") ))
+		if [ $((red * 100)) -ge $(( (red + pass) * 99 )) ] && [ "$red" -gt 1000 ]; then
+			pass "TCP LAN to internet: $red of $((red + pass)) frames on the fast path"
+		else
+			fail "TCP LAN to internet: only $red of $((red + pass)) frames on the fast path"
+		fi
+	else
+		fail "TCP LAN to internet (iperf3)"; detail "$WORK/ip.json"
+	fi
+}
+
+t_ipv6() {
+	local n
+	expect "ping6 LAN to internet" in_ns "$H2" ping -6 -c2 -i0.2 -W2 2001:db8:113::1
+	udp_echo "$INET" 2001:db8:113::1 7008
+	sleep 0.3
+	[ "$(udp_ask "$H2" - 2001:db8:113::1 7008)" = "echo:ping" ] &&
+		pass "UDP over IPv6 LAN to internet" || fail "UDP over IPv6 LAN to internet"
+	n=$(json_get "$(ct_json --proto udp)" "len([f for f in j if f['dport']==7008])")
+	[ "$n" = 1 ] && pass "conntrack tracks the IPv6 flow" || fail "conntrack tracks the IPv6 flow (found $n)"
+}
+
+# Nothing from the internet gets in unless a LAN host asked for it.
+t_unsolicited() {
+	local s0 s1 d
+	in_ns "$H3" iperf3 -s -B 192.168.10.13 -D -p 5302
+	udp_echo "$H3" 192.168.10.13 7009
+	wait_for 3000 listening "$H3" 5302 t
+	s0=$(stats_json)
+	tcp_open "$INET" 192.168.10.13 5302 && fail "unsolicited TCP from the internet is dropped" ||
+		pass "unsolicited TCP from the internet is dropped"
+	[ "$(udp_ask "$INET" - 192.168.10.13 7009)" = timeout ] &&
+		pass "unsolicited UDP from the internet is dropped" ||
+		fail "unsolicited UDP from the internet is dropped"
+	tcp_open "$INET" fd00:10::13 5302 && fail "unsolicited IPv6 TCP from the internet is dropped" ||
+		pass "unsolicited IPv6 TCP from the internet is dropped"
+	s1=$(stats_json)
+	d=$(( $(port_ctr "$s1" wan0 "p['drop_reasons']['policy']") - $(port_ctr "$s0" wan0 "p['drop_reasons']['policy']") ))
+	[ "$d" -ge 3 ] && pass "the drops are counted as policy on wan0 ($d)" ||
+		fail "the drops are counted as policy on wan0 ($d)"
+	tcp_open "$H4" 192.168.10.13 5302 && pass "LAN to LAN still reaches the server" ||
+		fail "LAN to LAN still reaches the server"
+}
+
+# The router: reachable from the LAN, not from the WAN; its own connections
+# to the internet work although the WAN's input policy is drop.
+t_router() {
+	expect "LAN pings the router" in_ns "$H1" ping -c1 -W2 192.168.10.1
+	in_ns "$INET" ping -c1 -W1 203.0.113.2 >/dev/null 2>&1 &&
+		fail "the internet cannot ping the router (input drop)" ||
+		pass "the internet cannot ping the router (input drop)"
+	[ "$(udp_ask "$RTR" 203.0.113.2 203.0.113.1 7007)" = "echo:ping" ] &&
+		pass "the router's own UDP (DNS-like) query to the internet gets its answer" ||
+		fail "the router's own UDP (DNS-like) query to the internet gets its answer"
+	tcp_open "$RTR" 203.0.113.1 5301 && pass "the router's own TCP connection to the internet" ||
+		fail "the router's own TCP connection to the internet"
+	in_ns "$RTR" iperf3 -s -B 192.168.10.1 -D -p 5303
+	wait_for 3000 listening "$RTR" 5303 t
+	tcp_open "$H5" 192.168.10.1 5303 && pass "LAN opens TCP to the router (SSH-like)" ||
+		fail "LAN opens TCP to the router (SSH-like)"
+}
+
+# ICMP errors about tracked flows reach the host; TTL expiry and MTU are
+# the kernel's to answer.
+t_icmp() {
+	[ "$(udp_ask "$H1" - 203.0.113.1 9)" = refused ] &&
+		pass "port unreachable from the internet reaches the LAN host (related)" ||
+		fail "port unreachable from the internet reaches the LAN host (related)"
+	in_ns "$H1" ping -c1 -W2 -t1 203.0.113.1 2>&1 | grep -q "192.168.10.1.*Time to live exceeded" &&
+		pass "TTL 1 through the router: time exceeded from the router hop" ||
+		fail "TTL 1 through the router: time exceeded from the router hop"
+	ip -n "$RTR" link set wan0 mtu 1400
+	ip -n "$INET" link set eth0 mtu 1400
+	in_ns "$H1" ping -c1 -W2 -M do -s 1450 203.0.113.1 2>&1 | grep -qi "frag needed\|mtu = 1400\|message too long" &&
+		pass "DF ping over a 1400-byte link gets fragmentation-needed back" ||
+		fail "DF ping over a 1400-byte link gets fragmentation-needed back"
+	in_ns "$H1" ping -c1 -W2 -s 1300 203.0.113.1 >/dev/null 2>&1 &&
+		pass "a 1328-byte ping fits the smaller link" || fail "a 1328-byte ping fits the smaller link"
+	ip -n "$RTR" link set wan0 mtu 1500
+	ip -n "$INET" link set eth0 mtu 1500
+}
+
+# A reload keeps the table; a policy that no longer allows a flow cuts it
+# on its next packet; flush empties the table.
+t_policy() {
+	local n0 n1
+	n0=$(json_get "$(ct_json)" "len(j)")
+	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1
+	n1=$(json_get "$(ct_json)" "len(j)")
+	[ "$n0" -gt 0 ] && [ "$n1" = "$n0" ] && pass "reload keeps the connection table ($n1 flows)" ||
+		{ fail "reload keeps the connection table ($n0 -> $n1 flows)"; detail "$WORK/reload.log"; }
+	udp_echo "$INET" 203.0.113.1 7010
+	sleep 0.3
+	[ "$(udp_ask "$H2" 192.168.10.12 203.0.113.1 7010)" = "echo:ping" ] || fail "flow before the policy change"
+	write_cfg ""
+	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1
+	[ "$(udp_ask "$H2" - 203.0.113.1 7010)" = timeout ] &&
+		pass "removing forward lan -> wan cuts open flows on their next packet" ||
+		fail "removing forward lan -> wan cuts open flows on their next packet"
+	write_cfg "forward lan -> wan"
+	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1
+	[ "$(udp_ask "$H2" - 203.0.113.1 7010)" = "echo:ping" ] &&
+		pass "restoring it lets them through again" || fail "restoring it lets them through again"
+	rsluice conntrack flush >"$WORK/flush.log" 2>&1
+	n1=$(json_get "$(ct_json)" "len(j)")
+	[ "$n1" = 0 ] && pass "conntrack flush empties the table" ||
+		{ fail "conntrack flush empties the table ($n1 left)"; detail "$WORK/flush.log"; }
+}
+
+for t in t_up t_lan_to_wan t_ipv6 t_unsolicited t_router t_icmp t_policy; do
+	start=$SECONDS
+	$t
+	echo "# $t: $((SECONDS - start)) s"
+done
+rsluice down >/dev/null 2>&1
