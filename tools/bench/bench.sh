@@ -40,10 +40,11 @@ done
 GEN=$TOP/build/benchgen
 if [ "$QUICK" = 1 ]; then
 	RUNS=1 SECS=1 STAT_SECS=1
-	RULE_SIZES="0 1000" FLOW_SIZES="1000 10000"
+	RULE_SIZES="0 1000" FLOW_SIZES="1000 10000" FLOWS_FW="1000 10000"
 else
 	RUNS=${BENCH_RUNS:-5} SECS=${BENCH_SECS:-3} STAT_SECS=2
 	RULE_SIZES="0 1000 15000 100000" FLOW_SIZES="10000 100000 1000000"
+	FLOWS_FW="10000 100000 200000"	# sluice's default table holds 262144 flows
 fi
 GEN_CPU=1	# the generator and everything it triggers run on this CPU
 
@@ -226,6 +227,35 @@ prime_lan_wan() {	# FLOWS
 	sleep 0.2
 }
 
+# The zone policy alone, routed without NAT (the internet namespace routes
+# the LAN prefix back): nftables as users write it, and sluice's config.
+nft_fw() {
+	cat > "$WORK/fw.nft" <<NFT
+flush ruleset
+table inet fw {
+	chain forward {
+		type filter hook forward priority 0; policy drop;
+		ct state established,related accept
+		iifname "br-lan" oifname "wan0" accept
+	}
+}
+NFT
+	ip netns exec "$RTR" nft -f "$WORK/fw.nft" 2>"$WORK/nft.err"
+}
+sluice_fw_up() {
+	printf 'zone lan {\n interfaces br-lan\n}\nzone wan {\n interfaces wan0\n input drop\n}\nforward lan -> wan\n' \
+		> "$WORK/fw.conf"
+	rsluice up -c "$WORK/fw.conf" >"$WORK/sluice.log" 2>&1
+}
+prime_routed() {	# FLOWS: each flow once each way, so trackers see it answered
+	prime --gen-ns "$H1" --gen-if eth0 --dst-mac "$BR_MAC" --src-ip 192.168.10.11 \
+		--dst-ip 203.0.113.1 --flows "$1" --count "$1"
+	sleep 0.2
+	prime --gen-ns "$INET" --gen-if eth0 --dst-mac "$WAN_MAC" --src-ip 203.0.113.1 \
+		--dst-ip 192.168.10.11 --flows "$1" --count "$1" --reverse
+	sleep 0.2
+}
+
 # ---- 1: what sluice costs before it helps ------------------------------------
 s1() {
 	local args
@@ -308,7 +338,30 @@ s3() {
 		sluice_up && { prime_lan_wan $flows; measure 3 "sluice NAT" "${args[@]}"
 			progstat 3 "sluice NAT" "$(sluice_prog_id)" "${args[@]}"; sluice_down; }
 	else
-		na 3 "sluice NAT" "not available yet (routing and conntrack #9, NAT #10)"
+		na 3 "sluice NAT" "not available yet (NAT, issue #10)"
+	fi
+
+	# The same traffic routed without NAT through the zone policy (#9).
+	topo_down
+	bench_topo_up 1
+	# shellcheck disable=SC2207
+	args=($(lan_wan_args $flows))
+	if nft_fw; then
+		prime_routed $flows
+		measure 3 "routed, nftables ct state policy" "${args[@]}"
+	else
+		na 3 "routed, nftables ct state policy" "nft failed: $(head -1 "$WORK/nft.err")"
+	fi
+	nft_off
+	if ! have_feature conntrack; then
+		na 3 "routed, sluice zone policy" "not available yet (routing and conntrack, issue #9)"
+	elif sluice_fw_up; then
+		prime_routed $flows
+		measure 3 "routed, sluice zone policy" "${args[@]}"
+		progstat 3 "routed, sluice zone policy" "$(sluice_prog_id)" "${args[@]}"
+		sluice_down
+	else
+		na 3 "routed, sluice zone policy" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
 	fi
 }
 
@@ -422,10 +475,31 @@ s6() {
 			na 6 "nftables conntrack, $n flows" "nft failed: $(head -1 "$WORK/nft.err")"
 		fi
 		nft_off
-		if have_feature conntrack; then
-			na 6 "sluice conntrack, $n flows" "feature present but not wired into the bench yet"
+	done
+	# Without NAT: sluice's tracker against the kernel's, same policy.
+	topo_down
+	bench_topo_up 1
+	for n in $FLOWS_FW; do
+		if nft_fw; then
+			prime_routed "$n"
+			# shellcheck disable=SC2046
+			measure 6 "routed, nftables conntrack, $n flows" $(lan_wan_args "$n")
+			note 6 "routed, nftables conntrack, $n flows" conntrack_entries "$(ct_count)"
 		else
-			na 6 "sluice conntrack, $n flows" "not available yet (connection tracking, issue #9)"
+			na 6 "routed, nftables conntrack, $n flows" "nft failed: $(head -1 "$WORK/nft.err")"
+		fi
+		nft_off
+		if ! have_feature conntrack; then
+			na 6 "routed, sluice conntrack, $n flows" "not available yet (connection tracking, issue #9)"
+		elif sluice_fw_up; then
+			prime_routed "$n"
+			# shellcheck disable=SC2046
+			measure 6 "routed, sluice conntrack, $n flows" $(lan_wan_args "$n")
+			note 6 "routed, sluice conntrack, $n flows" conntrack_entries \
+				"$(rsluice conntrack --json 2>/dev/null | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>/dev/null || echo 0)"
+			sluice_down
+		else
+			na 6 "routed, sluice conntrack, $n flows" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
 		fi
 	done
 }
