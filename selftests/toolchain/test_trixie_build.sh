@@ -30,7 +30,8 @@ WHAT="Debian 13 toolchain builds sluice"
 CACHE=${SLUICE_CACHE:-/var/cache/sluice}
 ROOT=$CACHE/trixie-root
 MIRROR=${SLUICE_TRIXIE_MIRROR:-http://deb.debian.org/debian}
-INCLUDE=clang,llvm,libbpf-dev,bpftool,libmnl-dev,libelf-dev,zlib1g-dev,make,pkg-config,gcc,libc6-dev
+# iproute2: the packet fixtures build their own ports and routes with ip(8).
+INCLUDE=clang,llvm,libbpf-dev,bpftool,libmnl-dev,libelf-dev,zlib1g-dev,make,pkg-config,gcc,libc6-dev,iproute2
 MARKER=.sluice-trixie-root	# in the root; written last, before the rename
 CLEAN_ENV=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C)
 

@@ -1231,7 +1231,6 @@ static int mac_of(const char *dev, unsigned char *mac)
 static int make_l3(void)
 {
 	static const char *const cmds[] = {
-		"sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1",
 		"ip link add wan0 type veth peer name wan0p",
 		"ip link set wan0 mtu 1400 up",
 		"ip link set wan0p up",
@@ -1257,6 +1256,18 @@ static int make_l3(void)
 		"ip neigh add 198.51.100.5 lladdr 02:00:00:00:00:dd dev dmz0 nud permanent",
 	};
 
+	static const char *const forwarding[] = {	/* this namespace's, no sysctl(8) needed */
+		"/proc/sys/net/ipv4/ip_forward", "/proc/sys/net/ipv6/conf/all/forwarding",
+	};
+
+	for (size_t i = 0; i < sizeof(forwarding) / sizeof(forwarding[0]); i++) {
+		FILE *f = fopen(forwarding[i], "w");
+
+		if (!f || fputs("1", f) < 0 || fclose(f)) {
+			printf("FAIL xdp: %s: %s\n", forwarding[i], strerror(errno));
+			return -1;
+		}
+	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (system(cmds[i])) {
 			printf("FAIL xdp: %s failed\n", cmds[i]);
