@@ -59,7 +59,11 @@ run_suite() {
 	wait "$SUITE_PID"
 	rc=$?
 	SUITE_PID=
-	if [ "$rc" != 0 ] && ! grep -q '^FAIL ' "$out"; then
+	# A guest that panicked or hung fails the run in its own line, even
+	# after other failures: its later suites never ran.
+	if { [ "$rc" = 124 ] || [ "$rc" = 125 ]; } && grep -q '^GUEST FAILURE: ' "$out"; then
+		echo "FAIL [$LABEL] $name: $(grep -m1 '^GUEST FAILURE: ' "$out")" | tee -a "$LOG"
+	elif [ "$rc" != 0 ] && ! grep -q '^FAIL ' "$out"; then
 		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 			echo "FAIL [$LABEL] $name: timed out after ${limit}s" | tee -a "$LOG"
 		else
