@@ -173,16 +173,21 @@ FLOOD_INTERVAL=0.002	# 500 echo requests a second per flood
 
 # replies_at_least LOG N: LOG holds at least N echo replies.
 replies_at_least() { [ "$(grep -c 'icmp_seq=' "$1")" -ge "$2" ]; }
-# ping_gaps LOG: "<replies> <first seq> <missing seqs>" over the replies in
-# LOG (seq numbers wrap at 65536). A reply missing before the last one is
-# a lost packet; requests after the last reply were still in flight when
-# the flood was stopped.
+# ping_gaps LOG: "<replies> <lowest seq> <missing seqs>" over the replies
+# in LOG. A seq missing below the highest one answered is a lost packet;
+# requests after it were still in flight when the flood was stopped. Replies
+# may come out of order (two vCPUs) and seq numbers wrap at 65536: each is
+# unwrapped against the one before.
 ping_gaps() {
 	awk '/icmp_seq=/ && !/DUP!/ {
 		match($0, /icmp_seq=[0-9]+/); q = substr($0, RSTART + 9, RLENGTH - 9) + 0
-		if (n == 0) first = q; else miss += (q - prev - 1 + 65536) % 65536
-		prev = q; n++
-	} END { printf "%d %d %d\n", n, first, miss }' "$1"
+		if (n++ == 0) u = q
+		else { d = (q - prev + 65536) % 65536; u += d < 32768 ? d : d - 65536 }
+		prev = q
+		if (!(u in seen)) { seen[u] = 1; uniq++ }
+		if (n == 1 || u < lo) lo = u
+		if (n == 1 || u > hi) hi = u
+	} END { printf "%d %d %d\n", uniq, lo, n ? hi - lo + 1 - uniq : 0 }' "$1"
 }
 
 t_reload() {
