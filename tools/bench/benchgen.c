@@ -272,8 +272,17 @@ static unsigned long long generate(const struct opts *o, int prog_fd, unsigned i
 			sent += run_frames(prog_fd, ifindex, frame, len,
 					   o->count - sent < chunk ? o->count - sent : chunk);
 	} else if (!o->rate) {
-		while (now_s() < end)
+		/* A chunk runs to its end, and a slow path (a 100k-rule chain
+		 * costs milliseconds a packet) would hold the run for minutes:
+		 * start small and grow while a chunk takes under 20 ms. */
+		chunk = 256;
+		while (now_s() < end) {
+			double t = now_s();
+
 			sent += run_frames(prog_fd, ifindex, frame, len, chunk);
+			if (now_s() - t < 0.02 && chunk < (1 << 16))
+				chunk *= 2;
+		}
 	} else {	/* paced: one millisecond's worth per tick */
 		per_tick = o->rate / 1000 ? o->rate / 1000 : 1;
 		clock_gettime(CLOCK_MONOTONIC, &next);
