@@ -37,7 +37,8 @@ case $RELOADS$RUNS in *[!0-9]*) usage ;; esac
 cd "$TOP" || exit 2
 export SLUICE_QEMU_ACCEL=$ACCEL SLUICE_RELOADS=$RELOADS SLUICE_TEST_SLOWDOWN=${SLUICE_TEST_SLOWDOWN:-10}
 export SLUICE_GUEST_ENV="SLUICE_RELOADS SLUICE_TEST_SLOWDOWN"
-panics=0 failures=0
+panics=0 failures=0 err=
+trap '[ -n "$err" ] && rm -f "$err" "$err.out"' EXIT
 for run in $(seq "$RUNS"); do
 	echo "== run $run of $RUNS: $KERNEL, -accel $ACCEL -smp 2, $RELOADS reloads"
 	start=$SECONDS
