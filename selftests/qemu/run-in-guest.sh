@@ -300,8 +300,8 @@ IMAGE=$KDIR/$SLUICE_KIMAGE
 # floods: 6.12 thread=multi -smp 2 panicked in 6 of 6 runs, thread=single
 # -smp 2 in 0 of 5, thread=multi -smp 1 in 0 of 2, 6.1 thread=multi in 0 of 1
 # (figures in selftests/qemu/README.md). Two vCPUs stay, so per-CPU maps and
-# cross-CPU races are still exercised; the suites also run faster this way on
-# our 2-core machines. Reproduce (exits 1 when the guest panicked):
+# cross-CPU races are still exercised; the suites take about as long as with
+# thread=multi. Reproduce (exits 1 when the guest panicked):
 #   sudo selftests/qemu/repro-reload-panic.sh     # 6.12, thread=multi, 80 reloads
 # SLUICE_QEMU_ACCEL overrides the mode (e.g. tcg,thread=multi). A panic in
 # thread=single is not this artifact: it is a real bug to find.
