@@ -44,7 +44,7 @@ if [ "$QUICK" = 1 ]; then
 else
 	RUNS=${BENCH_RUNS:-5} SECS=${BENCH_SECS:-3} STAT_SECS=2
 	RULE_SIZES="0 1000 15000 100000" FLOW_SIZES="10000 100000 1000000"
-	FLOWS_FW="10000 100000 200000"	# sluice's default table holds 262144 flows
+	FLOWS_FW="10000 100000 1000000"
 fi
 GEN_CPU=1	# the generator and everything it triggers run on this CPU
 
@@ -219,11 +219,25 @@ lan_wan_args() {
 		--dst-ip 203.0.113.1 --sink-ns "$INET" --sink-if eth0 --flows "$1"
 }
 prime_lan_wan() {	# FLOWS
-	prime --gen-ns "$H1" --gen-if eth0 --dst-mac "$BR_MAC" --src-ip 192.168.10.11 \
-		--dst-ip 203.0.113.1 --flows "$1" --count "$1"
-	sleep 0.2
-	prime --gen-ns "$INET" --gen-if eth0 --dst-mac "$WAN_MAC" --src-ip 203.0.113.1 \
-		--dst-ip 203.0.113.2 --flows "$1" --count "$1" --reverse
+	prime_pairs "$1" "--dst-ip 203.0.113.2"
+}
+
+# prime_pairs FLOWS REPLY-DST: each flow from h1, then its reply from the
+# internet namespace, in batches: a tracker sees every flow answered before
+# its table of unanswered flows (a quarter of sluice's table) could fill up.
+PRIME_BATCH=20000
+prime_pairs() {
+	local n=$1 first=0 c
+	while [ "$first" -lt "$n" ]; do
+		c=$((n - first < PRIME_BATCH ? n - first : PRIME_BATCH))
+		prime --gen-ns "$H1" --gen-if eth0 --dst-mac "$BR_MAC" --src-ip 192.168.10.11 \
+			--dst-ip 203.0.113.1 --flows "$n" --first "$first" --count "$c"
+		sleep 0.1
+		# shellcheck disable=SC2086
+		prime --gen-ns "$INET" --gen-if eth0 --dst-mac "$WAN_MAC" --src-ip 203.0.113.1 \
+			$2 --flows "$n" --first "$first" --count "$c" --reverse
+		first=$((first + c))
+	done
 	sleep 0.2
 }
 
@@ -242,18 +256,14 @@ table inet fw {
 NFT
 	ip netns exec "$RTR" nft -f "$WORK/fw.nft" 2>"$WORK/nft.err"
 }
-sluice_fw_up() {
+sluice_fw_up() {	# [FLOWS]: a table that holds them (the default holds 262144)
 	printf 'zone lan {\n interfaces br-lan\n}\nzone wan {\n interfaces wan0\n input drop\n}\nforward lan -> wan\n' \
 		> "$WORK/fw.conf"
+	[ "${1:-0}" -gt 262144 ] && printf 'conntrack {\n size %s\n}\n' "$1" >> "$WORK/fw.conf"
 	rsluice up -c "$WORK/fw.conf" >"$WORK/sluice.log" 2>&1
 }
 prime_routed() {	# FLOWS: each flow once each way, so trackers see it answered
-	prime --gen-ns "$H1" --gen-if eth0 --dst-mac "$BR_MAC" --src-ip 192.168.10.11 \
-		--dst-ip 203.0.113.1 --flows "$1" --count "$1"
-	sleep 0.2
-	prime --gen-ns "$INET" --gen-if eth0 --dst-mac "$WAN_MAC" --src-ip 203.0.113.1 \
-		--dst-ip 192.168.10.11 --flows "$1" --count "$1" --reverse
-	sleep 0.2
+	prime_pairs "$1" "--dst-ip 192.168.10.11"
 }
 
 # ---- 1: what sluice costs before it helps ------------------------------------
@@ -491,7 +501,7 @@ s6() {
 		nft_off
 		if ! have_feature conntrack; then
 			na 6 "routed, sluice conntrack, $n flows" "not available yet (connection tracking, issue #9)"
-		elif sluice_fw_up; then
+		elif sluice_fw_up "$n"; then
 			prime_routed "$n"
 			# shellcheck disable=SC2046
 			measure 6 "routed, sluice conntrack, $n flows" $(lan_wan_args "$n")

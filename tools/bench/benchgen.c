@@ -4,7 +4,8 @@
  *   benchgen --gen-ns NS --gen-if IF --dst-mac MAC --src-ip A --dst-ip B
  *            [--sink-ns NS --sink-if IF] [--proto udp|syn] [--size BYTES]
  *            [--flows N] [--sports N] [--sport P] [--dport P] [--ip-option]
- *            [--reverse] [--seconds S | --count N] [--rate PPS] [--cpu C]
+ *            [--reverse] [--first I] [--seconds S | --count N] [--rate PPS]
+ *            [--cpu C]
  *
  * It attaches a counting XDP sink to SINK-IF inside SINK-NS, then runs the
  * generator program with BPF_F_TEST_XDP_LIVE_FRAMES on GEN-IF inside
@@ -15,7 +16,9 @@
  * Frame sizes are on the wire: --size 64 sends 60-byte frames (the NIC adds
  * the 4-byte FCS). Flow i uses source port SPORT + i % SPORTS and destination
  * port DPORT + i / SPORTS. --reverse sends each flow's reply instead (ports
- * swapped), to make connection trackers see both directions.
+ * swapped), to make connection trackers see both directions. --first I starts
+ * at flow I, so a large flow set can be primed in batches (--count) that fit
+ * a tracker's table of unanswered flows.
  *
  * Prints one JSON object: frames sent and delivered, seconds, rates, loss,
  * and the busy time (from /proc/stat) per delivered frame of the CPU given
@@ -57,7 +60,7 @@ struct opts {
 	int syn, ip_option, reverse, cpu, have_mac;
 	unsigned size, flows, sports, sport, dport;
 	double seconds;
-	unsigned long long count, rate;
+	unsigned long long count, rate, first;
 };
 
 static void die(const char *fmt, ...)
@@ -305,7 +308,7 @@ static void usage(void)
 	fprintf(stderr, "usage: benchgen --gen-ns NS --gen-if IF --dst-mac MAC --src-ip A --dst-ip B\n"
 		"  [--sink-ns NS --sink-if IF] [--proto udp|syn] [--size BYTES] [--flows N]\n"
 		"  [--sports N] [--sport P] [--dport P] [--ip-option] [--reverse]\n"
-		"  [--seconds S | --count N] [--rate PPS] [--cpu C]\n");
+		"  [--first I] [--seconds S | --count N] [--rate PPS] [--cpu C]\n");
 	exit(2);
 }
 
@@ -319,7 +322,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "sports", 1, 0, 'S' }, { "sport", 1, 0, 'a' }, { "dport", 1, 0, 'b' },
 		{ "ip-option", 0, 0, 'o' }, { "reverse", 0, 0, 'r' },
 		{ "seconds", 1, 0, 't' }, { "count", 1, 0, 'n' }, { "rate", 1, 0, 'R' },
-		{ "cpu", 1, 0, 'c' }, { 0 },
+		{ "first", 1, 0, 'F' }, { "cpu", 1, 0, 'c' }, { 0 },
 	};
 	unsigned m[ETH_ALEN];
 	int c;
@@ -363,6 +366,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case 't': o->seconds = strtod(optarg, NULL); break;
 		case 'n': o->count = strtoull(optarg, NULL, 0); break;
 		case 'R': o->rate = strtoull(optarg, NULL, 0); break;
+		case 'F': o->first = strtoull(optarg, NULL, 0); break;
 		case 'c': o->cpu = atoi(optarg); break;
 		default: usage();
 		}
@@ -414,7 +418,7 @@ int main(int argc, char **argv)
 	gen_ifindex = ifindex_of(o.gen_ns, o.gen_if);
 	mac_of(o.gen_if, src_mac);
 	build_template(&o, src_mac, frame, len, &skel->bss->tpl);
-	skel->bss->seq = 0;
+	skel->bss->seq = o.first;
 
 	if (o.cpu >= 0) {
 		cpu_set_t set;
