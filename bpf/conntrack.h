@@ -11,6 +11,12 @@
  * pushes out nothing but other unconfirmed flows.
  *
  * Policies decided here:
+ *  - A packet may open a connection (or pass untracked) when the zone
+ *    policy allows it and its source passes the checks the fast path owes
+ *    the kernel's rp_filter: it routes back out of the interface it came
+ *    in on, and is no bogon where the zone says `bogons drop` (l3_admit).
+ *    Packets of known flows skip both: their tuple, zone included, was
+ *    checked when the flow was created.
  *  - TCP without SYN and without an entry ("mid-stream", e.g. connections
  *    open before sluice was loaded) is picked up as established when the
  *    zone policy would let its sender open a connection; otherwise dropped.
@@ -62,7 +68,8 @@ struct l3_facts {
  * structures are the l3 stage's own.) */
 struct l3_scratch {
 	struct l3_facts f;
-	struct bpf_fib_lookup fib;
+	struct bpf_fib_lookup fib;	/* the packet's route, used after the verdict */
+	struct bpf_fib_lookup rp;	/* the reverse-path check's own lookup */
 	struct sluice_ct_entry e, re;	/* a new flow's two entries */
 };
 
@@ -89,6 +96,100 @@ static __always_inline int zone_allows(__u32 from, __u32 to)
 		return 0;
 	z = bpf_map_lookup_elem(&sluice_zones, &from);
 	return z && (z->forward & (1U << to));
+}
+
+/* ---- sources ------------------------------------------------------------------ */
+
+#ifndef AF_INET
+#define AF_INET		2
+#define AF_INET6	10
+#endif
+
+/* Sources no forwarded packet may carry (the kernel's martians, which the
+ * fast path would otherwise forward): IPv4 0/8, 127/8, multicast and
+ * 240/4 (with the limited broadcast); IPv6 unspecified, loopback,
+ * multicast, link-local (never forwarded, RFC 4291 2.5.6) and IPv4-mapped.
+ * Checked on every forwarded packet: a few compares. */
+static __always_inline int src_martian(const struct l3_facts *f)
+{
+	__u32 s = bpf_ntohl(f->src[0]);
+
+	if (!f->v6)
+		return (s >> 24) == 0 || (s >> 24) == 127 || (s >> 28) >= 0xe;
+	if ((s >> 24) == 0xff || (s >> 22) == (0xfe80 >> 6))
+		return 1;
+	return !f->src[0] && !f->src[1] &&
+	       ((!f->src[2] && (bpf_ntohl(f->src[3]) <= 1)) || f->src[2] == bpf_htonl(0xffff));
+}
+
+/* Sources no host on the internet has (RFC 6890): private-use, shared
+ * (CGNAT), link-local and IETF protocol blocks, IPv6 unique-local and
+ * site-local. The documentation (TEST-NET, 2001:db8::/32) and benchmarking
+ * (198.18.0.0/15) blocks are left out on purpose: never routed on the
+ * internet either, but what test labs and benchmark testers send. Only new
+ * flows from a zone with `bogons drop` are checked: replies of flows opened
+ * from inside (a DSL modem's 192.168.100.1, an ISP router's ICMP errors)
+ * match their connection and never get here. */
+static __always_inline int src_bogon(const struct l3_facts *f)
+{
+	__u32 s = bpf_ntohl(f->src[0]);
+
+	if (f->v6)
+		return (s >> 25) == (0xfc00 >> 9) || (s >> 22) == (0xfec0 >> 6);
+	return (s >> 24) == 10 ||			/* 10/8 */
+	       (s >> 22) == (100 << 2 | 1) ||		/* 100.64/10 */
+	       (s >> 16) == (169 << 8 | 254) ||		/* 169.254/16 */
+	       (s >> 20) == (172 << 4 | 1) ||		/* 172.16/12 */
+	       (s >> 8) == (192 << 16) ||		/* 192.0.0/24 */
+	       (s >> 16) == (192 << 8 | 168);		/* 192.168/16 */
+}
+
+/* Strict reverse-path check, the fast path's stand-in for rp_filter: the
+ * FIB's route back to the source must leave by the interface the packet
+ * came in on (for a bridge port, its bridge). A source the router holds
+ * itself (RTN_LOCAL: NOT_FWDED) or cannot reach fails. Costs a FIB lookup,
+ * so only new flows and untracked packets pay it. */
+static __always_inline int src_reaches_back(void *ctx, const struct l3_facts *f,
+					    struct bpf_fib_lookup *fib)
+{
+	long rc;
+
+	__builtin_memset(fib, 0, sizeof(*fib));
+	fib->l4_protocol = f->proto;
+	fib->sport = f->dport;
+	fib->dport = f->sport;
+	fib->ifindex = f->l3_ifindex;
+	if (!f->v6) {
+		fib->family = AF_INET;
+		fib->ipv4_src = f->dst[0];
+		fib->ipv4_dst = f->src[0];
+	} else {
+		fib->family = AF_INET6;
+		__builtin_memcpy(fib->ipv6_src, f->dst, 16);
+		__builtin_memcpy(fib->ipv6_dst, f->src, 16);
+	}
+	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), 0);
+	return (rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH) &&
+	       fib->ifindex == f->l3_ifindex;
+}
+
+/* May this packet open a connection (or pass untracked)? 0, or the reason
+ * it may not: the zone policy, then the source checks. */
+static __always_inline int l3_admit(void *ctx, const struct l3_facts *f)
+{
+	struct l3_scratch *s;
+	struct sluice_zone *z;
+	__u32 key0 = 0, zin = f->zone_in;
+
+	if (!zone_allows(f->zone_in, f->zone_out))
+		return SLUICE_DROP_POLICY;
+	z = bpf_map_lookup_elem(&sluice_zones, &zin);
+	if (z && (z->flags & SLUICE_ZONE_BOGONS) && src_bogon(f))
+		return SLUICE_DROP_BOGON_SRC;
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (s && !src_reaches_back(ctx, f, &s->rp))
+		return SLUICE_DROP_SPOOFED_SRC;
+	return 0;
 }
 
 /* ---- the tuple of a packet ---------------------------------------------- */
@@ -269,10 +370,9 @@ static __always_inline void ct_promote(const struct ct_key *k, const struct ct_k
 		g->ct_confirmed++;
 }
 
-/* A packet of a flow without entries. ALLOWED: the zone policy lets its
- * sender open connections towards its destination. */
-static __always_inline int ct_create(const struct l3_facts *f, const struct ct_key *k,
-				     int allowed, const struct sluice_dp_config *cfg, __u64 now)
+/* A packet of a flow without entries: admitted (l3_admit), it gets both. */
+static __always_inline int ct_create(void *ctx, const struct l3_facts *f, const struct ct_key *k,
+				     const struct sluice_dp_config *cfg, __u64 now)
 {
 	struct l3_scratch *s;
 	struct sluice_ct_entry *e, *re;
@@ -280,9 +380,10 @@ static __always_inline int ct_create(const struct l3_facts *f, const struct ct_k
 	struct ct_key r;
 	__u32 key0 = 0;
 	__u8 state = SLUICE_CT_UNREPLIED;
+	int why = l3_admit(ctx, f);
 
-	if (!allowed)
-		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
+	if (why)
+		return L3_VERDICT(SLUICE_VERDICT_DROP, why);
 	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
 	if (!s)
 		return PKT_CONTINUE;
@@ -324,68 +425,90 @@ static __always_inline int ct_create(const struct l3_facts *f, const struct ct_k
 	return PKT_CONTINUE;
 }
 
+/* WHAT: 0 an orphaned half, 1 an expired confirmed flow, 2 an expired
+ * unconfirmed one. */
 static __always_inline void ct_count(int what)
 {
 	struct sluice_gstats *g = gstats();
 
 	if (!g)
 		return;
-	if (what == 0)
+	if (what == 0) {
 		g->ct_orphans++;
-	else
-		g->ct_expired++;
+		return;
+	}
+	g->ct_expired++;
+	if (what == 2)
+		g->ct_expired_new++;
 }
 
-/* Track the packet: find its flow (creating it when the policy allows),
- * apply the cached verdict, advance the state. Returns PKT_CONTINUE or a
- * packed drop verdict. */
-static __always_inline int ct_track(const struct l3_facts *f, const struct sluice_dp_config *cfg,
-				    int allowed)
+/* The entry of this packet's direction, or NULL when the flow has none
+ * that may be used: an unconfirmed half whose other half LRU evicted (it
+ * must not keep its tuple or, with NAT, its port) and a flow timed out in
+ * both directions are deleted here, counted. */
+static __always_inline struct sluice_ct_entry *ct_find(const struct l3_facts *f,
+						       const struct sluice_dp_config *cfg,
+						       __u64 now, struct ct_key *k, struct ct_key *r,
+						       int *confirmed, struct sluice_ct_entry **peer)
 {
-	struct sluice_ct_entry *e, *peer = 0;
-	__u64 now = bpf_ktime_get_coarse_ns();
-	struct ct_key k, r;
-	int confirmed = 1, reply;
-	__u8 next;
+	struct sluice_ct_entry *e;
 
-	ct_key_build(&k, f, f->zone_in);
-	e = ct_get(&k, 1);
+	*confirmed = 1;
+	*peer = 0;
+	ct_key_build(k, f, f->zone_in);
+	e = ct_get(k, 1);
 	if (!e) {
-		e = ct_get(&k, 0);
-		confirmed = 0;
+		e = ct_get(k, 0);
+		*confirmed = 0;
 	}
 	if (!e)
-		return ct_create(f, &k, allowed, cfg, now);
-
-	ct_key_reverse(&r, &k, e->zone_out);
-	if (!confirmed) {
-		/* LRU may have evicted the other half: a half-flow must not
-		 * keep its tuple (or, with NAT, its port). */
-		peer = ct_get(&r, 0);
-		if (!peer) {
-			ct_del(&k, 0);
+		return 0;
+	ct_key_reverse(r, k, e->zone_out);
+	if (!*confirmed) {
+		*peer = ct_get(r, 0);
+		if (!*peer) {
+			ct_del(k, 0);
 			ct_count(0);
-			return ct_create(f, &k, allowed, cfg, now);
+			return 0;
 		}
 	}
-	if (ct_expired(cfg, e, f->proto, now)) {
-		if (!peer)
-			peer = ct_get(&r, confirmed);
-		if (!peer || ct_expired(cfg, peer, f->proto, now)) {
-			ct_del(&k, confirmed);
-			if (peer)
-				ct_del(&r, confirmed);
-			ct_count(1);
-			return ct_create(f, &k, allowed, cfg, now);
-		}
-	}
+	if (!ct_expired(cfg, e, f->proto, now))
+		return e;
+	if (!*peer)
+		*peer = ct_get(r, *confirmed);
+	if (*peer && !ct_expired(cfg, *peer, f->proto, now))
+		return e;	/* the other direction keeps the flow alive */
+	ct_del(k, *confirmed);
+	if (*peer)
+		ct_del(r, *confirmed);
+	*peer = 0;
+	ct_count(*confirmed ? 1 : 2);
+	return 0;
+}
+
+/* Track the packet: find its flow (creating it when l3_admit lets it in),
+ * apply the cached verdict, advance the state. Returns PKT_CONTINUE or a
+ * packed drop verdict. */
+static __always_inline int ct_track(void *ctx, const struct l3_facts *f,
+				    const struct sluice_dp_config *cfg)
+{
+	struct sluice_ct_entry *e, *peer;
+	__u64 now = bpf_ktime_get_coarse_ns();
+	struct ct_key k, r;
+	int confirmed, reply;
+	__u8 next;
+
+	e = ct_find(f, cfg, now, &k, &r, &confirmed, &peer);
+	if (!e)
+		return ct_create(ctx, f, &k, cfg, now);
 
 	reply = !!(e->flags & SLUICE_CT_REPLY);
 	if (e->policy_gen != cfg->policy_gen) {
 		/* The policy changed since this direction last decided: ask
 		 * again for the flow's originator (an open connection is cut
 		 * by a policy that no longer allows it). */
-		e->verdict = reply ? !zone_allows(e->zone_out, f->zone_in) : !allowed;
+		e->verdict = !(reply ? zone_allows(e->zone_out, f->zone_in)
+				     : zone_allows(f->zone_in, f->zone_out));
 		e->policy_gen = cfg->policy_gen;
 	}
 	if (e->verdict != SLUICE_CT_ACCEPT)
@@ -460,24 +583,24 @@ enum l3_kind {
 
 /* The zone verdict of a forwarded packet, and its connection's state:
  * PKT_CONTINUE (accepted) or a packed drop. */
-static __always_inline int l3_decide(struct l3_facts *f)
+static __always_inline int l3_decide(void *ctx, struct l3_facts *f)
 {
 	const struct sluice_dp_config *cfg;
 	__u32 key0 = 0;
-	int allowed;
+	int why;
 
 	if (!f)
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
 	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
 	if (!cfg)
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
-	allowed = zone_allows(f->zone_in, f->zone_out);
 	if (f->kind == L3_ICMP_ERROR)
 		return f->icmp_error && ct_related(f) ? PKT_CONTINUE
 			: L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
-	if (f->kind == L3_UNTRACKED)
-		return allowed ? PKT_CONTINUE : L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
-	return ct_track(f, cfg, allowed);
+	if (f->kind == L3_TRACKED)
+		return ct_track(ctx, f, cfg);
+	why = l3_admit(ctx, f);
+	return why ? L3_VERDICT(SLUICE_VERDICT_DROP, why) : PKT_CONTINUE;
 }
 
 #endif /* SLUICE_CONNTRACK_H */

@@ -27,11 +27,6 @@
 #include "maps.h"
 #include "conntrack.h"
 
-#ifndef AF_INET
-#define AF_INET		2
-#define AF_INET6	10
-#endif
-
 /* ---- the facts ------------------------------------------------------------------- */
 
 static __always_inline int l3_kind(const struct l3_facts *f)
@@ -348,11 +343,13 @@ static __always_inline int l3_route(struct xdp_md *ctx, struct l3_facts *f,
 	if (!l3out)	/* an interface in no zone: nothing may go there */
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NO_ZONE);
 	f->zone_out = l3out->zone;
+	if (src_martian(f))
+		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_MARTIAN_SRC);
 	if (f->later_fragment)
 		/* No ports to track; useless without the first fragment,
 		 * which was policed. The kernel forwards it. */
 		return PASS_(FRAGMENT);
-	v = l3_decide(f);
+	v = l3_decide(ctx, f);
 	if (v != PKT_CONTINUE)
 		return v;
 

@@ -56,7 +56,10 @@ enum sluice_verdict {
 	X(MALFORMED_L4,   malformed_l4,   "malformed-l4")		\
 	X(POLICY,         policy,         "policy")			\
 	X(INPUT_POLICY,   input_policy,   "input-policy")		\
-	X(NO_ZONE,        no_zone,        "no-zone")
+	X(NO_ZONE,        no_zone,        "no-zone")			\
+	X(MARTIAN_SRC,    martian_src,    "martian-src")		\
+	X(BOGON_SRC,      bogon_src,      "bogon-src")			\
+	X(SPOOFED_SRC,    spoofed_src,    "spoofed-src")
 
 /* Pass reasons: why a frame was handed to the kernel unchanged. Same
  * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"
@@ -155,6 +158,7 @@ struct sluice_gstats {
 	__u64 ct_full;		/* confirmed table full: the flow stayed evictable */
 	__u64 ct_orphans;	/* an unconfirmed half whose other half LRU evicted */
 	__u64 ct_expired;	/* timed-out flows found by the datapath */
+	__u64 ct_expired_new;	/* ... of them unconfirmed */
 };
 
 enum sluice_attach_mode {
@@ -244,6 +248,7 @@ struct sluice_vlan {
 enum sluice_zone_flags {
 	SLUICE_ZONE_INPUT_DROP	= 1 << 0,
 	SLUICE_ZONE_MASQUERADE	= 1 << 1,
+	SLUICE_ZONE_BOGONS	= 1 << 2,	/* new flows from bogon sources are dropped */
 };
 
 /* Zones map: key is the zone index (__u32), in config file order. */
@@ -272,7 +277,13 @@ struct sluice_meta {
 	__u64 reload_time;		/* ... of the last program/config change */
 	__u64 generation;		/* bumped by every successful apply */
 	char config[SLUICE_PATH_LEN];	/* absolute path of the config file */
+	/* Flows user space removed (the datapath counts its own in
+	 * sluice_gstats): with those, `stats` derives how many unconfirmed
+	 * flows the LRU table evicted, which no kernel counter tells. */
+	__u64 ct_swept;			/* timed out, removed by the daemon's sweep */
+	__u64 ct_swept_new;		/* ... of them unconfirmed */
+	__u64 ct_flushed_new;		/* unconfirmed flows `conntrack flush` removed */
 };
-SLUICE_ASSERT(sizeof(struct sluice_meta) == 24 + SLUICE_PATH_LEN, "struct sluice_meta layout");
+SLUICE_ASSERT(sizeof(struct sluice_meta) == 48 + SLUICE_PATH_LEN, "struct sluice_meta layout");
 
 #endif /* SLUICE_H */

@@ -683,7 +683,7 @@ static int take_addr_match(struct parser *p, struct cfg_addr_match *m)
 
 /* ---- zone ------------------------------------------------------------------- */
 
-enum zone_item { Z_INTERFACES, Z_INPUT, Z_MASQUERADE, Z_MSS_CLAMP, Z_FILTERING, Z_COUNT };
+enum zone_item { Z_INTERFACES, Z_INPUT, Z_MASQUERADE, Z_MSS_CLAMP, Z_FILTERING, Z_BOGONS, Z_COUNT };
 
 static const char *const zone_items[Z_COUNT] = {
 	[Z_INTERFACES] = "interfaces",
@@ -691,6 +691,7 @@ static const char *const zone_items[Z_COUNT] = {
 	[Z_MASQUERADE] = "masquerade",
 	[Z_MSS_CLAMP] = "mss-clamp",
 	[Z_FILTERING] = "filtering",
+	[Z_BOGONS] = "bogons",
 };
 
 /* In enum cfg_action order. */
@@ -793,6 +794,12 @@ static int parse_zone_item(struct parser *p, struct cfg_zone *z, unsigned *seen)
 			return -1;
 		z->filtering = v;
 		z->filtering_loc = at;
+		return 0;
+	case Z_BOGONS:
+		if (take_choice(p, actions, 2, &v))
+			return -1;
+		z->bogons = v == CFG_DROP ? CFG_BOGONS_DROP : CFG_BOGONS_ACCEPT;
+		z->bogons_loc = at;
 		return 0;
 	case Z_COUNT:
 		break;

@@ -46,6 +46,10 @@ struct cfg_prefix {
 	int len;		/* prefix length: 0..32 or 0..128 */
 };
 
+/* `bogons drop|accept`: new flows from bogon sources (bpf/conntrack.h
+ * src_bogon). Unset, a zone that masquerades (the WAN) drops them. */
+enum cfg_bogons { CFG_BOGONS_DEFAULT = 0, CFG_BOGONS_ACCEPT, CFG_BOGONS_DROP };
+
 struct cfg_zone {
 	char name[CFG_NAME_MAX];
 	struct cfg_loc loc;
@@ -56,9 +60,16 @@ struct cfg_zone {
 	int masquerade;			/* 0/1 */
 	int mss_clamp;			/* 0 off, -1 auto, else the MSS */
 	enum cfg_filtering filtering;
+	enum cfg_bogons bogons;
 	/* where each setting was written, for messages about it */
-	struct cfg_loc input_loc, masq_loc, mss_loc, filtering_loc;
+	struct cfg_loc input_loc, masq_loc, mss_loc, filtering_loc, bogons_loc;
 };
+
+/* Whether new flows from bogon sources are dropped in zone Z. */
+static inline int cfg_zone_bogons(const struct cfg_zone *z)
+{
+	return z->bogons == CFG_BOGONS_DROP || (z->bogons == CFG_BOGONS_DEFAULT && z->masquerade);
+}
 
 struct cfg_forward {
 	int from, to;			/* zone indexes */

@@ -133,6 +133,7 @@ struct sweep_ctx {
 	const struct sluice_ct_timeouts *t;
 	uint64_t now;
 	struct ct_sweep_stats *st;
+	bool unconfirmed;	/* walking an LRU table */
 };
 
 static int sweep_one(void *c, int fd, bool v6, const void *key, const struct sluice_ct_entry *e)
@@ -163,6 +164,7 @@ static int sweep_one(void *c, int fd, bool v6, const void *key, const struct slu
 	if (have_peer)
 		bpf_map_delete_elem(fd, rkey);
 	s->st->expired++;
+	s->st->expired_new += s->unconfirmed;
 	return 0;
 }
 
@@ -173,8 +175,10 @@ int ct_sweep(const struct ct_maps *m, const struct sluice_ct_timeouts *t, uint64
 	int fds[4] = { m->v4, m->v4_new, m->v6, m->v6_new }, ret = 0;
 
 	memset(st, 0, sizeof(*st));
-	for (int i = 0; i < 4 && !ret; i++)
+	for (int i = 0; i < 4 && !ret; i++) {
+		c.unconfirmed = i & 1;
 		ret = ct_walk(fds[i], i >= 2, sweep_one, &c);
+	}
 	return ret;
 }
 
@@ -319,6 +323,31 @@ struct flush_ctx {
 	long n;
 };
 
+static int census_one(void *ctx, int fd, bool v6, const void *key,
+		      const struct sluice_ct_entry *e)
+{
+	(*(uint64_t *)ctx) += !(e->flags & SLUICE_CT_REPLY);
+	return 0;
+}
+
+int ct_census(const struct ct_maps *m, struct ct_census *c)
+{
+	int fds[4] = { m->v4, m->v4_new, m->v6, m->v6_new }, ret = 0;
+
+	memset(c, 0, sizeof(*c));
+	for (int i = 0; i < 4 && !ret; i++) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		if (bpf_obj_get_info_by_fd(fds[i], &info, &len))
+			return -errno;
+		c->max_entries[i] = info.max_entries;
+		c->bytes[i] = ct_table_bytes(info.max_entries, info.key_size, info.value_size);
+		ret = ct_walk(fds[i], i >= 2, census_one, &c->flows[i]);
+	}
+	return ret;
+}
+
 static int flush_one(void *ctx, int fd, bool v6, const void *key, const struct sluice_ct_entry *e)
 {
 	struct flush_ctx *c = ctx;
@@ -333,12 +362,18 @@ static int flush_one(void *ctx, int fd, bool v6, const void *key, const struct s
 	return 0;
 }
 
-long ct_flush(const struct ct_maps *m, const struct ct_filter *f)
+long ct_flush(const struct ct_maps *m, const struct ct_filter *f, long *unconfirmed)
 {
 	struct flush_ctx c = { .f = f };
 	int fds[4] = { m->v4, m->v4_new, m->v6, m->v6_new }, ret = 0;
 
-	for (int i = 0; i < 4 && !ret; i++)
+	*unconfirmed = 0;
+	for (int i = 0; i < 4 && !ret; i++) {
+		long before = c.n;
+
 		ret = ct_walk(fds[i], i >= 2, flush_one, &c);
+		if (i & 1)
+			*unconfirmed += c.n - before;
+	}
 	return ret ? ret : c.n;
 }

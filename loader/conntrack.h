@@ -29,7 +29,18 @@ struct ct_sweep_stats {
 	uint64_t flows;		/* flows seen (originating entries) */
 	uint64_t expired;	/* flows removed: both directions timed out */
 	uint64_t orphans;	/* reply entries without their originating entry */
+	uint64_t expired_new;	/* of the expired, flows never confirmed */
 };
+
+/* What the tables hold now: flows (originating entries) and capacity per
+ * table, in ct_maps order, and the kernel memory they take. */
+struct ct_census {
+	uint64_t flows[4];
+	uint32_t max_entries[4];	/* entries: two per flow */
+	uint64_t bytes[4];
+};
+
+int ct_census(const struct ct_maps *m, struct ct_census *c);
 
 /* Delete every flow whose both directions have timed out, and reply
  * halves left without their originator. NOW: CLOCK_MONOTONIC ns. */
@@ -41,8 +52,8 @@ int ct_list(const struct ct_maps *m, const struct ct_filter *f, const char *cons
 	    int n_zones, const struct sluice_ct_timeouts *t, bool json, FILE *out);
 
 /* Remove the flows that match F (both directions). Returns how many, or
- * -errno. */
-long ct_flush(const struct ct_maps *m, const struct ct_filter *f);
+ * -errno; *UNCONFIRMED gets how many of them were unconfirmed. */
+long ct_flush(const struct ct_maps *m, const struct ct_filter *f, long *unconfirmed);
 
 /* Bytes a hash table of MAX_ENTRIES elements takes in the kernel, element
  * headers and buckets included (6.1's bytes_memlock leaves the headers

@@ -971,7 +971,8 @@ static int write_zones(struct dp *dp, const struct sluice_config *cfg, const str
 
 			snprintf(v.name, sizeof(v.name), "%s", cz->name);
 			v.flags = (cz->input == CFG_DROP ? SLUICE_ZONE_INPUT_DROP : 0) |
-				  (cz->masquerade ? SLUICE_ZONE_MASQUERADE : 0);
+				  (cz->masquerade ? SLUICE_ZONE_MASQUERADE : 0) |
+				  (cfg_zone_bogons(cz) ? SLUICE_ZONE_BOGONS : 0);
 			for (int f = 0; f < cfg->n_forwards; f++)
 				if (cfg->forwards[f].from == (int)z)
 					v.forward |= 1U << cfg->forwards[f].to;
@@ -1193,6 +1194,42 @@ static int old_program(const struct dp *dp)
 	return bpf_obj_get(path);
 }
 
+/* Fail closed (README "Fail closed"): the kernel forwards IP between
+ * interfaces only while sluice's programs and policy are in place. `up`
+ * turns forwarding on after the first complete apply; `down` turns it off
+ * before it detaches anything. A kernel without IPv6 has no IPv6 knob. */
+static const char *const forwarding_knobs[] = {
+	"/proc/sys/net/ipv4/ip_forward",
+	"/proc/sys/net/ipv6/conf/all/forwarding",
+};
+
+int dp_set_forwarding(bool on)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(forwarding_knobs); i++) {
+		const char *k = forwarding_knobs[i];
+		char cur = 0;
+		int fd = open(k, O_RDWR | O_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != ENOENT) {
+				ret = -errno;
+				log_err("%s: %s", k, strerror(errno));
+			}
+			continue;
+		}
+		if (pread(fd, &cur, 1, 0) != 1 || cur != (on ? '1' : '0')) {
+			if (pwrite(fd, on ? "1\n" : "0\n", 2, 0) != 2) {
+				ret = -errno;
+				log_err("%s: setting it to %d: %s", k, on, strerror(errno));
+			}
+		}
+		close(fd);
+	}
+	return ret;
+}
+
 int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 {
 	struct wants *w = calloc(1, sizeof(*w));
@@ -1239,6 +1276,8 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 		dp->prog_fd = -1;
 		remove_fresh_pins(dp);
 	}
+	if (!ret)
+		dp_set_forwarding(true);	/* logged; the datapath is in place */
 	return ret;
 }
 
@@ -1248,7 +1287,7 @@ int dp_down(struct dp *dp)
 {
 	char path[PATH_MAX];
 	struct have have;
-	int ret = 0;
+	int ret = dp_set_forwarding(false);	/* first: no window as an open router */
 
 	read_links(dp, &have);
 	for (int i = 0; i < have.n; i++)
@@ -1375,13 +1414,27 @@ int dp_gstats_read(struct dp *dp, struct sluice_gstats *g)
 		free(v);
 		return -errno;
 	}
-	for (int c = 0; c < ncpu; c++) {
-		g->fdb_learn += v[c].fdb_learn;
-		g->fdb_move += v[c].fdb_move;
-		g->fdb_full += v[c].fdb_full;
-	}
+	for (int c = 0; c < ncpu; c++)	/* all fields are __u64 counters */
+		for (size_t k = 0; k < sizeof(*g) / sizeof(__u64); k++)
+			((__u64 *)g)[k] += ((__u64 *)&v[c])[k];
 	free(v);
 	return 0;
+}
+
+/* Read-modify-write of sluice_meta: only the loader writes it, and the
+ * daemon (sweeps) and `conntrack flush` are the only callers, so at worst
+ * one concurrent flush's count is lost. */
+int dp_ct_account(struct dp *dp, __u64 swept, __u64 swept_new, __u64 flushed_new)
+{
+	struct sluice_meta meta;
+	int ret = dp_meta_read(dp, &meta);
+
+	if (ret)
+		return ret;
+	meta.ct_swept += swept;
+	meta.ct_swept_new += swept_new;
+	meta.ct_flushed_new += flushed_new;
+	return dp_meta_write(dp, &meta);
 }
 
 void dp_stats_add(struct sluice_port_stats *sum, const struct sluice_port_stats *s)
@@ -1457,6 +1510,11 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 	qsort(view->ports, view->n_ports, sizeof(view->ports[0]), cmp_port);
 	read_stats(dp, SLUICE_SLOT_UNKNOWN, &view->unknown);
 	dp_gstats_read(dp, &view->g);
+	{
+		struct ct_maps m = { dp->ct4_fd, dp->ct4_new_fd, dp->ct6_fd, dp->ct6_new_fd };
+
+		view->ct_ok = !ct_census(&m, &view->ct);
+	}
 	{
 		struct bpf_map_info info = {};
 		__u32 len = sizeof(info);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "config.h"
+#include "conntrack.h"
 #include "nl.h"
 #include "sluice.h"
 
@@ -58,6 +59,9 @@ int dp_use_pinned(struct dp *dp);
  * kept ports (if dp_load() ran), detach ports no longer wanted, write the
  * ports and zones maps. On failure nothing has changed (a first instance is
  * removed entirely) and the error names the port and cause. */
+/* IPv4 and IPv6 forwarding on or off (fail closed). */
+int dp_set_forwarding(bool on);
+
 int dp_apply(struct dp *dp, const struct sluice_config *cfg);
 
 /* Remove every object sluice pinned under the folder, and the folder. */
@@ -86,9 +90,15 @@ struct dp_view {
 	struct sluice_gstats g;		/* summed over CPUs */
 	int fdb_entries;
 	__u32 fdb_size;
+	bool ct_ok;			/* ct was read */
+	struct ct_census ct;
 };
 
 int dp_view_read(struct dp *dp, struct dp_view *view);
+
+/* Add flows user space removed from the connection table to the counters
+ * in sluice_meta. */
+int dp_ct_account(struct dp *dp, __u64 swept, __u64 swept_new, __u64 flushed_new);
 
 /* sluice_gstats summed over CPUs. */
 int dp_gstats_read(struct dp *dp, struct sluice_gstats *g);

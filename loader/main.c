@@ -464,11 +464,15 @@ static int cmd_conntrack(struct args *a)
 		if (!bpf_map_lookup_elem(dp.zones_fd, &z, &zones[z]) && zones[z].name[0])
 			names[z] = zones[z].name;
 	if (a->flush) {
-		n = ct_flush(&m, &a->ct);
+		long unconfirmed;
+
+		n = ct_flush(&m, &a->ct, &unconfirmed);
 		if (n < 0)
 			log_err("%s: flushing the connection table: %s", dp.pin, strerror(-n));
 		else if (verbose)
 			log_info("%ld connections removed", n);
+		if (n > 0)
+			dp_ct_account(&dp, 0, 0, unconfirmed);
 		dp_close(&dp);
 		return n < 0;
 	}
@@ -626,8 +630,11 @@ static void ct_tick(struct daemon *d, struct dp *dp)
 	d->next_sweep = now_ms() + CT_SWEEP_MS;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ct_maps_of(dp, &m);
-	if (!ct_sweep(&m, &c.timeouts, ts.tv_sec * 1000000000ULL + ts.tv_nsec, &st) && verbose &&
-	    (st.expired || st.orphans))
+	if (ct_sweep(&m, &c.timeouts, ts.tv_sec * 1000000000ULL + ts.tv_nsec, &st))
+		return;
+	if (st.expired)
+		dp_ct_account(dp, st.expired, st.expired_new, 0);
+	if (verbose && (st.expired || st.orphans))
 		log_info("conntrack: %llu expired, %llu orphaned halves removed, %llu flows",
 			 (unsigned long long)st.expired, (unsigned long long)st.orphans,
 			 (unsigned long long)st.flows);

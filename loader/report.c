@@ -103,6 +103,42 @@ static const char *stp_name(const struct sluice_port *p)
 	return p->stp_state < ARRAY_SIZE(names) ? names[p->stp_state] : "?";
 }
 
+static double mib(uint64_t b)
+{
+	return b / 1048576.0;
+}
+
+/* Bytes per flow of a table (two entries a flow). */
+static uint64_t per_flow(const struct ct_census *c, int t)
+{
+	return c->max_entries[t] ? c->bytes[t] / (c->max_entries[t] / 2) : 0;
+}
+
+static uint64_t ct_bytes(const struct ct_census *c)
+{
+	return c->bytes[0] + c->bytes[1] + c->bytes[2] + c->bytes[3];
+}
+
+/* The connection table's fill and memory (design.md section 3: the kernel
+ * figure on 6.1 leaves element headers out; this one counts them). */
+static void report_ct_status(FILE *f, const struct dp_view *v)
+{
+	const struct ct_census *c = &v->ct;
+
+	if (!v->ct_ok) {
+		fprintf(f, "  conntrack    (tables not readable)\n");
+		return;
+	}
+	fprintf(f, "  conntrack    IPv4 %llu flows + %llu unconfirmed, IPv6 %llu + %llu; room for "
+		"%u flows per family (%u unconfirmed)\n",
+		(unsigned long long)c->flows[0], (unsigned long long)c->flows[1],
+		(unsigned long long)c->flows[2], (unsigned long long)c->flows[3],
+		c->max_entries[0] / 2, c->max_entries[1] / 2);
+	fprintf(f, "               memory %.1f MiB, all allocated up front (%llu B per IPv4 flow, "
+		"%llu B per IPv6 flow)\n", mib(ct_bytes(c)),
+		(unsigned long long)per_flow(c, 0), (unsigned long long)per_flow(c, 2));
+}
+
 static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 {
 	char via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN];
@@ -116,12 +152,21 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 		v->daemon_pid ? "true" : "false", v->prog_id);
 	for (int z = 0; z < v->n_zones; z++) {
 		json_kv(f, z ? ",{" : "{", "name", v->zones[z].name);
-		fprintf(f, ",\"input\":\"%s\",\"masquerade\":%s,\"ports\":%u}",
+		fprintf(f, ",\"input\":\"%s\",\"masquerade\":%s,\"bogons\":\"%s\",\"ports\":%u}",
 			v->zones[z].flags & SLUICE_ZONE_INPUT_DROP ? "drop" : "accept",
 			v->zones[z].flags & SLUICE_ZONE_MASQUERADE ? "true" : "false",
+			v->zones[z].flags & SLUICE_ZONE_BOGONS ? "drop" : "accept",
 			v->zones[z].n_ports);
 	}
-	fprintf(f, "],\"ports\":[");
+	fprintf(f, "],\"conntrack\":{\"flows\":{\"ipv4\":%llu,\"ipv4_unconfirmed\":%llu,"
+		"\"ipv6\":%llu,\"ipv6_unconfirmed\":%llu},\"size\":%u,\"unconfirmed_size\":%u,"
+		"\"bytes\":%llu,\"bytes_per_ipv4_flow\":%llu,\"bytes_per_ipv6_flow\":%llu}",
+		(unsigned long long)v->ct.flows[0], (unsigned long long)v->ct.flows[1],
+		(unsigned long long)v->ct.flows[2], (unsigned long long)v->ct.flows[3],
+		v->ct.max_entries[0] / 2, v->ct.max_entries[1] / 2,
+		(unsigned long long)ct_bytes(&v->ct), (unsigned long long)per_flow(&v->ct, 0),
+		(unsigned long long)per_flow(&v->ct, 2));
+	fprintf(f, ",\"ports\":[");
 	for (int i = 0; i < v->n_ports; i++) {
 		const struct dp_port_view *p = &v->ports[i];
 
@@ -163,7 +208,9 @@ void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool j
 		fprintf(f, "  daemon       running (pid %d)\n", (int)v->daemon_pid);
 	else
 		fprintf(f, "  daemon       not running (changes to interfaces are not followed)\n");
-	fprintf(f, "  program      xdp id %u\n\n", v->prog_id);
+	fprintf(f, "  program      xdp id %u\n", v->prog_id);
+	report_ct_status(f, v);
+	fputc('\n', f);
 	fprintf(f, "%-16s %-8s %-7s %-16s %-8s %-5s %-15s %s\n", "PORT", "IFINDEX", "ZONE",
 		"VIA", "MODE", "LINK", "IPV4", "XDP LINK/PROG");
 	for (int i = 0; i < v->n_ports; i++) {
@@ -269,6 +316,59 @@ static void stats_json_one(FILE *f, const char *name, __u32 ifindex, const char 
 	fprintf(f, "}");
 }
 
+/* Unconfirmed flows the LRU table pushed out to make room: no kernel
+ * counter says, so it is what was created less what is accounted for
+ * (confirmed, expired, swept, flushed, still there). */
+static uint64_t ct_evicted(const struct dp_view *v)
+{
+	const struct sluice_gstats *g = &v->g;
+	uint64_t gone = g->ct_confirmed + g->ct_expired_new + v->meta.ct_swept_new +
+			v->meta.ct_flushed_new + v->ct.flows[1] + v->ct.flows[3];
+
+	return g->ct_new > gone ? g->ct_new - gone : 0;
+}
+
+static double pct(uint64_t n, uint64_t of)
+{
+	return of ? 100.0 * n / of : 0;
+}
+
+static void report_ct(FILE *f, const struct dp_view *v)
+{
+	const struct sluice_gstats *g = &v->g;
+	uint64_t flows = v->ct.flows[0] + v->ct.flows[2], unc = v->ct.flows[1] + v->ct.flows[3];
+	uint32_t size = v->ct.max_entries[0] / 2, usize = v->ct.max_entries[1] / 2;
+
+	if (!v->ct_ok)
+		return;
+	fprintf(f, "\nconnection tracking: %llu flows (IPv4 %.1f%%, IPv6 %.1f%% of %u), %llu unconfirmed "
+		"(IPv4 %.1f%%, IPv6 %.1f%% of %u)\n", (unsigned long long)flows,
+		pct(v->ct.flows[0], size), pct(v->ct.flows[2], size), size, (unsigned long long)unc,
+		pct(v->ct.flows[1], usize), pct(v->ct.flows[3], usize), usize);
+	fprintf(f, "  new %llu, confirmed %llu, expired %llu, evicted while unconfirmed %llu, "
+		"orphaned halves %llu, not confirmed (table full) %llu\n",
+		(unsigned long long)g->ct_new, (unsigned long long)g->ct_confirmed,
+		(unsigned long long)(g->ct_expired + v->meta.ct_swept),
+		(unsigned long long)ct_evicted(v), (unsigned long long)g->ct_orphans,
+		(unsigned long long)g->ct_full);
+}
+
+static void ct_json(FILE *f, const struct dp_view *v)
+{
+	const struct sluice_gstats *g = &v->g;
+
+	fprintf(f, ",\"conntrack\":{\"flows\":%llu,\"unconfirmed\":%llu,\"size\":%u,"
+		"\"unconfirmed_size\":%u,\"new\":%llu,\"confirmed\":%llu,\"expired\":%llu,"
+		"\"evicted\":%llu,\"orphans\":%llu,\"full\":%llu}",
+		(unsigned long long)(v->ct.flows[0] + v->ct.flows[2]),
+		(unsigned long long)(v->ct.flows[1] + v->ct.flows[3]), v->ct.max_entries[0] / 2,
+		v->ct.max_entries[1] / 2, (unsigned long long)g->ct_new,
+		(unsigned long long)g->ct_confirmed,
+		(unsigned long long)(g->ct_expired + v->meta.ct_swept),
+		(unsigned long long)ct_evicted(v), (unsigned long long)g->ct_orphans,
+		(unsigned long long)g->ct_full);
+}
+
 static void stats_json(FILE *f, const struct dp_view *prev, const struct dp_view *cur,
 		       double interval)
 {
@@ -296,9 +396,11 @@ static void stats_json(FILE *f, const struct dp_view *prev, const struct dp_view
 	rates(prev ? &ptot : NULL, &tot, interval, &pps, &bps);
 	stats_json_one(f, "", 0, "", &tot, pps, bps, rate);
 	fprintf(f, ",\"fdb\":{\"entries\":%d,\"size\":%u,\"learn\":%llu,\"move\":%llu,"
-		"\"full\":%llu}}\n", cur->fdb_entries, cur->fdb_size,
+		"\"full\":%llu}", cur->fdb_entries, cur->fdb_size,
 		(unsigned long long)cur->g.fdb_learn, (unsigned long long)cur->g.fdb_move,
 		(unsigned long long)cur->g.fdb_full);
+	ct_json(f, cur);
+	fprintf(f, "}\n");
 }
 
 static void stats_row(FILE *f, const char *name, const char *zone,
@@ -379,6 +481,7 @@ void report_stats(FILE *f, const struct dp_view *prev, const struct dp_view *cur
 	stats_row(f, "total", "", &tot, rate ? &ptot : NULL, o->interval);
 	fprintf(f, "(packets by verdict; bytes in --json)\n");
 	report_bridge(f, cur);
+	report_ct(f, cur);
 	if (!any_drop && !cur->unknown.drop.packets)
 		return;
 	fprintf(f, "\ndrops by reason:\n");

@@ -418,7 +418,19 @@ t_down() {
 	else
 		fail "down detaches every port and removes the pins, and nothing else (left:$left)"
 	fi
-	expect "traffic flows after down" in_ns "$H1" ping -c1 -W2 203.0.113.1
+	# Fail closed: without sluice's policy the box forwards nothing.
+	[ "$(ip netns exec "$RTR" sysctl -n net.ipv4.ip_forward)" = 0 ] &&
+		[ "$(ip netns exec "$RTR" sysctl -n net.ipv6.conf.all.forwarding)" = 0 ] &&
+		pass "down turns IPv4 and IPv6 forwarding off" ||
+		fail "down turns IPv4 and IPv6 forwarding off"
+	in_ns "$H1" ping -c1 -W1 203.0.113.1 >/dev/null 2>&1 &&
+		fail "nothing is forwarded after down" || pass "nothing is forwarded after down"
+	expect "the router itself still answers after down" in_ns "$H1" ping -c1 -W2 192.168.10.1
+	rsluice up -c "$CFG"
+	[ "$(ip netns exec "$RTR" sysctl -n net.ipv4.ip_forward)" = 1 ] &&
+		pass "up turns forwarding back on" || fail "up turns forwarding back on"
+	expect "traffic flows again after up" in_ns "$H1" ping -c1 -W2 203.0.113.1
+	rsluice down
 }
 
 # Arguments pick tests (in their order), e.g. `test_datapath.sh t_up t_reload`.

@@ -146,7 +146,7 @@ static bool check_parse(const char *name, const char *text, const char *want)
 	"shape wan upload 20mbit download 300mbit overhead ethernet\n"
 
 #define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\" or \"conntrack\""
-#define ZITEMS "expected \"interfaces\", \"input\", \"masquerade\", \"mss-clamp\", \"filtering\" or \"}\""
+#define ZITEMS "expected \"interfaces\", \"input\", \"masquerade\", \"mss-clamp\", \"filtering\", \"bogons\" or \"}\""
 #define ACTIONS "expected \"accept\", \"drop\" or \"reject\""
 #define OVERHEADS "expected \"ethernet\", \"docsis\", \"pppoe-ptm\", \"bridged-ptm\", \"atm\" or a byte count (-64..256)"
 
@@ -170,7 +170,7 @@ static const struct parse_case {
 	{ "interfaces may repeat", "zone lan { interfaces a b\n interfaces c }", NULL },
 	{ "all zone settings",
 	  "zone wan { interfaces eth1 input drop masquerade mss-clamp auto "
-	  "filtering endpoint-independent }", NULL },
+	  "filtering endpoint-independent bogons accept }", NULL },
 	{ "mss-clamp bounds", "zone a { mss-clamp 536 }\nzone b { mss-clamp 9000 }", NULL },
 	{ "fdb-size", "fdb-size 16\nzone lan { interfaces eth0 }", NULL },
 	{ "fdb-size maximum", "fdb-size 1048576", NULL },
@@ -297,6 +297,10 @@ static const struct parse_case {
 	  "t.conf:1:22: invalid mss-clamp \"9001\" (expected \"auto\" or 536..9000)" },
 	{ "mss-clamp missing", "zone lan { mss-clamp }",
 	  "t.conf:1:22: expected \"auto\" or an MSS, got \"}\"" },
+	{ "bogons reject", "zone wan { bogons reject }",
+	  "t.conf:1:19: expected \"accept\" or \"drop\", got \"reject\"" },
+	{ "bogons twice", "zone wan { bogons drop bogons accept }",
+	  "t.conf:1:24: duplicate \"bogons\"" },
 	{ "filtering unknown", "zone lan { filtering full-cone }",
 	  "t.conf:1:22: expected \"address-and-port-dependent\", \"address-dependent\" or "
 	  "\"endpoint-independent\", got \"full-cone\"" },
@@ -825,6 +829,13 @@ static bool zone_values(const struct sluice_config *c)
 	EXPECT_INT(z->filtering, CFG_FILTER_ENDPOINT);
 	EXPECT_INT(c->zones[1].mss_clamp, 1452);
 	EXPECT_INT(c->zones[1].filtering, CFG_FILTER_ADDR);
+	/* bogons: drop by default where the zone masquerades, else as set */
+	EXPECT_INT(cfg_zone_bogons(z), 1);
+	EXPECT_INT(c->zones[1].bogons, CFG_BOGONS_DROP);
+	EXPECT_INT(cfg_zone_bogons(&c->zones[1]), 1);
+	EXPECT_INT(cfg_zone_bogons(&c->zones[2]), 0);
+	EXPECT_INT(c->zones[3].bogons, CFG_BOGONS_ACCEPT);
+	EXPECT_INT(cfg_zone_bogons(&c->zones[3]), 0);
 	return true;
 }
 
@@ -835,7 +846,9 @@ static bool test_zone_values(void)
 
 	if (!parse_ok("t.conf", "zone wan {\n\tinterfaces eth0 eth1 masquerade input drop\n"
 		      "\tinterfaces eth2 mss-clamp auto filtering endpoint-independent }\n"
-		      "zone w2 { mss-clamp 1452 filtering address-dependent }", &cfg))
+		      "zone w2 { mss-clamp 1452 filtering address-dependent bogons drop }\n"
+		      "zone lan { interfaces eth3 }\n"
+		      "zone w3 { masquerade bogons accept }", &cfg))
 		return false;
 	ok = zone_values(&cfg);
 	cfg_free(&cfg);

@@ -746,6 +746,20 @@ L3(ns_wan, .v6 = 1, .from_wan = 1, .src = "fe80::1", .dst = "ff02::1:ff00:2",
    .proto = IPPROTO_ICMPV6, .icmp_type = 135, .payload = 16, .dst_mac = NS_MAC)
 L3(other_mac_wan, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_UDP,
    .sport = 53, .dport = 40000, .dst_mac = MAC_B)
+/* Sources the l3 stage refuses (martians, spoofed, bogons) and what it
+ * still lets through. */
+L3(martian_out, .src = "127.0.0.1", .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 53)
+L3(mapped6_out, .v6 = 1, .src = "::ffff:192.0.2.1", .dst = "2001:db8::5", .proto = IPPROTO_UDP,
+   .sport = 40000, .dport = 53)
+L3(spoof_out, .src = "192.0.2.77", .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 53)
+L3(spoof_in, .from_wan = 1, .src = "192.168.10.99", .dst = LAN_HOST, .proto = IPPROTO_UDP,
+   .sport = 53, .dport = 40000)
+L3(bogon_in, .from_wan = 1, .src = "10.1.2.3", .dst = LAN_HOST, .proto = IPPROTO_UDP,
+   .sport = 53, .dport = 40000)
+L3(bogon6_in, .v6 = 1, .from_wan = 1, .src = "fd99::1", .dst = "fd00:10::20",
+   .proto = IPPROTO_UDP, .sport = 53, .dport = 40000)
 
 /* Flows and policy changes, one function per fixture. */
 static void f_udp_open(void)
@@ -763,6 +777,27 @@ static void f_policy_cut(void)
 	zone_put(Z_LAN, "lan", 0, 0);	/* `forward lan -> wan` removed */
 }
 static void f_on_lan5(void) { fdb_put(MAC_A, 0, P_LAN5, 0, 0); }
+/* The WAN may open connections to the LAN (as a port forward would); with
+ * _bogons it drops bogons. */
+static void f_wan_opens(void)
+{
+	zone_put(Z_WAN, "wan", 1U << Z_LAN, SLUICE_ZONE_INPUT_DROP);
+	f_on_lan5();
+}
+static void f_wan_opens_bogons(void)
+{
+	zone_put(Z_WAN, "wan", 1U << Z_LAN, SLUICE_ZONE_INPUT_DROP | SLUICE_ZONE_BOGONS);
+	f_on_lan5();
+}
+/* A LAN host talks to a private address beyond the WAN (a modem's status
+ * page); the WAN drops bogons. */
+static void f_bogon_open(void)
+{
+	ct4_flow(LAN_HOST, "10.1.2.3", 40000, 53, IPPROTO_UDP, Z_LAN, Z_WAN, SLUICE_CT_UNREPLIED,
+		 0, 1);
+	zone_put(Z_WAN, "wan", 0, SLUICE_ZONE_INPUT_DROP | SLUICE_ZONE_BOGONS);
+	f_on_lan5();
+}
 
 #define PASS_(r)	XDP_PASS, SLUICE_VERDICT_PASS, SLUICE_PASS_##r
 #define DROP_(r)	XDP_DROP, SLUICE_VERDICT_DROP, SLUICE_DROP_##r
@@ -956,6 +991,27 @@ static const struct fixture fixtures[] = {
 	  .ingress = P_WAN },
 	{ "l3: IPv6 UDP LAN to WAN routed (hop limit 63), flow created", u6_out, REDIRECT_,
 	  .ingress = P_LAN5, .expect = u6_out_out, .egress = P_WAN, .learn = 1, .ct_new = 1 },
+	/* l3: sources */
+	{ "l3: a loopback source is never forwarded", martian_out, DROP_(MARTIAN_SRC),
+	  .ingress = P_LAN5, .learn = 1 },
+	{ "l3: an IPv4-mapped IPv6 source is never forwarded", mapped6_out, DROP_(MARTIAN_SRC),
+	  .ingress = P_LAN5, .learn = 1 },
+	{ "l3: a LAN host spoofing an internet source dropped (reverse path)", spoof_out,
+	  DROP_(SPOOFED_SRC), .ingress = P_LAN5, .learn = 1 },
+	{ "l3: a LAN source arriving from the WAN dropped (reverse path)", spoof_in,
+	  DROP_(SPOOFED_SRC), .ingress = P_WAN, .setup = f_wan_opens },
+	{ "l3: a new flow from a bogon on the WAN dropped", bogon_in, DROP_(BOGON_SRC),
+	  .ingress = P_WAN, .setup = f_wan_opens_bogons },
+	{ "l3: a new IPv6 flow from a unique-local source on the WAN dropped", bogon6_in,
+	  DROP_(BOGON_SRC), .ingress = P_WAN, .setup = f_wan_opens_bogons },
+	{ "l3: bogons pass where the zone does not drop them (routed back: the LAN's own)",
+	  spoof_in, DROP_(SPOOFED_SRC), .ingress = P_WAN, .setup = f_wan_opens },
+	{ "l3: a new flow from a real internet source the WAN may open is routed", u_in,
+	  REDIRECT_, .ingress = P_WAN, .setup = f_wan_opens_bogons, .expect = u_in_out,
+	  .egress = P_LAN5, .ct_new = 1 },
+	{ "l3: the reply of a LAN flow to a private address beyond the WAN passes", bogon_in,
+	  REDIRECT_, .ingress = P_WAN, .setup = f_bogon_open, .expect = bogon_in_out,
+	  .egress = P_LAN5, .ct_confirmed = 1 },
 };
 
 /* ---- runner -------------------------------------------------------------- */
@@ -1070,10 +1126,26 @@ static const char *reason_name(const struct sluice_port_stats *s, int verdict)
 		SLUICE_PASS_REASONS(X)
 #undef X
 	};
+	static const char *const drops[] = {
+#define X(e, fld, str) str,
+		SLUICE_DROP_REASONS(X)
+#undef X
+	};
 	for (int r = 0; verdict == SLUICE_VERDICT_PASS && r < SLUICE_PASS_MAX; r++)
 		if (((const __u64 *)&s->pass_reason)[r])
 			return passes[r];
+	for (int r = 0; verdict == SLUICE_VERDICT_DROP && r < SLUICE_DROP_MAX; r++)
+		if (((const __u64 *)&s->drop_reason)[r])
+			return drops[r];
 	return "-";
+}
+
+/* The pass or drop reason counted in S (a difference of counters). */
+static const char *any_reason(const struct sluice_port_stats *s)
+{
+	const char *r = reason_name(s, SLUICE_VERDICT_PASS);
+
+	return strcmp(r, "-") ? r : reason_name(s, SLUICE_VERDICT_DROP);
 }
 
 /* The source MAC's entry after the run, as the fixture expects it. */
@@ -1146,8 +1218,10 @@ static void run_fixture(const struct fixture *f, int bench)
 	}
 	read_slot(slot, &after);
 	if ((int)opts.retval != f->action) {
-		fail(f, "action %u, expected %d (pass reason %s)", opts.retval, f->action,
-		     (diff = after, dp_sub(&diff, &before), reason_name(&diff, SLUICE_VERDICT_PASS)));
+		diff = after;
+		dp_sub(&diff, &before);
+		fail(f, "action %u, expected %d (reason %s)", opts.retval, f->action,
+		     any_reason(&diff));
 		return;
 	}
 	if (opts.data_size_out != want.len || memcmp(out, want.b, want.len)) {
@@ -1160,10 +1234,9 @@ static void run_fixture(const struct fixture *f, int bench)
 	expect_delta(f, &before, in.len);
 	if (memcmp(&before, &after, sizeof(after))) {
 		fail(f, "counters of slot %u changed unexpectedly (pass %llu drop %llu "
-		     "redirect %llu, pass reason %s)", slot,
+		     "redirect %llu, reason %s)", slot,
 		     (unsigned long long)diff.pass.packets, (unsigned long long)diff.drop.packets,
-		     (unsigned long long)diff.redirect.packets,
-		     reason_name(&diff, SLUICE_VERDICT_PASS));
+		     (unsigned long long)diff.redirect.packets, any_reason(&diff));
 		return;
 	}
 	if (f->egress) {

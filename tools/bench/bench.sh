@@ -148,7 +148,12 @@ sluice_up() {
 	topo_config "$WORK/sluice.conf"
 	rsluice up -c "$WORK/sluice.conf" >"$WORK/sluice.log" 2>&1
 }
-sluice_down() { rsluice down >/dev/null 2>&1; }
+# `down` turns IP forwarding off (sluice fails closed); the kernel-path
+# baselines that follow need it on.
+sluice_down() {
+	rsluice down >/dev/null 2>&1
+	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+}
 sluice_prog_id() { bpftool prog show pinned "$PIN/prog_xdp" 2>/dev/null | awk -F: 'NR==1 {print $1}'; }
 
 # Which sluice features exist in this build: the CLI and `sluice check` say.
