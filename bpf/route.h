@@ -12,7 +12,8 @@
  *    take the fast path), TTL or hop limit would expire (the kernel sends
  *    time-exceeded), the packet is larger than the egress MTU (the kernel
  *    fragments or sends fragmentation-needed / packet-too-big), IPv4
- *    options, VLAN-tagged routed frames, no route (the kernel answers);
+ *    options or an IPv6 hop-by-hop header, VLAN-tagged routed frames, no
+ *    route (the kernel answers);
  *  - later fragments (no L4 header, nothing to track; the receiver cannot
  *    use them without the first fragment, which was tracked);
  *  - traffic for the router itself that its zone's input policy accepts.
@@ -98,6 +99,11 @@ static __always_inline int l3_facts(struct pkt *p, const struct l4_info *l4, str
 		f->tot_len = load_len16(&ip6->payload_len) + sizeof(*ip6);
 		f->ttl = ip6->hop_limit;
 		f->v6 = 1;
+		/* Hop-by-hop options are for every router on the path (router
+		 * alert, jumbograms): the kernel's, like IPv4 options. Other
+		 * extension headers are the end hosts'; the tracker uses the
+		 * L4 header after the chain. */
+		f->options = ip6->nexthdr == IPPROTO_HOPOPTS;
 	}
 	f->kind = l3_kind(f);
 	f->local = (p->f.eth->h_dest[0] & 1) || l3_dst_local_scope(f);

@@ -93,6 +93,34 @@ except OSError:
 EOF
 }
 
+mac_of() { ip -n "$1" link show "$2" | awk '/link\/ether/ {print $2}'; }
+
+# raw_udp NS DST-MAC SRC DST DPORT [COUNT]: IPv4/UDP frames with any source
+# address out of NS's eth0, from a raw socket (no scapy: its import takes
+# minutes in the emulated guests).
+raw_udp() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$4" "$5" "${6:-3}" <<'EOF'
+import socket, struct, sys
+mac, src, dst, dport, n = sys.argv[1:6]
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    s = (s >> 16) + (s & 0xffff)
+    return ~(s + (s >> 16)) & 0xffff
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("eth0", 0))
+me = s.getsockname()[4]
+for i in range(int(n)):
+    udp = struct.pack("!HHHH", 30000 + i, int(dport), 12, 0) + b"spam"
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), i, 0, 64, 17, 0,
+                     socket.inet_aton(src), socket.inet_aton(dst))
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    s.send(bytes.fromhex(mac.replace(":", "")) + me + b"\x08\x00" + ip + udp)
+EOF
+}
+
+# drops_of PORT REASON: the port's drop counter for REASON, now.
+drops_of() { port_ctr "$(stats_json)" "$1" "p['drop_reasons']['$2']"; }
+
 t_up() {
 	if rsluice up -c "$CFG" >"$WORK/up.log" 2>&1; then
 		pass "up with zone policy lan -> wan"
@@ -232,7 +260,117 @@ t_policy() {
 		{ fail "conntrack flush empties the table ($n1 left)"; detail "$WORK/flush.log"; }
 }
 
-for t in t_up t_lan_to_wan t_ipv6 t_unsolicited t_router t_icmp t_policy; do
+# Sources: a LAN host spoofing another address, a loopback source, and
+# (with the WAN allowed to open connections, as a port forward would) a
+# bogon from the internet are dropped, each counted by its reason; a real
+# internet source still gets in.
+t_sources() {
+	local br wan d0 m0 b0 n
+	br=$(mac_of "$RTR" br-lan)
+	wan=$(mac_of "$RTR" wan0)
+	d0=$(drops_of lan1 spoofed-src)
+	m0=$(drops_of lan1 martian-src)
+	raw_udp "$H1" "$br" 192.0.2.77 203.0.113.1 7007
+	raw_udp "$H1" "$br" 127.0.0.1 203.0.113.1 7007
+	sleep 0.5
+	n=$(( $(drops_of lan1 spoofed-src) - d0 ))
+	[ "$n" = 3 ] && pass "a LAN host spoofing an internet source is dropped (spoofed-src)" ||
+		fail "a LAN host spoofing an internet source is dropped (spoofed-src: $n of 3)"
+	n=$(( $(drops_of lan1 martian-src) - m0 ))
+	[ "$n" = 3 ] && pass "a loopback source from the LAN is dropped (martian-src)" ||
+		fail "a loopback source from the LAN is dropped (martian-src: $n of 3)"
+
+	write_cfg "forward lan -> wan
+forward wan -> lan"
+	sed -i 's/^\tinput drop$/\tinput drop\n\tbogons drop/' "$CFG"
+	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1 || detail "$WORK/reload.log"
+	udp_echo "$H3" 192.168.10.13 7011
+	sleep 0.3
+	b0=$(drops_of wan0 bogon-src)
+	raw_udp "$INET" "$wan" 10.1.2.3 192.168.10.13 7011
+	raw_udp "$INET" "$wan" 192.168.10.99 192.168.10.13 7011
+	sleep 0.5
+	n=$(( $(drops_of wan0 bogon-src) - b0 ))
+	[ "$n" = 6 ] && pass "bogon sources from the internet are dropped (bogon-src)" ||
+		fail "bogon sources from the internet are dropped (bogon-src: $n of 6)"
+	[ "$(udp_ask "$INET" - 192.168.10.13 7011)" = "echo:ping" ] &&
+		pass "a real internet source the policy allows still gets in" ||
+		fail "a real internet source the policy allows still gets in"
+	write_cfg "forward lan -> wan"
+	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1 || detail "$WORK/reload.log"
+}
+
+# traceroute through the box lists the router hop, with UDP and ICMP probes.
+t_traceroute() {
+	local out mode
+	if ! command -v traceroute >/dev/null; then
+		skip "traceroute through the router: traceroute is not installed"
+		return
+	fi
+	for mode in "" -I; do
+		out=$(in_ns "$H2" timeout $((20 * SLOW)) traceroute -n $mode -w 2 -q 1 -m 4 203.0.113.1 2>&1)
+		if grep -q '^ 1  192.168.10.1 ' <<<"$out" && grep -q '^ 2  203.0.113.1 ' <<<"$out"; then
+			pass "traceroute ${mode:-(UDP)} lists the router hop, then the destination"
+		else
+			fail "traceroute ${mode:-(UDP)} lists the router hop, then the destination"
+			printf '%s\n' "$out" | sed 's/^/    /'
+		fi
+	done
+}
+
+# Table pressure, with the table cut to 4096 flows: a SYN flood from the
+# internet into a port the policy lets it open (as a port forward would)
+# and a UDP flood with changing ports from a LAN host push out only
+# unconfirmed flows; an established iperf3 flow keeps going, new
+# connections still open, and the evictions are counted.
+t_pressure() {
+	local wan br s1 ev ok gen=$TOP/build/benchgen
+	rsluice down >/dev/null 2>&1
+	write_cfg "forward lan -> wan
+forward wan -> lan
+conntrack {
+	size 4096
+}"
+	if ! rsluice up -c "$CFG" >"$WORK/up.log" 2>&1; then
+		fail "up with a 4096-flow table"; detail "$WORK/up.log"; return
+	fi
+	wan=$(mac_of "$RTR" wan0)
+	br=$(mac_of "$RTR" br-lan)
+	in_ns "$INET" iperf3 -s -B 203.0.113.1 -D -p 5304
+	in_ns "$INET" iperf3 -s -B 203.0.113.1 -D -p 5305
+	wait_for 3000 listening "$INET" 5305 t
+	in_ns "$H1" timeout $((60 * SLOW)) iperf3 -c 203.0.113.1 -p 5304 -t 6 -i 1 -J \
+		>"$WORK/press.json" 2>&1 &
+	local ipf=$!
+	sleep 1
+	"$gen" --gen-ns "$INET" --gen-if eth0 --dst-mac "$wan" --src-ip 203.0.113.1 \
+		--dst-ip 192.168.10.13 --proto syn --flows 50000 --sports 50000 --dport 5302 \
+		--seconds 3 --rate 20000 >"$WORK/syn.log" 2>&1 &
+	local syn=$!
+	"$gen" --gen-ns "$H4" --gen-if eth0 --dst-mac "$br" --src-ip 192.168.10.14 \
+		--dst-ip 203.0.113.1 --flows 50000 --seconds 3 --rate 20000 >"$WORK/udp.log" 2>&1
+	wait $syn
+	tcp_open "$H2" 203.0.113.1 5305 && pass "a new connection opens during the floods" ||
+		fail "a new connection opens during the floods"
+	wait $ipf
+	ok=$(json_get "$(cat "$WORK/press.json")" "'error' not in j and len(j['intervals']) >= 5 and min(i['sum']['bytes'] for i in j['intervals']) > 0")
+	if [ "$ok" = True ]; then
+		pass "an established iperf3 flow keeps moving data every second through the floods"
+	else
+		fail "an established iperf3 flow keeps moving data every second through the floods"
+		detail "$WORK/press.json" "$WORK/syn.log" "$WORK/udp.log"
+	fi
+	s1=$(stats_json)
+	ev=$(json_get "$s1" "j['conntrack']['evicted']")
+	[ "$ev" -gt 0 ] && pass "the floods' evicted unconfirmed flows are counted ($ev)" ||
+		{ fail "the floods' evicted unconfirmed flows are counted ($ev)"; detail "$WORK/syn.log" "$WORK/udp.log"; }
+	rsluice stats -i 0 | grep -q "^connection tracking: " &&
+		rsluice status | grep -q "memory .* MiB" &&
+		pass "stats shows the table's counters, status its fill and memory" ||
+		fail "stats shows the table's counters, status its fill and memory"
+}
+
+for t in t_up t_lan_to_wan t_ipv6 t_unsolicited t_router t_icmp t_sources t_traceroute t_policy t_pressure; do
 	start=$SECONDS
 	$t
 	echo "# $t: $((SECONDS - start)) s"

@@ -622,6 +622,7 @@ struct l3d {
 	__u8 proto, tcp_flags, ttl, icmp_type, icmp_code;
 	__u16 sport, dport;		/* ICMP echo: the identifier in sport */
 	unsigned int payload, opt;
+	__u8 n_ext, ext[2];		/* IPv6 extension headers before L4 */
 	__u16 frag;			/* IPv4 fragment field, host order */
 	const unsigned char *dst_mac;	/* instead of the router's */
 	const struct l3d *quote;	/* ICMP error: the packet it is about */
@@ -673,12 +674,14 @@ static void l3_build(struct pkt *p, const struct l3d *d, int routed)
 	}
 	e->h_proto = htons(d->v6 ? ETH_P_IPV6 : ETH_P_IP);
 	if (d->v6) {
-		struct ipv6hdr *ip6 = pkt_ipv6(p, d->proto, 0);
+		struct ipv6hdr *ip6 = pkt_ipv6(p, d->n_ext ? d->ext[0] : d->proto, 0);
 
 		inet_pton(AF_INET6, d->src, &ip6->saddr);
 		inet_pton(AF_INET6, d->dst, &ip6->daddr);
 		ip6->hop_limit = ttl;
 		start = p->len;
+		for (int i = 0; i < d->n_ext; i++)
+			pkt_ipv6_ext(p, i + 1 < d->n_ext ? d->ext[i + 1] : d->proto);
 		l3_l4(p, d);
 		ip6->payload_len = htons(p->len - start);
 		return;
@@ -741,6 +744,12 @@ L3(unreach_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROT
    .icmp_type = 3, .icmp_code = 3, .quote = &u_out_d)
 L3(u6_out, .v6 = 1, .src = "fd00:10::20", .dst = "2001:db8::5", .proto = IPPROTO_UDP,
    .sport = 40000, .dport = 53, .payload = 20)
+L3(u6_dstopts_out, .v6 = 1, .src = "fd00:10::20", .dst = "2001:db8::5", .proto = IPPROTO_UDP,
+   .sport = 40002, .dport = 53, .payload = 20, .n_ext = 2,
+   .ext = { IPPROTO_DSTOPTS, IPPROTO_ROUTING })
+L3(u6_hbh_out, .v6 = 1, .src = "fd00:10::20", .dst = "2001:db8::5", .proto = IPPROTO_UDP,
+   .sport = 40003, .dport = 53, .payload = 20, .n_ext = 1,
+   .ext = { IPPROTO_HOPOPTS })
 static const unsigned char NS_MAC[6] = { 0x33, 0x33, 0xff, 0, 0, 0x02 };
 L3(ns_wan, .v6 = 1, .from_wan = 1, .src = "fe80::1", .dst = "ff02::1:ff00:2",
    .proto = IPPROTO_ICMPV6, .icmp_type = 135, .payload = 16, .dst_mac = NS_MAC)
@@ -991,6 +1000,11 @@ static const struct fixture fixtures[] = {
 	  .ingress = P_WAN },
 	{ "l3: IPv6 UDP LAN to WAN routed (hop limit 63), flow created", u6_out, REDIRECT_,
 	  .ingress = P_LAN5, .expect = u6_out_out, .egress = P_WAN, .learn = 1, .ct_new = 1 },
+	{ "l3: IPv6 UDP after destination-options and routing headers routed, flow created",
+	  u6_dstopts_out, REDIRECT_, .ingress = P_LAN5, .expect = u6_dstopts_out_out,
+	  .egress = P_WAN, .learn = 1, .ct_new = 1 },
+	{ "l3: IPv6 with a hop-by-hop header passes to the kernel after the verdict",
+	  u6_hbh_out, PASS_(IP_OPTIONS), .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
 	/* l3: sources */
 	{ "l3: a loopback source is never forwarded", martian_out, DROP_(MARTIAN_SRC),
 	  .ingress = P_LAN5, .learn = 1 },
