@@ -121,6 +121,95 @@ EOF
 # drops_of PORT REASON: the port's drop counter for REASON, now.
 drops_of() { port_ctr "$(stats_json)" "$1" "p['drop_reasons']['$2']"; }
 
+# Connections open before sluice is first loaded (README "Continuity"): TCP
+# is picked up mid-stream by its first packet after the load, when that
+# packet comes from a side that may open connections. So a connection the
+# LAN opened keeps working; one the internet opened to a LAN host is cut
+# when the internet side speaks first.
+tcp_echo_server() {	# NS ADDR PORT: echo every byte back, 30 s at most
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
+import socket, sys, threading
+s = socket.socket(socket.AF_INET)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(4)
+s.settimeout(30)
+def echo(c):
+    c.settimeout(30)
+    try:
+        while True:
+            d = c.recv(100)
+            if not d:
+                break
+            c.sendall(d)
+    except OSError:
+        pass
+try:
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=echo, args=(c,), daemon=True).start()
+except OSError:
+    pass
+EOF
+}
+
+# tcp_chatter NS DST PORT READY GO: one connection; three echoed bytes, then
+# touch READY and stay silent until GO exists (20 s at most), then five more
+# bytes, each echo awaited 2 s. Prints "ok", or where it stopped.
+tcp_chatter() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$4" "$5" <<'EOF'
+import os, socket, sys, time
+dst, port, ready, go = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+c = socket.create_connection((dst, port), timeout=2)
+def chat(n, what):
+    for i in range(n):
+        try:
+            c.sendall(b"x")
+            if c.recv(1) != b"x":
+                print(what, "closed after", i); sys.exit(1)
+        except OSError as e:
+            print(what, "lost after", i, e); sys.exit(1)
+        time.sleep(0.1)
+chat(3, "before:")
+open(ready, "w").close()
+end = time.time() + 20
+while not os.path.exists(go) and time.time() < end:
+    time.sleep(0.05)
+chat(5, "after:")
+print("ok")
+EOF
+}
+
+t_preexisting() {
+	local out_lan out_wan pid1 pid2
+	tcp_echo_server "$INET" 203.0.113.1 5310
+	tcp_echo_server "$H3" 192.168.10.13 5311
+	wait_for 3000 listening "$INET" 5310 t
+	wait_for 3000 listening "$H3" 5311 t
+	tcp_chatter "$H1" 203.0.113.1 5310 "$WORK/ready1" "$WORK/go" >"$WORK/pre_lan" 2>&1 &
+	pid1=$!
+	tcp_chatter "$INET" 192.168.10.13 5311 "$WORK/ready2" "$WORK/go" >"$WORK/pre_wan" 2>&1 &
+	pid2=$!
+	wait_for 5000 test -e "$WORK/ready1" -a -e "$WORK/ready2"
+	sleep 0.5	# delayed ACKs: nothing in flight while sluice loads
+	t_up
+	touch "$WORK/go"
+	wait $pid1
+	wait $pid2
+	out_lan=$(cat "$WORK/pre_lan")
+	out_wan=$(cat "$WORK/pre_wan")
+	[ "$out_lan" = ok ] &&
+		pass "a TCP connection the LAN opened before sluice was loaded keeps working" ||
+		fail "a TCP connection the LAN opened before sluice was loaded keeps working ($out_lan)"
+	# (the client has closed by now: fin-wait)
+	[ "$(json_get "$(ct_json --proto tcp --port 5310)" "[(f['from'], f['to'], f['confirmed']) for f in j]")" = "[('lan', 'wan', True)]" ] &&
+		pass "conntrack picked it up as a confirmed lan -> wan flow" ||
+		fail "conntrack picked it up as a confirmed lan -> wan flow ($(ct_json --proto tcp --port 5310))"
+	[ "$out_wan" != ok ] &&
+		pass "one the internet opened to a LAN host before sluice was loaded is cut ($out_wan)" ||
+		fail "one the internet opened to a LAN host before sluice was loaded is cut"
+}
+
 t_up() {
 	if rsluice up -c "$CFG" >"$WORK/up.log" 2>&1; then
 		pass "up with zone policy lan -> wan"
@@ -254,6 +343,11 @@ t_policy() {
 	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1
 	[ "$(udp_ask "$H2" - 203.0.113.1 7010)" = "echo:ping" ] &&
 		pass "restoring it lets them through again" || fail "restoring it lets them through again"
+	bpftool map dump pinned "$PIN/sluice_ct4" >"$WORK/ct4.dump" 2>&1
+	grep -q '"zone_out":' "$WORK/ct4.dump" && grep -q '"last_seen":' "$WORK/ct4.dump" &&
+		grep -q '"sport":' "$WORK/ct4.dump" &&
+		pass "bpftool prints the connection table by field name" ||
+		{ fail "bpftool prints the connection table by field name"; detail "$WORK/ct4.dump"; }
 	rsluice conntrack flush >"$WORK/flush.log" 2>&1
 	n1=$(json_get "$(ct_json)" "len(j)")
 	[ "$n1" = 0 ] && pass "conntrack flush empties the table" ||
@@ -370,7 +464,7 @@ conntrack {
 		fail "stats shows the table's counters, status its fill and memory"
 }
 
-for t in t_up t_lan_to_wan t_ipv6 t_unsolicited t_router t_icmp t_sources t_traceroute t_policy t_pressure; do
+for t in t_preexisting t_lan_to_wan t_ipv6 t_unsolicited t_router t_icmp t_sources t_traceroute t_policy t_pressure; do
 	start=$SECONDS
 	$t
 	echo "# $t: $((SECONDS - start)) s"

@@ -512,6 +512,12 @@ s6() {
 			measure 6 "routed, sluice conntrack, $n flows" $(lan_wan_args "$n")
 			note 6 "routed, sluice conntrack, $n flows" conntrack_entries \
 				"$(rsluice conntrack --json 2>/dev/null | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))' 2>/dev/null || echo 0)"
+			# the tables' kernel memory, element headers included (status)
+			rsluice status --json >"$WORK/status.json" 2>/dev/null &&
+				note 6 "routed, sluice conntrack, $n flows" bytes_per_flow \
+					"$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["conntrack"]["bytes_per_ipv4_flow"])' "$WORK/status.json" 2>/dev/null || echo 0)" &&
+				note 6 "routed, sluice conntrack, $n flows" table_bytes \
+					"$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["conntrack"]["bytes"])' "$WORK/status.json" 2>/dev/null || echo 0)"
 			sluice_down
 		else
 			na 6 "routed, sluice conntrack, $n flows" "sluice up failed: $(tail -1 "$WORK/sluice.log")"

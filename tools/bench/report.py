@@ -138,6 +138,9 @@ def rate_table(where, sc, cases, order):
             extra.append("table max %s" % notes["conntrack_max"])
         if "bytes_per_entry" in notes:
             extra.append("%s B/entry (slab)" % notes["bytes_per_entry"])
+        if "bytes_per_flow" in notes:
+            extra.append("%s B/flow, %.0f MiB of tables" % (notes["bytes_per_flow"],
+                                                           notes.get("table_bytes", 0) / 1048576))
         rows.append("| %s | %s (%s-%s) | %.3f | %.2f%% | %.0f | %s | %s | %s |" % (
             case + (" (%s)" % ", ".join(extra) if extra else ""),
             fmt_rate(p), fmt_rate(lo), fmt_rate(hi), c["gbps"][0], 100 * max(c["loss"][0], 0),
