@@ -82,6 +82,19 @@ static bool learning_port(const struct sluice_port *p)
 	       (p->stp_state == SLUICE_STP_FORWARDING || p->stp_state == SLUICE_STP_LEARNING);
 }
 
+/* A learned entry's VLAN is still one of its port's: the kernel flushes a
+ * port's entries of a VLAN the port leaves (and all of them when the
+ * bridge turns VLAN filtering on or off), so does this. */
+static bool vlan_member(struct dp *dp, const struct sluice_port *p, __u32 ifindex, __u16 vlan)
+{
+	struct sluice_vlan_key k = { .ifindex = ifindex, .vid = vlan };
+	struct sluice_vlan v;
+
+	if (!(p->flags & SLUICE_PORT_VLAN_AWARE))
+		return vlan == 0;
+	return vlan && !bpf_map_lookup_elem(dp->vlans_fd, &k, &v);
+}
+
 static bool same_key(const struct sluice_fdb_key *k, const struct nl_fdb *f)
 {
 	return !memcmp(k->mac, f->mac, 6) && k->vlan == f->vlan;
@@ -132,7 +145,8 @@ int fdb_sync(struct dp *dp)
 			keep = k && (__u32)k->ifindex == e->ifindex && mirror_flags(k) == e->flags;
 		else	/* learned: a kernel static entry for the key wins */
 			keep = !k && learning_port(p) &&
-			       !(now > e->last_seen && now - e->last_seen > p->hold_ns);
+			       !(now > e->last_seen && now - e->last_seen > p->hold_ns) &&
+			       vlan_member(dp, p, e->ifindex, rows[i].key.vlan);
 		if (!keep)
 			bpf_map_delete_elem(dp->fdb_fd, &rows[i].key);
 		else if (k)
