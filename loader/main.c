@@ -668,9 +668,23 @@ static bool daemon_tick(struct daemon *d)
 	return true;
 }
 
-static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl)
+/* A static or local entry the user added to or removed from a kernel
+ * bridge: mirror it now rather than at the next tick. */
+static void daemon_fdb_event(struct daemon *d)
 {
-	struct pollfd pfd[2] = { { sfd, POLLIN, 0 }, { nl_monitor_fd(nl), POLLIN, 0 } };
+	struct dp dp;
+
+	if (dp_open(&dp, d->a->pin, DP_READ))
+		return;
+	fdb_sync(&dp);
+	dp_close(&dp);
+}
+
+static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl,
+		       struct mnl_socket *fdb_nl)
+{
+	struct pollfd pfd[3] = { { sfd, POLLIN, 0 }, { nl_monitor_fd(nl), POLLIN, 0 },
+				 { fdb_nl ? nl_monitor_fd(fdb_nl) : -1, POLLIN, 0 } };
 	long long first = 0, due = 0;	/* due 0: nothing pending */
 	long long tick = now_ms() + TICK_MS;
 	bool reload = false;
@@ -681,7 +695,7 @@ static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl)
 		long long until = due && due < tick ? due : tick;
 
 		timeout = (int)(until > now_ms() ? until - now_ms() : 0);
-		ret = poll(pfd, 2, timeout);
+		ret = poll(pfd, 3, timeout);
 		if (ret < 0 && errno != EINTR)
 			return -errno;
 		if (ret > 0 && (pfd[0].revents & POLLIN)) {
@@ -702,6 +716,9 @@ static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl)
 			if (due > first + MAX_DELAY_MS)
 				due = first + MAX_DELAY_MS;
 		}
+		if (ret > 0 && (pfd[2].revents & (POLLIN | POLLERR)) &&
+		    nl_fdb_monitor_drain(fdb_nl) > 0)
+			daemon_fdb_event(d);
 		if (now_ms() >= tick) {
 			tick = now_ms() + TICK_MS;
 			if (daemon_tick(d) && !due)
@@ -720,7 +737,7 @@ static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl)
 static int cmd_run(struct args *a)
 {
 	struct daemon d = { .a = a };
-	struct mnl_socket *nl = NULL;
+	struct mnl_socket *nl = NULL, *fdb_nl = NULL;
 	sigset_t mask;
 	int lock, sfd = -1, ret = 1;
 
@@ -744,6 +761,11 @@ static int cmd_run(struct args *a)
 		log_err("netlink: %s", strerror(errno));
 		goto out;
 	}
+	/* Without it static entries are still mirrored, at the next tick. */
+	fdb_nl = nl_fdb_monitor_open();
+	if (!fdb_nl)
+		log_info("netlink: no FDB events (%s); static entries follow each second",
+			 strerror(errno));
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -757,7 +779,7 @@ static int cmd_run(struct args *a)
 	if (load_and_apply(a, &d.cfg, false, DP_FOLLOW) || read_generation(a->pin, &d.generation))
 		goto out;
 	log_info("following interface changes (pid %d)", getpid());
-	ret = daemon_loop(&d, sfd, nl);
+	ret = daemon_loop(&d, sfd, nl, fdb_nl);
 	if (ret == -ENOENT)
 		log_err("%s: the instance was removed; exiting", a->pin);
 	else if (ret)
@@ -768,6 +790,7 @@ out:
 	if (sfd >= 0)
 		close(sfd);
 	nl_monitor_close(nl);
+	nl_monitor_close(fdb_nl);
 	nl_batch_close(d.batch);
 	cfg_free(&d.cfg);
 	close(lock);

@@ -100,6 +100,13 @@ int nl_monitor_fd(struct mnl_socket *nl);
 int nl_monitor_drain(struct mnl_socket *nl);
 void nl_monitor_close(struct mnl_socket *nl);
 
+/* A socket subscribed to neighbour changes; nl_fdb_monitor_drain() reads
+ * what is queued without blocking and returns how many of the messages
+ * added or removed a static or local bridge FDB entry (an overrun counts
+ * as one). Close it with nl_monitor_close(). */
+struct mnl_socket *nl_fdb_monitor_open(void);
+int nl_fdb_monitor_drain(struct mnl_socket *nl);
+
 /* Whether the device strips 802.1Q tags into packet metadata on receive
  * (rx-vlan-offload): XDP then sees the frame untagged, so a VLAN-aware
  * bridge port with it on cannot be classified in XDP. True when unknown. */
