@@ -693,6 +693,15 @@ if [ -n "$INNER" ]; then	# inside a guest: one scenario, lines on stdout
 	exit 0
 fi
 
+# The commit measured; -dirty when files other than the report being
+# written (docs/bench) differ from it.
+bench_commit() {
+	local c
+	c=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null) || { echo unknown; return; }
+	git -C "$TOP" diff --quiet HEAD -- . ':!docs/bench' 2>/dev/null || c="$c-dirty"
+	echo "$c"
+}
+
 START=$SECONDS
 # Packet rates are measured with BPF statistics off: they add two clock
 # reads to every program run. progstat turns them on for its own runs only.
@@ -702,7 +711,7 @@ sysctl -qw kernel.bpf_stats_enabled=0
 	echo "{\"machine\": {\"cpu\": \"$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)\","
 	echo " \"cores\": $(nproc), \"kernel\": \"$(uname -r)\","
 	echo " \"os\": \"$(. /etc/os-release; echo "$PRETTY_NAME")\","
-	echo " \"commit\": \"$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)\","
+	echo " \"commit\": \"$(bench_commit)\","
 	echo " \"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"quick\": $QUICK, \"runs\": $RUNS, \"seconds\": $SECS}}"
 } | tr -d '\n' > "$OUT/machine.json"
 for sc in $SCENARIOS; do
