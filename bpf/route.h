@@ -189,7 +189,7 @@ static __always_inline int input_always(const struct l3_facts *f)
  * XDP never saw it leave, so ask the kernel for the socket. TCP: any socket
  * but a listener; UDP: only a socket connected to this very peer (a server
  * socket bound to a wildcard address would otherwise open the router). */
-static __always_inline int input_own_socket(struct xdp_md *ctx, const struct l3_facts *f)
+static __always_inline int input_own_socket(void *ctx, const struct l3_facts *f)
 {
 	struct bpf_sock_tuple t = {};
 	struct bpf_sock *sk;
@@ -225,7 +225,7 @@ static __always_inline int input_own_socket(struct xdp_md *ctx, const struct l3_
 	return ok;
 }
 
-static __always_inline int l3_local(struct xdp_md *ctx, const struct l3_facts *f)
+static __always_inline int l3_local(void *ctx, const struct l3_facts *f)
 {
 	__u32 zone = f->zone_in;
 	struct sluice_zone *z = bpf_map_lookup_elem(&sluice_zones, &zone);
@@ -238,7 +238,7 @@ static __always_inline int l3_local(struct xdp_md *ctx, const struct l3_facts *f
 
 /* ---- routing ------------------------------------------------------------------------ */
 
-static __always_inline int l3_fib(struct xdp_md *ctx, const struct l3_facts *f,
+static __always_inline int l3_fib(void *ctx, const struct l3_facts *f,
 				  struct bpf_fib_lookup *fib, __u16 tot_len)
 {
 	__builtin_memset(fib, 0, sizeof(*fib));
@@ -323,7 +323,7 @@ static __always_inline void l3_rewrite(struct pkt *p)
 
 /* Routing and the verdict, on the facts. Returns a packed verdict; REDIRECT
  * with the egress and MACs in F. */
-static __always_inline int l3_route(struct xdp_md *ctx, struct l3_facts *f,
+static __always_inline int l3_route(void *ctx, struct l3_facts *f,
 				    struct bpf_fib_lookup *fibp)
 {
 	const struct sluice_port *out;
@@ -382,42 +382,9 @@ static __always_inline int l3_route(struct xdp_md *ctx, struct l3_facts *f,
 	return L3_VERDICT(SLUICE_VERDICT_REDIRECT, 0);
 }
 
-/* The l3 stage. Returns a verdict; REDIRECT with p->egress set. */
-static __always_inline int l3_forward(struct pkt *p)
-{
-	struct l3_scratch *s;
-	struct l3_facts *f;
-	struct l4_info l4;
-	__u32 key0 = 0;
-	int v;
-
-	if (!p->f.l3)
-		return pkt_pass(p, SLUICE_PASS_NOT_IP);
-	if (p->f.vlan_depth)	/* routed VLAN sub-interfaces: the kernel's */
-		return pkt_pass(p, SLUICE_PASS_L3_VLAN);
-	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
-	if (!p->port || !s)	/* a port being attached right now */
-		return pkt_pass(p, SLUICE_PASS_UNKNOWN_PORT);
-	f = &s->f;
-	if (parse_l4(&p->f, p->data_end, &l4) != PARSE_OK || l3_facts(p, &l4, f))
-		return pkt_drop(p, SLUICE_DROP_MALFORMED_L4);
-	if (f->kind == L3_ICMP_ERROR)
-		l3_quote(p, f);
-	v = l3_route(p->ctx, f, &s->fib);
-	p->reason = v & 0xff;
-	v >>= 8;
-	if (v == SLUICE_VERDICT_REDIRECT) {
-		__builtin_memcpy(p->dmac, f->dmac, ETH_ALEN);
-		__builtin_memcpy(p->smac, f->smac, ETH_ALEN);
-		p->routed = 1;
-		p->egress = f->egress;
-		p->egress_slot = f->egress_slot;
-	}
-	return v;
-}
-
-/* What the XDP entry hands the l3 stage: where the headers are, as
- * offsets, since pointers do not survive into a global function. */
+/* What an entry point hands the l3 stage: where the headers are, as
+ * offsets, since pointers do not survive into a global function; and what
+ * the stage hands back. */
 struct l3_call {
 	__u32 ifindex;
 	__u16 l3_off, l4_off;		/* from data; l4_off 0: none */
@@ -430,24 +397,50 @@ struct l3_call {
 	__u8 dmac[6], smac[6];
 };
 
-/* The l3 stage as a BPF global function: the verifier checks it once, not
- * once for every path through parsing and the bridge stage that leads to
- * it (inlined, the whole program took 850k verifier steps on 6.18 and
- * broke 6.1's limits). It rebuilds its own view of the packet from the
- * offsets, with every bound checked again. */
-__attribute__((noinline)) int sluice_l3_xdp(struct xdp_md *ctx, struct l3_call *c)
+/* The l3 stage on its own view of the packet. Returns a verdict, its
+ * reason in C; a REDIRECT with the egress and MACs in C. */
+static __always_inline int l3_forward(struct pkt *p, struct l3_call *c)
 {
-	void *data, *end;
-	struct pkt lp;
-	__u32 ifindex;
+	struct l3_scratch *s;
+	struct l3_facts *f;
+	struct l4_info l4;
+	__u32 key0 = 0;
 	int v;
 
-	if (!ctx || !c)
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (!p->port || !s) {	/* a port being attached right now */
+		c->reason = SLUICE_PASS_UNKNOWN_PORT;
 		return SLUICE_VERDICT_PASS;
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	ifindex = c->ifindex;	/* (6.1 takes no map key from a global's argument) */
-	pkt_init(&lp, ctx, data, end, ifindex, SLUICE_HOOK_XDP);
+	}
+	f = &s->f;
+	if (parse_l4(&p->f, p->data_end, &l4) != PARSE_OK || l3_facts(p, &l4, f)) {
+		c->reason = SLUICE_DROP_MALFORMED_L4;
+		return SLUICE_VERDICT_DROP;
+	}
+	if (f->kind == L3_ICMP_ERROR)
+		l3_quote(p, f);
+	v = l3_route(p->ctx, f, &s->fib);
+	c->reason = v & 0xff;
+	v >>= 8;
+	if (v == SLUICE_VERDICT_REDIRECT) {
+		__builtin_memcpy(c->dmac, f->dmac, ETH_ALEN);
+		__builtin_memcpy(c->smac, f->smac, ETH_ALEN);
+		c->routed = 1;
+		c->egress = f->egress;
+		c->egress_slot = f->egress_slot;
+	}
+	return v;
+}
+
+/* The body of the l3 stage's global functions, one per hook: it rebuilds
+ * its own struct pkt from the offsets, with every bound checked again. */
+static __always_inline int l3_run(void *ctx, void *data, void *end, enum sluice_hook hook,
+				  struct l3_call *c)
+{
+	struct pkt lp;
+	__u32 ifindex = c->ifindex;	/* (6.1 takes no map key from a global's argument) */
+
+	pkt_init(&lp, ctx, data, end, ifindex, hook);
 	lp.port = bpf_map_lookup_elem(&sluice_ports, &ifindex);
 	lp.f.eth = data;
 	lp.f.eth_proto = c->eth_proto;
@@ -463,14 +456,20 @@ __attribute__((noinline)) int sluice_l3_xdp(struct xdp_md *ctx, struct l3_call *
 		if (lp.f.l4 > end)
 			return SLUICE_VERDICT_PASS;
 	}
-	v = l3_forward(&lp);
-	c->reason = lp.reason;
-	c->routed = lp.routed;
-	c->egress = lp.egress;
-	c->egress_slot = lp.egress_slot;
-	__builtin_memcpy(c->dmac, lp.dmac, ETH_ALEN);
-	__builtin_memcpy(c->smac, lp.smac, ETH_ALEN);
-	return v;
+	return l3_forward(&lp, c);
+}
+
+/* The l3 stage as a BPF global function: the verifier checks it once, not
+ * once for every path through parsing and the bridge stage that leads to
+ * it (inlined, the whole program took 850k verifier steps on 6.18 and
+ * broke 6.1's limits). The verifier knows a global function's context
+ * argument by its type, so each hook gets its own (tc's: issue #12). */
+__attribute__((noinline)) int sluice_l3_xdp(struct xdp_md *ctx, struct l3_call *c)
+{
+	if (!ctx || !c)
+		return SLUICE_VERDICT_PASS;
+	return l3_run(ctx, (void *)(long)ctx->data, (void *)(long)ctx->data_end,
+		      SLUICE_HOOK_XDP, c);
 }
 
 /* The call from the pipeline: VLAN-tagged and non-IP frames never need the
