@@ -810,17 +810,16 @@ static bool wanted(const struct wants *w, __u32 ifindex)
 	return false;
 }
 
-/* Delete the entries of ports that leave, first: their slots become free
- * (a leaving port still attached counts as "unknown" meanwhile) and the
- * hash never holds old and new ports at once. The walk restarts after each
- * delete since the hash may reorder. */
-static int delete_leavers(struct dp *dp, const struct wants *w)
+/* Delete the __u32 keys of FD that KEEP does not want. The walk restarts
+ * after each delete since the hash may reorder. */
+static int delete_unwanted(int fd, const struct wants *w,
+			   bool (*keep)(const struct wants *, __u32))
 {
 	__u32 key, next, *prev = NULL;
 
-	while (!bpf_map_get_next_key(dp->ports_fd, prev, &next)) {
-		if (!wanted(w, next)) {
-			if (bpf_map_delete_elem(dp->ports_fd, &next))
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (!keep(w, next)) {
+			if (bpf_map_delete_elem(fd, &next))
 				return -errno;
 			prev = NULL;
 			continue;
@@ -829,6 +828,14 @@ static int delete_leavers(struct dp *dp, const struct wants *w)
 		prev = &key;
 	}
 	return 0;
+}
+
+/* Delete the entries of ports that leave, first: their slots become free
+ * (a leaving port still attached counts as "unknown" meanwhile) and the
+ * hash never holds old and new ports at once. */
+static int delete_leavers(struct dp *dp, const struct wants *w)
+{
+	return delete_unwanted(dp->ports_fd, w, wanted);
 }
 
 /* Keep the slot (and so the counters) of ports that stay; give new ports
@@ -987,31 +994,23 @@ static int write_zones(struct dp *dp, const struct sluice_config *cfg, const str
 
 /* Every L3 interface of the wanted ports (a port itself, or its bridge) ->
  * its zone; interfaces no longer wanted leave. */
+static bool wanted_l3(const struct wants *w, __u32 ifindex)
+{
+	for (int i = 0; i < w->n; i++)
+		if (w->v[i].port.l3_ifindex == ifindex)
+			return true;
+	return false;
+}
+
 static int write_l3(struct dp *dp, const struct wants *w)
 {
-	__u32 key, next, *prev = NULL;
-	bool keep;
-
 	for (int i = 0; i < w->n; i++) {
 		struct sluice_l3 v = { .zone = w->v[i].zone };
 
 		if (bpf_map_update_elem(dp->l3_fd, &w->v[i].port.l3_ifindex, &v, BPF_ANY))
 			return -errno;
 	}
-	while (!bpf_map_get_next_key(dp->l3_fd, prev, &next)) {
-		keep = false;
-		for (int i = 0; i < w->n && !keep; i++)
-			keep = w->v[i].port.l3_ifindex == next;
-		if (!keep) {
-			if (bpf_map_delete_elem(dp->l3_fd, &next))
-				return -errno;
-			prev = NULL;
-			continue;
-		}
-		key = next;
-		prev = &key;
-	}
-	return 0;
+	return delete_unwanted(dp->l3_fd, w, wanted_l3);
 }
 
 /* Timeouts, and a new policy generation: every open connection is checked
