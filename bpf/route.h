@@ -323,7 +323,7 @@ static __always_inline void l3_rewrite(struct pkt *p)
 
 /* Routing and the verdict, on the facts. Returns a packed verdict; REDIRECT
  * with the egress and MACs in F. */
-static __always_inline int l3_route(void *ctx, struct l3_facts *f,
+static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 				    struct bpf_fib_lookup *fibp)
 {
 	const struct sluice_port *out;
@@ -373,8 +373,8 @@ static __always_inline int l3_route(void *ctx, struct l3_facts *f,
 		return PASS_(UNKNOWN_DST);
 	if (!(out->flags & SLUICE_PORT_UP))
 		return PASS_(EGRESS_DOWN);
-	if (!(out->flags & SLUICE_PORT_XDP_TX))
-		return PASS_(EGRESS_NO_XDP);
+	if (hook == SLUICE_HOOK_XDP && !(out->flags & SLUICE_PORT_XDP_TX))
+		return PASS_(EGRESS_NO_XDP);	/* (an skb leaves by any port) */
 	__builtin_memcpy(f->dmac, fibp->dmac, ETH_ALEN);
 	__builtin_memcpy(f->smac, fibp->smac, ETH_ALEN);
 	f->egress = egress;
@@ -419,7 +419,7 @@ static __always_inline int l3_forward(struct pkt *p, struct l3_call *c)
 	}
 	if (f->kind == L3_ICMP_ERROR)
 		l3_quote(p, f);
-	v = l3_route(p->ctx, f, &s->fib);
+	v = l3_route(p->ctx, p->hook, f, &s->fib);
 	c->reason = v & 0xff;
 	v >>= 8;
 	if (v == SLUICE_VERDICT_REDIRECT) {
@@ -463,7 +463,7 @@ static __always_inline int l3_run(void *ctx, void *data, void *end, enum sluice_
  * once for every path through parsing and the bridge stage that leads to
  * it (inlined, the whole program took 850k verifier steps on 6.18 and
  * broke 6.1's limits). The verifier knows a global function's context
- * argument by its type, so each hook gets its own (tc's: issue #12). */
+ * argument by its type, so each hook gets its own. */
 __attribute__((noinline)) int sluice_l3_xdp(struct xdp_md *ctx, struct l3_call *c)
 {
 	if (!ctx || !c)
@@ -472,9 +472,18 @@ __attribute__((noinline)) int sluice_l3_xdp(struct xdp_md *ctx, struct l3_call *
 		      SLUICE_HOOK_XDP, c);
 }
 
+__attribute__((noinline)) int sluice_l3_tc(struct __sk_buff *ctx, struct l3_call *c)
+{
+	if (!ctx || !c)
+		return SLUICE_VERDICT_PASS;
+	return l3_run(ctx, (void *)(long)ctx->data, (void *)(long)ctx->data_end,
+		      SLUICE_HOOK_TC, c);
+}
+
 /* The call from the pipeline: VLAN-tagged and non-IP frames never need the
- * function. */
-static __always_inline int l3_stage(struct pkt *p)
+ * function. HOOK is a constant at every call site, so each entry program
+ * holds the call of its own hook only. */
+static __always_inline int l3_stage(struct pkt *p, const int hook)
 {
 	struct l3_call c = {};
 	int v;
@@ -489,7 +498,10 @@ static __always_inline int l3_stage(struct pkt *p)
 	c.eth_proto = p->f.eth_proto;
 	c.l4_proto = p->f.l4_proto;
 	c.fragment = p->f.fragment;
-	v = sluice_l3_xdp(p->ctx, &c);
+	if (hook == SLUICE_HOOK_TC)
+		v = sluice_l3_tc(p->ctx, &c);
+	else
+		v = sluice_l3_xdp(p->ctx, &c);
 	p->reason = c.reason;
 	if (v == SLUICE_VERDICT_REDIRECT) {
 		p->routed = c.routed;

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
-/* sluice datapath: the XDP entry point on every port of every zone.
+/* sluice datapath: the XDP entry point on every port of every zone, and its
+ * tc ingress twin (issue #12: ports without native XDP, shaped traffic).
  *
  * The per-packet pipeline (docs/design.md section 1) reads top to bottom in
  * sluice_stages(); each stage lives in its own header and works on a
- * struct pkt (pkt.h), never on struct xdp_md. This file holds what is XDP's
- * own: building the context, the redirect call, VLAN push/pop by moving the
- * frame's head, and the exit that counts every verdict (nothing is counted
- * anywhere else). NAT (#10) and rules (#11) slot into the l3 stage.
+ * struct pkt (pkt.h), never on struct xdp_md or struct __sk_buff. This file
+ * holds what is each hook's own: building the context, the redirect call,
+ * VLAN push/pop, and the mapping of verdicts to the hook's return codes;
+ * one function counts every verdict for both (nothing is counted anywhere
+ * else). NAT (#10) and rules (#11) slot into the l3 stage.
  */
 #include <linux/bpf.h>
+#include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include "parsing.h"
 #include "sluice.h"
@@ -21,7 +24,9 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* ---- the pipeline (shared by every hook) ---------------------------------- */
 
-static __always_inline int sluice_stages(struct pkt *p)
+/* HOOK: a constant at each entry point (it picks the l3 stage's global
+ * function for that hook's context type). */
+static __always_inline int sluice_stages(struct pkt *p, const int hook)
 {
 	int v;
 
@@ -32,7 +37,7 @@ static __always_inline int sluice_stages(struct pkt *p)
 	v = bridge_l2(p);
 	if (v != PKT_CONTINUE)
 		return v;
-	return l3_stage(p);	/* routing, conntrack, zone policy (NAT, rules: #10, #11) */
+	return l3_stage(p, hook);	/* routing, conntrack, zone policy (NAT, rules: #10, #11) */
 }
 
 /* ---- what is XDP's own ------------------------------------------------------- */
@@ -104,17 +109,15 @@ static __always_inline int xdp_redirect(struct pkt *p)
 	return SLUICE_VERDICT_REDIRECT;
 }
 
-/* The one place that counts: the verdict and its reason on the ingress
- * port's slot (slot 0 when the port is not in the map yet), and a fast-path
- * frame on its egress port too. */
-static __always_inline int xdp_exit(struct pkt *p, int v, __u32 len)
+/* The one place that counts, for every hook: the verdict and its reason on
+ * the ingress port's slot (slot 0 when the port is not in the map yet), and
+ * a fast-path frame on its egress port too. */
+static __always_inline void pkt_count(struct pkt *p, int v, __u32 len)
 {
 	__u32 slot = p->port ? p->port->slot : SLUICE_SLOT_UNKNOWN;
 	struct sluice_port_stats *st;
 	struct sluice_ctr *ctr;
 
-	if (v < 0 || v >= SLUICE_VERDICT_MAX)
-		return XDP_ABORTED;
 	st = bpf_map_lookup_elem(&sluice_stats, &slot);
 	if (st) {
 		ctr = &st->pass + v;
@@ -133,6 +136,13 @@ static __always_inline int xdp_exit(struct pkt *p, int v, __u32 len)
 			st->fast_tx.bytes += p->data_end - p->data;
 		}
 	}
+}
+
+static __always_inline int xdp_exit(struct pkt *p, int v, __u32 len)
+{
+	if (v < 0 || v >= SLUICE_VERDICT_MAX)
+		return XDP_ABORTED;
+	pkt_count(p, v, len);
 	/* (A constant table here would land in .rodata.cst16, which
 	 * libbpf 1.1 cannot match with its BTF.) */
 	return v == SLUICE_VERDICT_PASS ? XDP_PASS : v == SLUICE_VERDICT_REDIRECT ? XDP_REDIRECT
@@ -148,8 +158,64 @@ int sluice_xdp(struct xdp_md *ctx)
 	int v;
 
 	pkt_init(&p, ctx, data, data_end, ctx->ingress_ifindex, SLUICE_HOOK_XDP);
-	v = sluice_stages(&p);
+	v = sluice_stages(&p, SLUICE_HOOK_XDP);
 	if (v == SLUICE_VERDICT_REDIRECT)
 		v = xdp_redirect(&p);
 	return xdp_exit(&p, v, len);
+}
+
+/* ---- what is tc's own ---------------------------------------------------------- */
+
+/* Headers the stages may read: pulled into the linear part first (a
+ * received skb may keep them in fragments). */
+#define TC_PULL_LEN	256
+
+/* The redirect: bpf_redirect() to the egress port, whose qdisc and tc egress
+ * hook the skb then passes (that is what shaping needs). VLAN tags of an skb
+ * live in its metadata, moved with bpf_skb_vlan_push/pop: not done yet, so
+ * such frames are the kernel's (#12). */
+static __always_inline int tc_redirect(struct pkt *p)
+{
+	if (p->vlan_op != PKT_VLAN_KEEP)
+		return pkt_pass(p, SLUICE_PASS_VLAN);
+	if (p->routed)
+		l3_rewrite(p);
+	return SLUICE_VERDICT_REDIRECT;
+}
+
+static __always_inline int tc_exit(struct pkt *p, int v, __u32 len)
+{
+	if (v < 0 || v >= SLUICE_VERDICT_MAX)
+		return TC_ACT_SHOT;
+	pkt_count(p, v, len);
+	if (v == SLUICE_VERDICT_REDIRECT)
+		return bpf_redirect(p->egress, 0);
+	return v == SLUICE_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
+}
+
+SEC("tc")
+int sluice_tc(struct __sk_buff *skb)
+{
+	__u32 len = skb->len, pull = len < TC_PULL_LEN ? len : TC_PULL_LEN;
+	struct pkt p;
+	int v;
+
+	bpf_skb_pull_data(skb, pull);	/* fails only without memory: parsed as is */
+	pkt_init(&p, skb, (void *)(long)skb->data, (void *)(long)skb->data_end,
+		 skb->ingress_ifindex, SLUICE_HOOK_TC);
+	if (skb->vlan_present) {
+		/* The outer tag is in the skb's metadata, not in the frame the
+		 * stages parse: the kernel's until #12 teaches them. */
+		p.port = bpf_map_lookup_elem(&sluice_ports, &p.ifindex);
+		return tc_exit(&p, pkt_pass(&p, SLUICE_PASS_VLAN), len);
+	}
+	v = sluice_stages(&p, SLUICE_HOOK_TC);
+	if (v == SLUICE_VERDICT_DROP && p.reason <= SLUICE_DROP_MALFORMED_L4 &&
+	    p.data_end - p.data < len && pull < len)
+		/* Headers cut short by the linear part, not by the frame:
+		 * not provably malformed. The kernel decides. */
+		v = pkt_pass(&p, SLUICE_PASS_UNSUPPORTED);
+	if (v == SLUICE_VERDICT_REDIRECT)
+		v = tc_redirect(&p);
+	return tc_exit(&p, v, len);
 }
