@@ -56,7 +56,8 @@ struct l3_facts {
 	__u8 local;			/* broadcast/multicast, or the router's by address */
 	__u8 not_ours;			/* a routed port's frame for another MAC */
 	__u8 later_fragment;
-	__u8 pad[2];
+	__u8 route_by_kernel;		/* out: SLUICE_CFG_ROUTE_BY_KERNEL */
+	__u8 pad[1];
 	/* out, with a REDIRECT */
 	__u32 egress, egress_slot;
 	__u8 dmac[6], smac[6];
@@ -594,6 +595,7 @@ static __always_inline int l3_decide(void *ctx, struct l3_facts *f)
 	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
 	if (!cfg)
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
+	f->route_by_kernel = !!(cfg->flags & SLUICE_CFG_ROUTE_BY_KERNEL);
 	if (f->kind == L3_ICMP_ERROR)
 		return f->icmp_error && ct_related(f) ? PKT_CONTINUE
 			: L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);

@@ -360,6 +360,8 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 		return v;
 
 	/* Accepted. Forward it here, or let the kernel finish the job. */
+	if (f->route_by_kernel)
+		return PASS_(FWMARK_RULES);
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
 		return PASS_(NO_NEIGH);
 	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)

@@ -94,7 +94,8 @@ enum sluice_verdict {
 	X(MTU,           mtu,           "mtu")				\
 	X(TTL,           ttl,           "ttl")				\
 	X(IP_OPTIONS,    ip_options,    "ip-options")			\
-	X(NOT_OURS,      not_ours,      "not-ours")
+	X(NOT_OURS,      not_ours,      "not-ours")			\
+	X(FWMARK_RULES,  fwmark_rules,  "fwmark-rules")
 
 enum sluice_pass_reason {
 #define SLUICE_X_ENUM(e, f, s) SLUICE_PASS_##e,

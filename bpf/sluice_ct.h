@@ -99,9 +99,15 @@ struct sluice_ct_timeouts {
 
 /* Runtime configuration the datapath reads on every packet (sluice_config,
  * one entry, written by the loader). */
+enum sluice_dp_config_flags {
+	/* Policy routing rules match firewall marks, which netfilter sets
+	 * after XDP: routed packets go to the kernel after the verdict. */
+	SLUICE_CFG_ROUTE_BY_KERNEL	= 1 << 0,
+};
+
 struct sluice_dp_config {
 	__u32 policy_gen;		/* bumped when zone policy changes */
-	__u32 pad;
+	__u32 flags;			/* enum sluice_dp_config_flags */
 	struct sluice_ct_timeouts timeouts;
 };
 SLUICE_ASSERT(sizeof(struct sluice_dp_config) == 32, "struct sluice_dp_config layout");

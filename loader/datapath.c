@@ -13,6 +13,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <net/if_arp.h>
 #include <linux/if_bridge.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
@@ -437,6 +438,11 @@ struct want {
 struct wants {
 	int n;
 	struct want v[SLUICE_MAX_PORTS];
+	/* Zone members without an Ethernet header (wg0, ppp0): no XDP program
+	 * (its parser reads Ethernet); only in sluice_l3, so the zone policy
+	 * decides what is routed to them. */
+	int n_l3only;
+	struct { __u32 ifindex; int zone; } l3only[SLUICE_MAX_PORTS];
 };
 
 /* BRIDGED: the port is here as a member of a bridge named in the zone (a
@@ -459,6 +465,7 @@ static int port_flags(const struct nl_link *port, const struct nl_link *l3)
 static struct {
 	bool br_nf_loaded, br_nf_sysctl, ip_rules;
 	int nft_bridge;
+	int fwmark_rules;	/* policy routing by firewall mark (write_config) */
 } filt;
 
 static bool sysctl_on(const char *path)
@@ -508,8 +515,9 @@ int dp_filter_probe(void)
 	filt.ip_rules = nft_ip > 0;
 	for (size_t i = 0; i < ARRAY_SIZE(legacy); i++)
 		filt.ip_rules |= !file_empty(legacy[i]);
+	nl_fwmark_rules(&filt.fwmark_rules);
 	return filt.br_nf_loaded | filt.br_nf_sysctl << 1 | filt.ip_rules << 2 |
-	       (filt.nft_bridge > 0) << 3;
+	       (filt.nft_bridge > 0) << 3 | (filt.fwmark_rules > 0) << 4;
 }
 
 bool dp_bridge_filtered(const struct nl_link *br)
@@ -580,6 +588,25 @@ static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
 
 /* A bridge named in a zone stands for its member ports; anything else is a
  * port itself. */
+/* An L3 device in a zone (WireGuard, PPP): sluice decides what is routed
+ * to it; what arrives on it is the kernel's to forward (README "L3
+ * devices"; the tc path, issue #12, will see it). */
+static int add_l3only(struct wants *w, const struct sluice_config *cfg, int zone,
+		      const struct nl_link *l, enum dp_follow follow)
+{
+	if (w->n_l3only >= SLUICE_MAX_PORTS) {
+		log_err("%s: more than %d L3 devices", cfg->path, SLUICE_MAX_PORTS);
+		return -E2BIG;
+	}
+	if (follow != DP_FOLLOW_QUIET)
+		log_warn("%s (zone %s) is not an Ethernet device: no XDP on it; sluice's policy "
+			 "applies to traffic routed to it, the kernel forwards what arrives on it",
+			 l->name, cfg->zones[zone].name);
+	w->l3only[w->n_l3only].ifindex = l->ifindex;
+	w->l3only[w->n_l3only++].zone = zone;
+	return 0;
+}
+
 static int resolve_ports(const struct sluice_config *cfg, const struct nl_links *links,
 			 struct wants *w, enum dp_follow follow)
 {
@@ -604,7 +631,9 @@ static int resolve_ports(const struct sluice_config *cfg, const struct nl_links 
 					zone->ifs[i], zone->name);
 				return -ENODEV;
 			}
-			if (strcmp(l->kind, "bridge")) {
+			if (l->type != ARPHRD_ETHER) {
+				ret = add_l3only(w, cfg, z, l, follow);
+			} else if (strcmp(l->kind, "bridge")) {
 				ret = add_want(w, cfg, z, l, l);
 			} else {
 				for (int j = 0; j < links->n && !ret; j++)
@@ -1002,6 +1031,9 @@ static bool wanted_l3(const struct wants *w, __u32 ifindex)
 	for (int i = 0; i < w->n; i++)
 		if (w->v[i].port.l3_ifindex == ifindex)
 			return true;
+	for (int i = 0; i < w->n_l3only; i++)
+		if (w->l3only[i].ifindex == ifindex)
+			return true;
 	return false;
 }
 
@@ -1011,6 +1043,12 @@ static int write_l3(struct dp *dp, const struct wants *w)
 		struct sluice_l3 v = { .zone = w->v[i].zone };
 
 		if (bpf_map_update_elem(dp->l3_fd, &w->v[i].port.l3_ifindex, &v, BPF_ANY))
+			return -errno;
+	}
+	for (int i = 0; i < w->n_l3only; i++) {
+		struct sluice_l3 v = { .zone = w->l3only[i].zone };
+
+		if (bpf_map_update_elem(dp->l3_fd, &w->l3only[i].ifindex, &v, BPF_ANY))
 			return -errno;
 	}
 	return delete_unwanted(dp->l3_fd, w, wanted_l3);
@@ -1034,6 +1072,10 @@ static int write_config(struct dp *dp, const struct sluice_config *cfg)
 
 	bpf_map_lookup_elem(dp->config_fd, &key, &v);
 	v.policy_gen++;
+	/* Marks are set by netfilter, after XDP: the fast path cannot know
+	 * which packets fwmark rules would route elsewhere, so with any such
+	 * rule routed packets go to the kernel after the verdict. */
+	v.flags = filt.fwmark_rules > 0 ? SLUICE_CFG_ROUTE_BY_KERNEL : 0;
 	for (int i = 0; i < CFG_CT_TIMEOUTS; i++)
 		t[i] = cfg->ct.timeout[i] ? (__u32)cfg->ct.timeout[i] : defaults[i];
 	v.timeouts = (struct sluice_ct_timeouts){

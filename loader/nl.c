@@ -18,6 +18,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/rtnetlink.h>
+#include <linux/fib_rules.h>
 #include <linux/sockios.h>
 #include <libmnl/libmnl.h>
 #include "nl.h"
@@ -156,7 +157,8 @@ static int link_attr_cb(const struct nlattr *attr, void *data)
 static int link_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct ifinfomsg *ifm = mnl_nlmsg_get_payload(nlh);
-	struct nl_link l = { .ifindex = ifm->ifi_index, .flags = ifm->ifi_flags };
+	struct nl_link l = { .ifindex = ifm->ifi_index, .flags = ifm->ifi_flags,
+			     .type = ifm->ifi_type };
 
 	mnl_attr_parse(nlh, sizeof(*ifm), link_attr_cb, &l);
 	return links_add(data, &l) ? MNL_CB_ERROR : MNL_CB_OK;
@@ -712,6 +714,39 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 	else if (base && nfg->nfgen_family != NFPROTO_NETDEV)
 		counts[1]++;
 	return MNL_CB_OK;
+}
+
+/* ---- policy routing rules that match a firewall mark -------------------- */
+
+static int rule_attr_cb(const struct nlattr *attr, void *data)
+{
+	if (mnl_attr_get_type(attr) == FRA_FWMARK || mnl_attr_get_type(attr) == FRA_FWMASK)
+		*(int *)data = 1;
+	return MNL_CB_OK;
+}
+
+static int rule_cb(const struct nlmsghdr *nlh, void *data)
+{
+	int mark = 0;
+
+	mnl_attr_parse(nlh, sizeof(struct fib_rule_hdr), rule_attr_cb, &mark);
+	*(int *)data += mark;
+	return MNL_CB_OK;
+}
+
+int nl_fwmark_rules(int *n)
+{
+	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
+	int ret;
+
+	*n = 0;
+	if (!nl)
+		return -errno;
+	ret = mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0 ? -errno : 0;
+	if (!ret)	/* both families: rtgen_family AF_UNSPEC */
+		ret = nl_request(nl, RTM_GETRULE, sizeof(struct fib_rule_hdr), rule_cb, n);
+	mnl_socket_close(nl);
+	return ret;
 }
 
 int nl_nft_base_chains(int *bridge, int *ip)

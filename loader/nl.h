@@ -38,6 +38,7 @@ struct nl_link {
 	char kind[16];		/* IFLA_INFO_KIND: "bridge", "veth", ... or "" */
 	int master;		/* ifindex of the master (bridge), or 0 */
 	unsigned int flags;	/* IFF_* */
+	unsigned short type;	/* ARPHRD_*: Ethernet, or an L3 device (wg, ppp) */
 	uint32_t ipv4;		/* first primary IPv4 address, network order, or 0 */
 	uint8_t mac[6];
 	struct nl_bridge br;
@@ -90,6 +91,9 @@ void nl_batch_close(struct nl_batch *b);
  * frames pass through them), IP those of the ip, ip6, inet and arp
  * families (bridged frames meet them through br_netfilter). 0 or -errno
  * when they cannot be read (no nf_tables: no chains). */
+/* How many policy routing rules (IPv4 and IPv6) match a firewall mark. */
+int nl_fwmark_rules(int *n);
+
 int nl_nft_base_chains(int *bridge, int *ip);
 
 /* A socket subscribed to link and address changes; nl_monitor_drain()

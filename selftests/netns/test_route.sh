@@ -394,6 +394,58 @@ forward wan -> lan"
 	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1 || detail "$WORK/reload.log"
 }
 
+# pass_of PORT REASON: the port's pass counter for REASON, now.
+passes_of() { port_ctr "$(stats_json)" "$1" "p['pass_reasons']['$2']"; }
+
+# An L3 device (a TUN device stands in for wg0 or ppp0) in a zone: sluice
+# attaches nothing to it (its frames have no Ethernet header) but applies
+# the zone policy to what is routed to it.
+t_l3dev() {
+	local d0 n
+	ip -n "$RTR" tuntap add dev tun0 mode tun
+	ip -n "$RTR" link set tun0 up
+	ip -n "$RTR" addr add 10.99.0.1/24 dev tun0
+	write_cfg "forward lan -> wan
+zone vpn {
+	interfaces tun0
+}"
+	if ! rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1; then
+		fail "reload with an L3 device (tun0) in a zone"; detail "$WORK/reload.log"; return
+	fi
+	grep -q "tun0 (zone vpn) is not an Ethernet device" "$WORK/reload.log" &&
+		! ip -n "$RTR" -d link show tun0 | grep -q "prog/xdp" &&
+		pass "an L3 device in a zone gets no XDP program, and a warning says why" ||
+		{ fail "an L3 device in a zone gets no XDP program, and a warning says why"; detail "$WORK/reload.log"; }
+	d0=$(drops_of lan1 policy)
+	in_ns "$H1" ping -c2 -i0.2 -W1 10.99.0.5 >/dev/null 2>&1
+	n=$(( $(drops_of lan1 policy) - d0 ))
+	[ "$n" = 2 ] && pass "traffic routed to it follows the zone policy (no forward lan -> vpn: dropped)" ||
+		fail "traffic routed to it follows the zone policy (no forward lan -> vpn: $n of 2 dropped)"
+	write_cfg "forward lan -> wan"
+	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1 || detail "$WORK/reload.log"
+	ip -n "$RTR" link del tun0
+}
+
+# Policy routing by firewall mark: marks are set by netfilter after XDP, so
+# with such a rule routed traffic goes to the kernel (after the verdict).
+t_fwmark() {
+	local p0 n
+	ip -n "$RTR" rule add fwmark 0x1 lookup 100 priority 100
+	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1 || detail "$WORK/reload.log"
+	p0=$(passes_of lan1 fwmark-rules)
+	expect "with a fwmark rule, LAN to internet still works" in_ns "$H1" ping -c2 -i0.2 -W2 203.0.113.1
+	n=$(( $(passes_of lan1 fwmark-rules) - p0 ))
+	[ "$n" = 2 ] && pass "... through the kernel, counted as fwmark-rules" ||
+		fail "... through the kernel, counted as fwmark-rules ($n of 2)"
+	ip -n "$RTR" rule del fwmark 0x1 lookup 100 priority 100
+	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1 || detail "$WORK/reload.log"
+	p0=$(passes_of lan1 fwmark-rules)
+	in_ns "$H1" ping -c2 -i0.2 -W2 203.0.113.1 >/dev/null 2>&1
+	[ "$(passes_of lan1 fwmark-rules)" = "$p0" ] &&
+		pass "without it, the fast path routes again" ||
+		fail "without it, the fast path routes again"
+}
+
 # traceroute through the box lists the router hop, with UDP and ICMP probes.
 t_traceroute() {
 	local out mode
@@ -471,7 +523,7 @@ conntrack {
 		fail "stats shows the table's counters, status its fill and memory"
 }
 
-for t in t_preexisting t_lan_to_wan t_ipv6 t_unsolicited t_router t_icmp t_sources t_traceroute t_policy t_pressure; do
+for t in t_preexisting t_lan_to_wan t_ipv6 t_unsolicited t_router t_icmp t_sources t_l3dev t_fwmark t_traceroute t_policy t_pressure; do
 	start=$SECONDS
 	$t
 	echo "# $t: $((SECONDS - start)) s"

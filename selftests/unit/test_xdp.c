@@ -786,6 +786,17 @@ static void f_policy_cut(void)
 	zone_put(Z_LAN, "lan", 0, 0);	/* `forward lan -> wan` removed */
 }
 static void f_on_lan5(void) { fdb_put(MAC_A, 0, P_LAN5, 0, 0); }
+/* Policy routing rules by firewall mark exist (the loader found them). */
+static void f_fwmark_rules(void)
+{
+	struct sluice_dp_config cfg;
+	__u32 zero = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg);
+	cfg.flags |= SLUICE_CFG_ROUTE_BY_KERNEL;
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, BPF_ANY);
+}
+
 /* The WAN may open connections to the LAN (as a port forward would); with
  * _bogons it drops bogons. */
 static void f_wan_opens(void)
@@ -1005,6 +1016,9 @@ static const struct fixture fixtures[] = {
 	  .egress = P_WAN, .learn = 1, .ct_new = 1 },
 	{ "l3: IPv6 with a hop-by-hop header passes to the kernel after the verdict",
 	  u6_hbh_out, PASS_(IP_OPTIONS), .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
+	{ "l3: with fwmark policy rules, routed traffic passes to the kernel after the verdict",
+	  u_out, PASS_(FWMARK_RULES), .ingress = P_LAN5, .setup = f_fwmark_rules, .learn = 1,
+	  .ct_new = 1 },
 	/* l3: sources */
 	{ "l3: a loopback source is never forwarded", martian_out, DROP_(MARTIAN_SRC),
 	  .ingress = P_LAN5, .learn = 1 },
