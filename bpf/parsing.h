@@ -10,7 +10,7 @@
  * Policies for the cases this header meets, decided here once:
  *  - VLAN: at most SLUICE_VLAN_MAX tags (802.1Q or 802.1ad) are walked; a
  *    deeper stack is left to the kernel (PARSE_UNSUPPORTED -> XDP_PASS).
- *  - IPv4: version must be 4, ihl >= 5, ihl*4 <= tot_len <= bytes present.
+ *  - IPv4: version must be 4, ihl >= 5, ihl*4 <= tot_len <= frame length.
  *    The kernel's ip_rcv() discards such packets too, so for routed traffic
  *    and traffic to the router dropping them early changes nothing. Between
  *    LAN ports a plain Linux bridge would switch them; sluice drops them
@@ -43,10 +43,22 @@ enum parse_result {
 	PARSE_MALFORMED,	/* the kernel would drop it too */
 };
 
+/* END bounds what may be read; LEN is the frame's whole length from START,
+ * which the IP length checks use: an skb at tc holds only part of a long
+ * frame in its linear area (the rest is in pages the program cannot read
+ * directly), yet the frame is complete. For XDP, LEN is END - START. */
 struct cursor {
 	void *pos;
 	void *end;
+	void *start;
+	__u32 len;
 };
+
+/* Whether LEN bytes from AT (a pointer into the frame) lie within it. */
+static __always_inline int cursor_fits(const struct cursor *c, void *at, __u32 len)
+{
+	return (__u64)(at - c->start) + len <= c->len;
+}
 
 /* VLAN header as it follows the MAC addresses (no kernel struct has
  * exactly this shape in the UAPI headers). */
@@ -134,7 +146,7 @@ static __always_inline int parse_ipv4(struct cursor *c, struct frame *f)
 		return PARSE_MALFORMED;
 	hdr_len = iph->ihl * 4;
 	tot_len = load_len16(&iph->tot_len);
-	if (tot_len < hdr_len || (void *)iph + tot_len > c->end)
+	if (tot_len < hdr_len || !cursor_fits(c, iph, tot_len))
 		return PARSE_MALFORMED;
 	if (!cursor_pull(c, hdr_len))
 		return PARSE_MALFORMED;
@@ -177,7 +189,7 @@ static __always_inline int parse_ipv6(struct cursor *c, struct frame *f)
 
 	if (!ip6h || ip6h->version != 6)
 		return PARSE_MALFORMED;
-	if ((void *)(ip6h + 1) + load_len16(&ip6h->payload_len) > c->end)
+	if (!cursor_fits(c, ip6h, sizeof(*ip6h) + load_len16(&ip6h->payload_len)))
 		return PARSE_MALFORMED;
 
 	f->l3 = ip6h;

@@ -29,6 +29,7 @@ struct pkt {
 	void *ctx;			/* the hook's context: entry functions only */
 	void *data, *data_end;		/* re-read after any head adjustment */
 	__u32 ifindex;			/* ingress port */
+	__u32 len;			/* the whole frame (tc: data..data_end may be less) */
 	__u8 hook;			/* enum sluice_hook */
 	__u8 reason;			/* drop or pass reason of the verdict */
 	__u16 vlan;			/* bridge VLAN after PVID assignment, 0 none */
@@ -38,7 +39,7 @@ struct pkt {
 	__u32 egress_slot;		/* its stats slot */
 	__u8 vlan_op;			/* enum pkt_vlan_op, with REDIRECT */
 	__u8 routed;			/* REDIRECT of a routed packet: rewrite it */
-	__u8 pad[2];
+	__u16 gso_size;			/* tc: a GRO/GSO skb's segment payload, else 0 */
 	__u8 dmac[6], smac[6];		/* routed: the next hop's and our MAC */
 };
 
@@ -52,6 +53,7 @@ static __always_inline void pkt_init(struct pkt *p, void *ctx, void *data, void 
 	p->ctx = ctx;
 	p->data = data;
 	p->data_end = data_end;
+	p->len = data_end - data;
 	p->ifindex = ifindex;
 	p->hook = hook;
 }
@@ -74,7 +76,7 @@ static __always_inline int pkt_drop(struct pkt *p, enum sluice_drop_reason reaso
  * the kernel's. */
 static __always_inline int pkt_parse(struct pkt *p)
 {
-	struct cursor c = { .pos = p->data, .end = p->data_end };
+	struct cursor c = { .pos = p->data, .end = p->data_end, .start = p->data, .len = p->len };
 	int ret;
 
 	ret = parse_eth(&c, &p->f);

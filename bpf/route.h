@@ -63,6 +63,30 @@ static __always_inline int l3_dst_local_scope(const struct l3_facts *f)
 	return (d >> 24) == 0xff || (d >> 22) == (0xfe80 >> 6);
 }
 
+/* A GRO/GSO skb (tc hook) leaves as segments of gso_size payload bytes:
+ * the egress MTU applies to one segment's IP length, not to the aggregate
+ * in the header (else every aggregated TCP stream would be sent to the
+ * kernel as too big). */
+static __always_inline int l3_gso_len(const struct pkt *p, struct l3_facts *f)
+{
+	void *l3 = p->f.l3, *l4 = p->f.l4, *end = p->data_end;
+	__u8 *tcp = l4;
+	__u32 len;
+
+	if (!l4 || l4 < l3 || l4 > l3 + 512)
+		return 0;	/* no L4 header: the aggregate length stays */
+	len = (__u32)(l4 - l3) + p->gso_size;
+	if (f->proto == IPPROTO_TCP) {
+		if ((void *)(tcp + 13) > end)
+			return -1;
+		len += (tcp[12] >> 4) * 4;	/* data offset */
+	} else {
+		len += 8;	/* UDP */
+	}
+	f->tot_len = len < 0xffff ? len : 0xffff;
+	return 0;
+}
+
 /* Copy what the decision needs out of the packet, bounds-checked here so
  * nothing after has to be. Returns -1 for a header cut short. */
 static __always_inline int l3_facts(struct pkt *p, const struct l4_info *l4, struct l3_facts *f)
@@ -75,7 +99,7 @@ static __always_inline int l3_facts(struct pkt *p, const struct l4_info *l4, str
 	f->dport = l4->dport;
 	f->tcp_flags = l4->tcp_flags;
 	f->icmp_type = l4->icmp_type;
-	f->len = p->data_end - p->data;
+	f->len = p->len;
 	f->zone_in = p->port->zone;
 	f->l3_ifindex = p->port->l3_ifindex;
 	f->later_fragment = p->f.fragment == FRAG_LATER;
@@ -105,6 +129,8 @@ static __always_inline int l3_facts(struct pkt *p, const struct l4_info *l4, str
 		 * L4 header after the chain. */
 		f->options = ip6->nexthdr == IPPROTO_HOPOPTS;
 	}
+	if (p->gso_size && l3_gso_len(p, f))
+		return -1;
 	f->kind = l3_kind(f);
 	f->local = (p->f.eth->h_dest[0] & 1) || l3_dst_local_scope(f);
 	/* A routed port in promiscuous mode sees other hosts' frames; the
@@ -395,6 +421,8 @@ struct l3_call {
 	/* out: the verdict's reason, and with a REDIRECT the routed frame's
 	 * egress and MACs */
 	__u8 reason, routed;
+	__u16 gso_size;			/* in: the skb's, 0 for XDP */
+	__u32 len;			/* in: the whole frame's length */
 	__u32 egress, egress_slot;
 	__u8 dmac[6], smac[6];
 };
@@ -448,6 +476,8 @@ static __always_inline int l3_run(void *ctx, void *data, void *end, enum sluice_
 	lp.f.eth_proto = c->eth_proto;
 	lp.f.l4_proto = c->l4_proto;
 	lp.f.fragment = c->fragment;
+	lp.gso_size = c->gso_size;
+	lp.len = c->len;
 	if ((void *)(lp.f.eth + 1) > end)
 		return SLUICE_VERDICT_PASS;
 	lp.f.l3 = data + (c->l3_off & 0x3f);	/* Ethernet and at most two tags */
@@ -500,6 +530,8 @@ static __always_inline int l3_stage(struct pkt *p, const int hook)
 	c.eth_proto = p->f.eth_proto;
 	c.l4_proto = p->f.l4_proto;
 	c.fragment = p->f.fragment;
+	c.gso_size = p->gso_size;
+	c.len = p->len;
 	if (hook == SLUICE_HOOK_TC)
 		v = sluice_l3_tc(p->ctx, &c);
 	else

@@ -203,6 +203,8 @@ int sluice_tc(struct __sk_buff *skb)
 	bpf_skb_pull_data(skb, pull);	/* fails only without memory: parsed as is */
 	pkt_init(&p, skb, (void *)(long)skb->data, (void *)(long)skb->data_end,
 		 skb->ingress_ifindex, SLUICE_HOOK_TC);
+	p.gso_size = skb->gso_size;
+	p.len = len;
 	if (skb->vlan_present) {
 		/* The outer tag is in the skb's metadata, not in the frame the
 		 * stages parse: the kernel's until #12 teaches them. */
