@@ -27,7 +27,10 @@
 /* Pinned object names, relative to the pin folder. */
 #define SLUICE_PIN_ROOT_DEFAULT	"/sys/fs/bpf/sluice"
 #define SLUICE_PIN_PROG_XDP	"prog_xdp"
+#define SLUICE_PIN_PROG_TC	"prog_tc"
 #define SLUICE_PIN_LINK_PREFIX	"link_xdp_"	/* + ifindex */
+#define SLUICE_PIN_TCX_PREFIX	"link_tc_"	/* + ifindex: a TCX link */
+#define SLUICE_PIN_CLSACT_PREFIX "clsact_"	/* + ifindex: a clsact filter's program */
 
 /* The bridge fast path's forwarding database (sluice_fdb): its default
  * size, what `fdb-size` may ask for, and how often the datapath refreshes
@@ -164,7 +167,15 @@ struct sluice_gstats {
 
 enum sluice_attach_mode {
 	SLUICE_MODE_NATIVE = 1,		/* driver XDP */
-	SLUICE_MODE_GENERIC = 2,	/* skb XDP: works everywhere, slower */
+	SLUICE_MODE_GENERIC = 2,	/* skb XDP: only when the config asks for it */
+	SLUICE_MODE_TC = 3,		/* tc ingress (TCX, or a clsact filter on 6.1) */
+};
+
+/* Why a port runs in its mode (README "Port modes"), for `sluice status`. */
+enum sluice_mode_why {
+	SLUICE_WHY_CONFIG = 1,		/* `port NAME mode ...` */
+	SLUICE_WHY_DRIVER = 2,		/* the driver took native XDP */
+	SLUICE_WHY_NO_NATIVE = 3,	/* the driver refused native XDP (mode_err) */
 };
 
 enum sluice_port_flags {
@@ -202,9 +213,9 @@ struct sluice_port {
 	__u64 hold_ns;			/* the bridge's ageing time for learned entries */
 	__u8 br_mac[6];			/* the bridge's own MAC address */
 	__u8 stp_state;			/* enum sluice_stp_state */
-	__u8 pad0;
+	__u8 mode_why;			/* enum sluice_mode_why */
 	__u16 pvid;			/* VLAN-aware bridge: the port's PVID, 0 none */
-	__u16 pad1;
+	__u16 mode_err;			/* SLUICE_WHY_NO_NATIVE: the driver's errno */
 	__u32 pad2;
 };
 SLUICE_ASSERT(sizeof(struct sluice_port) == 64, "struct sluice_port layout");

@@ -1557,15 +1557,58 @@ static int parse_conntrack(struct parser *p, struct cfg_loc at)
 	return next(p);
 }
 
+/* ---- port ----------------------------------------------------------------------- */
+
+/* In enum cfg_port_mode order, from CFG_MODE_XDP. */
+static const char *const port_modes[] = { "xdp", "tc", "generic" };
+
+/* port NAME mode xdp|tc|generic */
+static int parse_port_mode(struct parser *p, struct cfg_loc at)
+{
+	struct sluice_config *cfg = p->cfg;
+	struct cfg_port *port;
+	int mode;
+
+	if (p->tok.type != T_WORD)
+		return expected(p, "an interface name");
+	if (check_ifname(p, &p->tok))
+		return -1;
+	for (int i = 0; i < cfg->n_ports; i++)
+		if (strlen(cfg->ports[i].name) == p->tok.len &&
+		    !memcmp(cfg->ports[i].name, p->tok.s, p->tok.len))
+			return perr(p, p->tok.loc, "duplicate port %s (first on line %d)",
+				    qtok(p, &p->tok), cfg->ports[i].loc.line);
+	if (cfg->n_ports == CFG_PORT_MAX)
+		return perr(p, at, "too many port statements (max %d)", CFG_PORT_MAX);
+	port = &cfg->ports[cfg->n_ports];
+	memcpy(port->name, p->tok.s, p->tok.len);
+	port->loc = at;
+	if (next(p) || take_keyword(p, "mode") ||
+	    take_choice(p, port_modes, ARRAY_SIZE(port_modes), &mode))
+		return -1;
+	port->mode = CFG_MODE_XDP + mode;
+	cfg->n_ports++;
+	return 0;
+}
+
+enum cfg_port_mode cfg_port_mode(const struct sluice_config *cfg, const char *name)
+{
+	for (int i = 0; i < cfg->n_ports; i++)
+		if (!strcmp(cfg->ports[i].name, name))
+			return cfg->ports[i].mode;
+	return CFG_MODE_AUTO;
+}
+
 /* ---- whole file ------------------------------------------------------------- */
 
 static const char *const statement_words[] = {
 	"zone", "forward", "port-forward", "set", "rule", "shape", "fdb-size", "conntrack",
+	"port",
 };
 
 static int (*const statement_fns[])(struct parser *, struct cfg_loc) = {
 	parse_zone, parse_forward, parse_port_forward, parse_set, parse_rule, parse_shape,
-	parse_fdb_size, parse_conntrack,
+	parse_fdb_size, parse_conntrack, parse_port_mode,
 };
 
 _Static_assert(sizeof(statement_words) / sizeof(statement_words[0]) ==

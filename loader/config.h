@@ -162,6 +162,18 @@ struct cfg_conntrack {
 	struct cfg_loc loc;		/* of the statement, 0 when absent */
 };
 
+/* `port NAME mode xdp|tc|generic`: how the datapath attaches to one port
+ * (README "Port modes"). Unset, the loader picks (native XDP, else tc). */
+enum cfg_port_mode { CFG_MODE_AUTO = 0, CFG_MODE_XDP, CFG_MODE_TC, CFG_MODE_GENERIC };
+
+#define CFG_PORT_MAX	64	/* = SLUICE_MAX_PORTS */
+
+struct cfg_port {
+	char name[IF_NAMESIZE];
+	enum cfg_port_mode mode;
+	struct cfg_loc loc;
+};
+
 struct sluice_config {
 	char *path;			/* as given, malloc'd */
 	int n_zones;
@@ -179,7 +191,12 @@ struct sluice_config {
 	int fdb_size;			/* fdb-size: 0 when not given (the default) */
 	struct cfg_loc fdb_size_loc;
 	struct cfg_conntrack ct;
+	int n_ports;
+	struct cfg_port ports[CFG_PORT_MAX];
 };
+
+/* The mode the config forces on interface NAME, CFG_MODE_AUTO if none. */
+enum cfg_port_mode cfg_port_mode(const struct sluice_config *cfg, const char *name);
 
 /* Parse PATH into CFG. Returns 0, or -1 with "PATH:LINE:COL: message" (or
  * "PATH: strerror" when the file cannot be read) in ERR. On error CFG is

@@ -20,6 +20,8 @@
 #include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "attach.h"
+#include "uapi_compat.h"
 #include "datapath.h"
 #include "fdb.h"
 #include "nl.h"
@@ -213,7 +215,7 @@ int dp_open(struct dp *dp, const char *pin, enum dp_open_mode mode)
 	int ret;
 
 	memset(dp, 0, sizeof(*dp));
-	dp->lock_fd = dp->prog_fd = -1;
+	dp->lock_fd = dp->prog_fd = dp->tc_fd = -1;
 	for (size_t i = 0; i < ARRAY_SIZE(map_names); i++)
 		*map_fd(dp, i) = -1;
 	if (fmt_path(dp->pin, sizeof(dp->pin), "%s", pin) ||
@@ -237,12 +239,14 @@ int dp_open(struct dp *dp, const char *pin, enum dp_open_mode mode)
 
 void dp_close(struct dp *dp)
 {
-	if (dp->skel)
-		sluice__destroy(dp->skel);	/* owns prog_fd */
-	else
+	if (dp->skel) {
+		sluice__destroy(dp->skel);	/* owns prog_fd and tc_fd */
+	} else {
 		close_fd(&dp->prog_fd);
+		close_fd(&dp->tc_fd);
+	}
 	dp->skel = NULL;
-	dp->prog_fd = -1;
+	dp->prog_fd = dp->tc_fd = -1;
 	close_maps(dp);
 	close_fd(&dp->lock_fd);
 }
@@ -348,9 +352,6 @@ int dp_load(struct dp *dp)
 	bpf_map__set_max_entries(dp->skel->maps.sluice_fdb, fdb_size);
 	fdb_resize(dp, fdb_size);
 	ct_sizes(dp);
-	/* The tc ingress entry point is verified by `make check` on every
-	 * kernel; nothing attaches it yet (issue #12), so it costs no load. */
-	bpf_program__set_autoload(dp->skel->progs.sluice_tc, false);
 	ret = reuse_devmap(dp);
 	if (!ret)
 		ret = sluice__load(dp->skel);
@@ -367,6 +368,7 @@ int dp_load(struct dp *dp)
 		return ret;
 	}
 	dp->prog_fd = bpf_program__fd(dp->skel->progs.sluice_xdp);
+	dp->tc_fd = bpf_program__fd(dp->skel->progs.sluice_tc);
 	/* Own copies of the map fds, so the views work the same way for a
 	 * loaded skeleton and for a pinned instance. */
 	dp->meta_fd = dup(bpf_map__fd(dp->skel->maps.sluice_meta));
@@ -405,6 +407,10 @@ int dp_use_pinned(struct dp *dp)
 		log_err("%s: %s", path, strerror(errno));
 		return -errno;
 	}
+	/* (An instance from before tc mode has none: a port that needs it
+	 * then says so, and `reload` loads one.) */
+	if (!pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_TC))
+		dp->tc_fd = bpf_obj_get(path);
 	return 0;
 }
 
@@ -431,7 +437,12 @@ struct want {
 	int ifindex;
 	int zone;
 	struct sluice_port port;
-	int link_fd;		/* existing or new link */
+	enum cfg_port_mode cfg_mode;	/* what the config forces, or auto */
+	enum att_kind kind;		/* how it is attached (kept or new) */
+	int link_fd;		/* a new link (clsact: -1) */
+	int keep;		/* the index of its kept attachment in have, or -1 */
+	int swap;		/* an XDP link in have to remove first (mode change), or -1 */
+	enum sluice_attach_mode swap_mode;	/* ... and its mode, to restore on failure */
 	bool is_new;
 };
 
@@ -573,7 +584,9 @@ static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
 	memset(x, 0, sizeof(*x));
 	x->ifindex = port->ifindex;
 	x->zone = zone;
+	x->cfg_mode = cfg_port_mode(cfg, port->name);
 	x->link_fd = -1;
+	x->keep = x->swap = -1;
 	x->port.zone = zone;
 	x->port.l3_ifindex = l3->ifindex;
 	x->port.flags = port_flags(port, l3);
@@ -605,6 +618,23 @@ static int add_l3only(struct wants *w, const struct sluice_config *cfg, int zone
 	w->l3only[w->n_l3only].ifindex = l->ifindex;
 	w->l3only[w->n_l3only++].zone = zone;
 	return 0;
+}
+
+/* A `port` line for an interface that is no zone's port does nothing:
+ * probably a typo, or a bridge named instead of its member. */
+static void unmatched_modes(const struct sluice_config *cfg, const struct wants *w,
+			    enum dp_follow follow)
+{
+	for (int i = 0; i < cfg->n_ports && follow != DP_FOLLOW_QUIET; i++) {
+		int j = 0;
+
+		while (j < w->n && strcmp(w->v[j].port.name, cfg->ports[i].name))
+			j++;
+		if (j == w->n)
+			log_warn("%s:%d:%d: port %s is not a port of any zone (a bridge's "
+				 "member ports are): its mode line does nothing", cfg->path,
+				 cfg->ports[i].loc.line, cfg->ports[i].loc.col, cfg->ports[i].name);
+	}
 }
 
 static int resolve_ports(const struct sluice_config *cfg, const struct nl_links *links,
@@ -644,22 +674,71 @@ static int resolve_ports(const struct sluice_config *cfg, const struct nl_links 
 				return ret;
 		}
 	}
+	unmatched_modes(cfg, w, follow);
 	return 0;
 }
 
-/* ---- links ------------------------------------------------------------------ */
+/* ---- attachments -------------------------------------------------------------- */
 
+/* What this instance attached, one pin per port and kind: an XDP or TCX
+ * link (the link lives while pinned), or for a clsact filter, which is no
+ * object of its own, the program it runs (the pin records that the filter
+ * is sluice's). */
 struct have {
 	int n;
-	struct { int ifindex; int fd; char pin[PATH_MAX]; } v[SLUICE_MAX_PORTS * 2];
+	struct {
+		int ifindex;
+		enum att_kind kind;
+		int fd;		/* the link; clsact: the pinned program */
+		char pin[PATH_MAX];
+	} v[SLUICE_MAX_PORTS * 2];
 };
 
-/* The links this instance pinned. A link whose interface is gone reports
- * ifindex 0 and does nothing any more: its pin is removed right here, so a
- * new interface that reuses the ifindex can be pinned under the same name. */
+static const struct {
+	const char *prefix;
+	enum att_kind kind;
+} pin_kinds[] = {
+	{ SLUICE_PIN_LINK_PREFIX, ATT_XDP },
+	{ SLUICE_PIN_TCX_PREFIX, ATT_TCX },
+	{ SLUICE_PIN_CLSACT_PREFIX, ATT_CLSACT },
+};
+
+static const char *att_prefix(enum att_kind kind)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(pin_kinds); i++)
+		if (pin_kinds[i].kind == kind)
+			return pin_kinds[i].prefix;
+	return "?";
+}
+
+static int att_pin_path(const struct dp *dp, char *buf, enum att_kind kind, int ifindex)
+{
+	return fmt_path(buf, PATH_MAX, "%s/%s%d", dp->pin, att_prefix(kind), ifindex);
+}
+
+/* The port a pin stands for, 0 when its attachment is gone: a link whose
+ * interface is gone reports ifindex 0; a clsact filter goes with its
+ * device (an ifindex reused by a new device has no sluice filter). */
+static int pinned_ifindex(int fd, enum att_kind kind, const char *name)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	int ifindex;
+
+	if (kind == ATT_CLSACT) {
+		ifindex = atoi(name + strlen(SLUICE_PIN_CLSACT_PREFIX));
+		return ifindex > 0 && att_clsact_prog_id(ifindex) ? ifindex : 0;
+	}
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.type != (kind == ATT_XDP ? BPF_LINK_TYPE_XDP : SLUICE_BPF_LINK_TYPE_TCX))
+		return 0;
+	return info.xdp.ifindex;	/* (tcx.ifindex sits at the same place) */
+}
+
+/* Stale pins are removed right here, so a new interface that reuses the
+ * ifindex can be pinned under the same name. */
 static int read_links(struct dp *dp, struct have *h)
 {
-	size_t plen = strlen(SLUICE_PIN_LINK_PREFIX);
 	struct dirent *de;
 	DIR *d;
 
@@ -668,26 +747,26 @@ static int read_links(struct dp *dp, struct have *h)
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d)) && h->n < (int)ARRAY_SIZE(h->v)) {
-		struct bpf_link_info info = {};
-		__u32 len = sizeof(info);
+		size_t k;
 		int fd;
 
-		if (strncmp(de->d_name, SLUICE_PIN_LINK_PREFIX, plen))
-			continue;
-		if (pin_path(dp, h->v[h->n].pin, PATH_MAX, de->d_name))
+		for (k = 0; k < ARRAY_SIZE(pin_kinds); k++)
+			if (!strncmp(de->d_name, pin_kinds[k].prefix, strlen(pin_kinds[k].prefix)))
+				break;
+		if (k == ARRAY_SIZE(pin_kinds) ||
+		    pin_path(dp, h->v[h->n].pin, PATH_MAX, de->d_name))
 			continue;
 		fd = bpf_obj_get(h->v[h->n].pin);
 		if (fd < 0)
 			continue;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_LINK_TYPE_XDP)
-			info.xdp.ifindex = 0;
-		if (!info.xdp.ifindex) {
+		h->v[h->n].ifindex = pinned_ifindex(fd, pin_kinds[k].kind, de->d_name);
+		if (!h->v[h->n].ifindex) {
 			unlink(h->v[h->n].pin);
 			close(fd);
 			continue;
 		}
 		h->v[h->n].fd = fd;
-		h->v[h->n].ifindex = info.xdp.ifindex;
+		h->v[h->n].kind = pin_kinds[k].kind;
 		h->n++;
 	}
 	closedir(d);
@@ -708,11 +787,84 @@ static int find_have(const struct have *h, int ifindex)
 	return -1;
 }
 
-static int xdp_link_create(int prog_fd, int ifindex, __u32 flags)
+/* Whether a port keeps what it has: the mode the config forces, or with
+ * none, whatever an earlier apply chose (native XDP is not retried on
+ * every reload of a port that refused it). */
+static bool att_fits(enum att_kind kind, enum sluice_attach_mode old, enum cfg_port_mode want)
 {
-	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = flags);
+	switch (want) {
+	case CFG_MODE_AUTO:	return true;
+	case CFG_MODE_XDP:	return kind == ATT_XDP && old == SLUICE_MODE_NATIVE;
+	case CFG_MODE_GENERIC:	return kind == ATT_XDP && old == SLUICE_MODE_GENERIC;
+	case CFG_MODE_TC:	return kind != ATT_XDP;
+	}
+	return false;
+}
 
-	return bpf_link_create(prog_fd, ifindex, BPF_XDP, &opts);
+/* Which wanted ports keep their attachment. An XDP link that does not fit
+ * and must give way to another XDP mode is marked: a device takes one XDP
+ * program, native or generic, so attach_port() removes it first. */
+static void match_kept(struct dp *dp, struct wants *w, struct have *h)
+{
+	for (int i = 0; i < w->n; i++) {
+		struct sluice_port old = { .mode = SLUICE_MODE_NATIVE };
+		__u32 key = w->v[i].ifindex;
+		int k = find_have(h, w->v[i].ifindex);
+
+		if (k < 0)
+			continue;
+		bpf_map_lookup_elem(dp->ports_fd, &key, &old);
+		if (att_fits(h->v[k].kind, old.mode, w->v[i].cfg_mode)) {
+			w->v[i].keep = k;
+			w->v[i].kind = h->v[k].kind;
+			continue;
+		}
+		log_info("%s: changing mode to %s", w->v[i].port.name,
+			 w->v[i].cfg_mode == CFG_MODE_TC ? "tc" :
+			 w->v[i].cfg_mode == CFG_MODE_XDP ? "xdp" : "generic");
+		if (h->v[k].kind == ATT_XDP && w->v[i].cfg_mode != CFG_MODE_TC) {
+			w->v[i].swap = k;
+			w->v[i].swap_mode = old.mode;
+		}
+	}
+}
+
+/* An XDP mode change: the old link goes before the new one can come (the
+ * port is briefly without a program; a mode change is rare and asked
+ * for). */
+static void swap_out(struct want *w, struct have *h)
+{
+	if (w->swap < 0)
+		return;
+	unlink(h->v[w->swap].pin);
+	close_fd(&h->v[w->swap].fd);
+}
+
+/* The new mode failed: the old link comes back, with the program still
+ * pinned (the running one), so a failed apply changes nothing. */
+static void swap_back(struct dp *dp, struct want *w, struct have *h)
+{
+	char path[PATH_MAX];
+	int prog, fd;
+
+	if (w->swap < 0 || pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP) ||
+	    (prog = bpf_obj_get(path)) < 0)
+		return;
+	fd = att_xdp(prog, w->ifindex, w->swap_mode == SLUICE_MODE_GENERIC ? XDP_FLAGS_SKB_MODE
+									     : XDP_FLAGS_DRV_MODE);
+	close(prog);
+	if (fd < 0 || bpf_obj_pin(fd, h->v[w->swap].pin))
+		log_err("%s: restoring its XDP link: %s", w->port.name, strerror(fd < 0 ? -fd : errno));
+	else
+		h->v[w->swap].fd = fd;
+}
+
+static bool kept(const struct wants *w, int k)
+{
+	for (int i = 0; i < w->n; i++)
+		if (w->v[i].keep == k)
+			return true;
+	return false;
 }
 
 static void explain_attach_error(const struct want *w, int err)
@@ -728,95 +880,191 @@ static void explain_attach_error(const struct want *w, int err)
 	log_err("%s: attaching XDP failed: %s", w->port.name, strerror(err));
 }
 
-/* Native (driver) mode first: generic mode works on every device but costs
- * an skb allocation per packet, so it is worth a warning. Drivers refuse
- * native mode for many reasons (no support, MTU, queue counts); only a
- * program already attached is a reason not to try generic mode. */
-static int attach_port(struct dp *dp, struct want *w)
+static int attach_xdp(struct dp *dp, struct want *w, __u32 flags)
 {
-	char drv[32], path[PATH_MAX];
-	int fd, err, native_err;
+	int fd = att_xdp(dp->prog_fd, w->ifindex, flags);
 
-	fd = xdp_link_create(dp->prog_fd, w->ifindex, XDP_FLAGS_DRV_MODE);
-	w->port.mode = SLUICE_MODE_NATIVE;
-	if (fd < 0 && errno != EBUSY && errno != EEXIST) {
-		native_err = errno;
-		nl_driver_name(w->port.name, drv, sizeof(drv));
-		fd = xdp_link_create(dp->prog_fd, w->ifindex, XDP_FLAGS_SKB_MODE);
-		if (fd >= 0 && native_err == EOPNOTSUPP)
-			log_warn("%s (driver %s): no native XDP support, using generic mode",
-				 w->port.name, drv);
-		else if (fd >= 0)
-			log_warn("%s (driver %s): native XDP refused (%s), using generic mode",
-				 w->port.name, drv, strerror(native_err));
-		w->port.mode = SLUICE_MODE_GENERIC;
-	}
-	if (fd < 0) {
-		err = errno;
-		explain_attach_error(w, err);
-		return -err;
-	}
-	if (fmt_path(path, sizeof(path), "%s/%s%d", dp->pin, SLUICE_PIN_LINK_PREFIX,
-		     w->ifindex) || bpf_obj_pin(fd, path)) {
-		err = errno;
-		log_err("%s: pinning its XDP link at %s: %s", w->port.name, path, strerror(err));
-		close(fd);
-		return -err;
-	}
+	if (fd < 0)
+		return fd;
+	w->kind = ATT_XDP;
 	w->link_fd = fd;
-	w->is_new = true;
+	w->port.mode = flags == XDP_FLAGS_DRV_MODE ? SLUICE_MODE_NATIVE : SLUICE_MODE_GENERIC;
 	return 0;
 }
 
-static void unpin_link(const struct dp *dp, int ifindex)
+static int attach_tc(struct dp *dp, struct want *w)
+{
+	int fd;
+
+	if (dp->tc_fd < 0) {
+		log_err("%s: the running instance has no tc program; 'sluice reload' loads one",
+			w->port.name);
+		return -ENOENT;
+	}
+	fd = att_tc(dp->tc_fd, w->ifindex, &w->kind);
+	if (fd == -EEXIST)
+		log_err("%s: a tc filter with sluice's handle is already on its clsact ingress "
+			"(left by an instance whose pins were removed?): 'tc filter del dev %s "
+			"ingress' removes it", w->port.name, w->port.name);
+	else if (fd < 0)
+		log_err("%s: attaching tc ingress failed: %s", w->port.name, strerror(-fd));
+	if (fd < 0)
+		return fd;
+	w->link_fd = w->kind == ATT_TCX ? fd : -1;
+	w->port.mode = SLUICE_MODE_TC;
+	return 0;
+}
+
+/* With no mode in the config: native XDP where the driver has it, else tc
+ * ingress (an XDP frame cannot leave by a driver without XDP either, and
+ * generic XDP would copy every frame into an skb anyway). A program
+ * already attached by someone else is an error, never a reason to fall
+ * back. */
+static int attach_auto(struct dp *dp, struct want *w)
+{
+	char drv[32];
+	int err = attach_xdp(dp, w, XDP_FLAGS_DRV_MODE);
+
+	w->port.mode_why = SLUICE_WHY_DRIVER;
+	if (!err || err == -EBUSY || err == -EEXIST) {
+		if (err)
+			explain_attach_error(w, -err);
+		return err;
+	}
+	nl_driver_name(w->port.name, drv, sizeof(drv));
+	log_info("%s (driver %s): no native XDP (%s): tc ingress", w->port.name, drv,
+		 strerror(-err));
+	w->port.mode_why = SLUICE_WHY_NO_NATIVE;
+	w->port.mode_err = -err;
+	return attach_tc(dp, w);
+}
+
+static int attach_forced(struct dp *dp, struct want *w)
+{
+	char drv[32];
+	int err;
+
+	w->port.mode_why = SLUICE_WHY_CONFIG;
+	if (w->cfg_mode == CFG_MODE_TC)
+		return attach_tc(dp, w);
+	err = attach_xdp(dp, w, w->cfg_mode == CFG_MODE_XDP ? XDP_FLAGS_DRV_MODE
+							    : XDP_FLAGS_SKB_MODE);
+	if (err == -EBUSY || err == -EEXIST) {
+		explain_attach_error(w, -err);
+	} else if (err) {
+		nl_driver_name(w->port.name, drv, sizeof(drv));
+		log_err("%s (driver %s): %s XDP refused: %s (config: port %s mode %s)",
+			w->port.name, drv, w->cfg_mode == CFG_MODE_XDP ? "native" : "generic",
+			strerror(-err), w->port.name,
+			w->cfg_mode == CFG_MODE_XDP ? "xdp" : "generic");
+	}
+	return err;
+}
+
+/* Attach, then pin what was attached: the pin keeps a link alive, and
+ * marks a clsact filter as sluice's. */
+static int attach_port(struct dp *dp, struct want *w, struct have *h)
+{
+	char path[PATH_MAX];
+	int err;
+
+	swap_out(w, h);
+	err = w->cfg_mode == CFG_MODE_AUTO ? attach_auto(dp, w) : attach_forced(dp, w);
+	if (err) {
+		swap_back(dp, w, h);
+		return err;
+	}
+	w->is_new = true;
+	if (!att_pin_path(dp, path, w->kind, w->ifindex) &&
+	    !bpf_obj_pin(w->kind == ATT_CLSACT ? dp->tc_fd : w->link_fd, path))
+		return 0;
+	err = errno;
+	log_err("%s: pinning its attachment at %s: %s", w->port.name, path, strerror(err));
+	if (w->kind == ATT_CLSACT)
+		att_clsact_detach(w->ifindex);
+	close_fd(&w->link_fd);
+	w->is_new = false;
+	return -err;
+}
+
+/* Undo one attachment: unpinning a link detaches it (with its last
+ * reference); a clsact filter is removed by its handle. */
+static void detach(const char *pin, enum att_kind kind, int ifindex)
+{
+	if (kind == ATT_CLSACT)
+		att_clsact_detach(ifindex);
+	unlink(pin);
+}
+
+static void rollback_new(struct dp *dp, struct wants *w, struct have *h)
 {
 	char path[PATH_MAX];
 
-	if (!fmt_path(path, sizeof(path), "%s/%s%d", dp->pin, SLUICE_PIN_LINK_PREFIX, ifindex))
-		unlink(path);
-}
-
-static void rollback_new(struct dp *dp, struct wants *w)
-{
 	for (int i = 0; i < w->n; i++) {
 		if (!w->v[i].is_new)
 			continue;
-		unpin_link(dp, w->v[i].ifindex);
+		if (!att_pin_path(dp, path, w->v[i].kind, w->v[i].ifindex))
+			detach(path, w->v[i].kind, w->v[i].ifindex);
 		close_fd(&w->v[i].link_fd);
 		w->v[i].is_new = false;
+		swap_back(dp, &w->v[i], h);
 	}
 }
 
-/* Put kept ports (the first N of W) back on OLD_PROG, so a failed apply
- * leaves the instance running one program everywhere. */
-static void restore_kept(struct wants *w, const struct have *h, int n, int old_prog)
+/* Point one kept attachment at XDP_PROG or TC_PROG (per its kind). Atomic
+ * per port: each packet sees the old or the new program. */
+static int swap_prog(const struct have *h, int k, int xdp_prog, int tc_prog)
 {
-	for (int i = 0; i < n && old_prog >= 0; i++) {
-		int k = find_have(h, w->v[i].ifindex);
-
-		if (k >= 0 && !w->v[i].is_new)
-			bpf_link_update(h->v[k].fd, old_prog, NULL);
+	switch (h->v[k].kind) {
+	case ATT_XDP:
+		return bpf_link_update(h->v[k].fd, xdp_prog, NULL) ? -errno : 0;
+	case ATT_TCX:
+		return bpf_link_update(h->v[k].fd, tc_prog, NULL) ? -errno : 0;
+	case ATT_CLSACT:
+		return att_clsact_replace(h->v[k].ifindex, tc_prog);
 	}
+	return -EINVAL;
 }
 
-/* Swap the program of kept links to the freshly loaded one. bpf_link_update
- * is atomic per port: each packet sees the old or the new program. */
-static int update_kept(struct dp *dp, struct wants *w, const struct have *h, int old_prog)
+/* Put kept ports (the first N of W) back on the old programs, so a failed
+ * apply leaves the instance running one program everywhere. */
+static void restore_kept(struct wants *w, const struct have *h, int n, int old_prog,
+			 int old_tc)
 {
-	int i, k, err;
+	for (int i = 0; i < n && old_prog >= 0; i++)
+		if (w->v[i].keep >= 0)
+			swap_prog(h, w->v[i].keep, old_prog, old_tc);
+}
+
+/* Swap the program of kept attachments to the freshly loaded ones. */
+static int update_kept(struct dp *dp, struct wants *w, const struct have *h, int old_prog,
+		       int old_tc)
+{
+	int i, err;
 
 	for (i = 0; i < w->n; i++) {
-		k = find_have(h, w->v[i].ifindex);
-		if (k < 0 || w->v[i].is_new)
+		if (w->v[i].keep < 0)
 			continue;
-		if (!bpf_link_update(h->v[k].fd, dp->prog_fd, NULL))
+		err = swap_prog(h, w->v[i].keep, dp->prog_fd, dp->tc_fd);
+		if (!err)
 			continue;
-		err = errno;
-		log_err("%s: replacing the XDP program: %s", w->v[i].port.name, strerror(err));
-		restore_kept(w, h, i, old_prog);
-		return -err;
+		log_err("%s: replacing the program: %s", w->v[i].port.name, strerror(-err));
+		restore_kept(w, h, i, old_prog, old_tc);
+		return err;
 	}
 	return 0;
+}
+
+/* A clsact filter's pin holds the program it runs: after a swap, the new
+ * one (so the old program is not kept alive by it). */
+static void repin_clsact(struct dp *dp, const struct have *h)
+{
+	for (int i = 0; i < h->n; i++)
+		if (h->v[i].kind == ATT_CLSACT && dp->tc_fd >= 0) {
+			unlink(h->v[i].pin);
+			if (bpf_obj_pin(dp->tc_fd, h->v[i].pin))
+				log_warn("%s: %s", h->v[i].pin, strerror(errno));
+		}
 }
 
 /* ---- maps ------------------------------------------------------------------- */
@@ -1116,64 +1364,77 @@ static int write_meta(struct dp *dp, bool new_prog)
 	return dp_meta_write(dp, &meta);
 }
 
-/* bpffs has no rename, so the pin is replaced in two steps under the folder
+/* bpffs has no rename, so a pin is replaced in two steps under the folder
  * lock; if the new program cannot be pinned the old one is pinned back.
  * Should sluice die in between, the maps remain and the next `up`, `reload`
- * or daemon apply loads and pins a program again. */
-static int pin_prog(struct dp *dp, int old_prog)
+ * or daemon apply loads and pins the programs again. */
+static int pin_one(const struct dp *dp, const char *name, int fd, int old)
 {
 	char path[PATH_MAX];
 	int err;
 
-	if (pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
+	if (pin_path(dp, path, sizeof(path), name))
 		return -ENAMETOOLONG;
 	unlink(path);
-	if (!bpf_obj_pin(dp->prog_fd, path))
+	if (!bpf_obj_pin(fd, path))
 		return 0;
 	err = errno;
 	log_err("%s: %s", path, strerror(err));
-	if (old_prog >= 0)
-		bpf_obj_pin(old_prog, path);
+	if (old >= 0)
+		bpf_obj_pin(old, path);
 	return -err;
+}
+
+static int pin_progs(struct dp *dp, int old_prog, int old_tc)
+{
+	return pin_one(dp, SLUICE_PIN_PROG_XDP, dp->prog_fd, old_prog) ?:
+	       pin_one(dp, SLUICE_PIN_PROG_TC, dp->tc_fd, old_tc);
 }
 
 /* ---- apply ------------------------------------------------------------------ */
 
-static void mode_warning(const struct wants *w)
+/* An XDP redirect cannot leave by a port that runs tc or generic XDP: such
+ * frames from native ports take the kernel's path (counted as
+ * egress-no-xdp; README "Port modes"). */
+static void mode_note(const struct wants *w)
 {
-	for (int i = 1; i < w->n; i++)
-		if (w->v[i].port.mode != w->v[0].port.mode) {
-			log_warn("ports run XDP in different modes (%s native, %s generic)",
-				 w->v[0].port.mode == SLUICE_MODE_NATIVE ? w->v[0].port.name
-									 : w->v[i].port.name,
-				 w->v[0].port.mode == SLUICE_MODE_NATIVE ? w->v[i].port.name
-									 : w->v[0].port.name);
-			return;
-		}
+	int native = -1, other = -1;
+
+	for (int i = 0; i < w->n; i++)
+		*(w->v[i].port.mode == SLUICE_MODE_NATIVE ? &native : &other) = i;
+	if (native >= 0 && other >= 0)
+		log_info("ports in mixed modes (%s native XDP, %s %s): frames from native "
+			 "ports to the others go through the kernel", w->v[native].port.name,
+			 w->v[other].port.name,
+			 w->v[other].port.mode == SLUICE_MODE_TC ? "tc" : "generic XDP");
 }
 
+/* A kept port keeps the mode recorded when it was attached, and why. */
 static void keep_modes(struct dp *dp, struct wants *w)
 {
 	for (int i = 0; i < w->n; i++) {
 		struct sluice_port old;
 		__u32 key = w->v[i].ifindex;
 
-		if (!w->v[i].is_new && !bpf_map_lookup_elem(dp->ports_fd, &key, &old))
+		if (!w->v[i].is_new && !bpf_map_lookup_elem(dp->ports_fd, &key, &old)) {
 			w->v[i].port.mode = old.mode;
+			w->v[i].port.mode_why = old.mode_why;
+			w->v[i].port.mode_err = old.mode_err;
+		}
 	}
 }
 
-/* Phase 1: attach the ports that have no link yet. The daemon (follow)
- * skips a port that cannot be attached, reporting it, rather than holding
- * every other change back; `up` and `reload` fail as a whole. */
-static int attach_new(struct dp *dp, struct wants *w, const struct have *h)
+/* Phase 1: attach the ports that keep nothing. The daemon (follow) skips
+ * a port that cannot be attached, reporting it, rather than holding every
+ * other change back; `up` and `reload` fail as a whole. */
+static int attach_new(struct dp *dp, struct wants *w, struct have *h)
 {
 	int i, ret;
 
 	for (i = 0; i < w->n; i++) {
-		if (find_have(h, w->v[i].ifindex) >= 0)
-			continue;	/* its link is kept (owned by have) */
-		ret = attach_port(dp, &w->v[i]);
+		if (w->v[i].keep >= 0)
+			continue;	/* owned by have */
+		ret = attach_port(dp, &w->v[i], h);
 		if (ret && !dp->follow)
 			return ret;
 		if (ret) {
@@ -1184,11 +1445,11 @@ static int attach_new(struct dp *dp, struct wants *w, const struct have *h)
 	return 0;
 }
 
-/* Phase 2: record the links in the maps and pin the program, then let
- * leaving ports go. Only the map and pin writes can fail; meta is
+/* Phase 2: record the ports in the maps and pin the programs, then let
+ * leaving attachments go. Only the map and pin writes can fail; meta is
  * informational and a failure there is reported, not rolled back. */
 static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *w,
-		  const struct have *h, int old_prog, const struct nl_links *links)
+		  const struct have *h, const int old[2], const struct nl_links *links)
 {
 	int i, ret;
 
@@ -1217,25 +1478,31 @@ static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *
 	}
 	if ((ret = fdb_sync(dp)))	/* the FDB is a cache: warn only */
 		log_warn("%s: updating the FDB: %s", dp->pin, strerror(-ret));
-	if (dp->skel && (ret = pin_prog(dp, old_prog)))
+	if (dp->skel && (ret = pin_progs(dp, old[0], old[1])))
 		return ret;
 	for (i = 0; i < h->n; i++)
-		if (!wanted(w, h->v[i].ifindex))	/* detaches with its last reference */
-			unlink(h->v[i].pin);
+		if (!kept(w, i))
+			detach(h->v[i].pin, h->v[i].kind, h->v[i].ifindex);
+	if (dp->skel)
+		repin_clsact(dp, h);
 	if ((ret = write_meta(dp, dp->skel != NULL)))
 		log_warn("%s: recording the change in sluice_meta: %s", dp->pin, strerror(-ret));
-	mode_warning(w);
+	mode_note(w);
 	return 0;
 }
 
-/* The program running now, to go back to if this apply fails. */
-static int old_program(const struct dp *dp)
+/* The programs running now (XDP, tc), to go back to if this apply fails. */
+static void old_programs(const struct dp *dp, int old[2])
 {
 	char path[PATH_MAX];
 
-	if (!dp->skel || pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
-		return -1;
-	return bpf_obj_get(path);
+	old[0] = old[1] = -1;
+	if (!dp->skel)
+		return;
+	if (!pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
+		old[0] = bpf_obj_get(path);
+	if (!pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_TC))
+		old[1] = bpf_obj_get(path);
 }
 
 /* Fail closed (README "Fail closed"): the kernel forwards IP between
@@ -1279,7 +1546,7 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 	struct wants *w = calloc(1, sizeof(*w));
 	struct nl_links links = { 0 };
 	struct have have = { 0 };
-	int i, ret, old_prog;
+	int i, ret, old[2];
 
 	if (!w)
 		return -ENOMEM;
@@ -1292,23 +1559,23 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 		if (ret)
 			nl_links_free(&links);
 	}
-	if (!ret)
-		ret = read_links(dp, &have);
-	old_prog = old_program(dp);
+	if (!ret && !(ret = read_links(dp, &have)))
+		match_kept(dp, w, &have);
+	old_programs(dp, old);
 	if (!ret)
 		ret = attach_new(dp, w, &have);
 	if (!ret && dp->skel)
-		ret = update_kept(dp, w, &have, old_prog);	/* restores on failure */
+		ret = update_kept(dp, w, &have, old[0], old[1]);	/* restores on failure */
 	if (ret) {
-		rollback_new(dp, w);
-	} else if ((ret = commit(dp, cfg, w, &have, old_prog, &links))) {
-		rollback_new(dp, w);
-		restore_kept(w, &have, w->n, old_prog);
+		rollback_new(dp, w, &have);
+	} else if ((ret = commit(dp, cfg, w, &have, old, &links))) {
+		rollback_new(dp, w, &have);
+		restore_kept(w, &have, w->n, old[0], old[1]);
 	}
 	if (links.v || links.vlans)
 		nl_links_free(&links);
-	if (old_prog >= 0)
-		close(old_prog);
+	for (i = 0; i < 2; i++)
+		close_fd(&old[i]);
 	close_links(&have);
 	for (i = 0; i < w->n; i++)
 		close_fd(&w->v[i].link_fd);
@@ -1317,7 +1584,7 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 		sluice__destroy(dp->skel);
 		dp->skel = NULL;
 		close_maps(dp);
-		dp->prog_fd = -1;
+		dp->prog_fd = dp->tc_fd = -1;
 		remove_fresh_pins(dp);
 	}
 	if (!ret)
@@ -1335,12 +1602,12 @@ int dp_down(struct dp *dp)
 
 	read_links(dp, &have);
 	for (int i = 0; i < have.n; i++)
-		if (unlink(have.v[i].pin))
-			ret = -errno;
+		detach(have.v[i].pin, have.v[i].kind, have.v[i].ifindex);
 	close_links(&have);
-	for (size_t i = 0; i <= ARRAY_SIZE(map_names); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(map_names) + 2; i++)
 		if (!pin_path(dp, path, sizeof(path),
-			      i < ARRAY_SIZE(map_names) ? map_names[i] : SLUICE_PIN_PROG_XDP) &&
+			      i < ARRAY_SIZE(map_names) ? map_names[i] :
+			      i == ARRAY_SIZE(map_names) ? SLUICE_PIN_PROG_XDP : SLUICE_PIN_PROG_TC) &&
 		    unlink(path) && errno != ENOENT)
 			ret = -errno;
 	/* Objects sluice did not pin stay, and so does the folder then. */
@@ -1498,6 +1765,7 @@ static __u32 prog_id_of(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
+/* The port's link and program ids (a clsact filter has no link: id 0). */
 static void link_ids(struct dp *dp, struct dp_port_view *pv)
 {
 	char path[PATH_MAX];
@@ -1505,7 +1773,13 @@ static void link_ids(struct dp *dp, struct dp_port_view *pv)
 	__u32 len = sizeof(info);
 	int fd;
 
-	if (fmt_path(path, sizeof(path), "%s/%s%u", dp->pin, SLUICE_PIN_LINK_PREFIX, pv->ifindex))
+	if (pv->port.mode == SLUICE_MODE_TC) {
+		pv->prog_id = att_clsact_prog_id(pv->ifindex);
+		if (pv->prog_id)
+			return;
+	}
+	if (att_pin_path(dp, path, pv->port.mode == SLUICE_MODE_TC ? ATT_TCX : ATT_XDP,
+			 pv->ifindex))
 		return;
 	fd = bpf_obj_get(path);
 	if (fd < 0)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* The running datapath as a set of objects pinned under one folder:
- * maps (sluice_*), the XDP program (prog_xdp) and one XDP link per port
- * (link_xdp_IFINDEX). Everything here converges the pinned state towards a
+ * maps (sluice_*), the XDP and tc programs (prog_xdp, prog_tc) and one
+ * attachment per port (link_xdp_IFINDEX, link_tc_IFINDEX for TCX, or
+ * clsact_IFINDEX for a clsact filter; README "Port modes"). Everything here converges the pinned state towards a
  * config; nothing is changed until every fallible step has succeeded.
  */
 #ifndef SLUICE_DATAPATH_H
@@ -31,6 +32,7 @@ struct dp {
 	const char *config;	/* absolute config path to record, or NULL */
 	struct sluice *skel;	/* set when programs were loaded by this run */
 	int prog_fd;		/* the XDP program to attach */
+	int tc_fd;		/* the tc ingress program, -1 when none is pinned */
 	int ports_fd, zones_fd, stats_fd, meta_fd;
 	int gstats_fd, fdb_fd, vlans_fd, tx_fd;
 	int l3_fd, config_fd, ct4_fd, ct4_new_fd, ct6_fd, ct6_new_fd;

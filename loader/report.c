@@ -44,7 +44,23 @@ static void json_str(FILE *f, const char *s)
 
 static const char *mode_name(enum sluice_attach_mode m)
 {
-	return m == SLUICE_MODE_NATIVE ? "native" : m == SLUICE_MODE_GENERIC ? "generic" : "?";
+	return m == SLUICE_MODE_NATIVE ? "native" : m == SLUICE_MODE_GENERIC ? "generic" :
+	       m == SLUICE_MODE_TC ? "tc" : "?";
+}
+
+/* Why a port runs in its mode, in words. */
+static const char *mode_why(const struct sluice_port *p, char *buf, size_t len)
+{
+	switch (p->mode_why) {
+	case SLUICE_WHY_CONFIG:
+		return "set in the config";
+	case SLUICE_WHY_DRIVER:
+		return "the driver has native XDP";
+	case SLUICE_WHY_NO_NATIVE:
+		snprintf(buf, len, "no native XDP in the driver (%s)", strerror(p->mode_err));
+		return buf;
+	}
+	return "-";
 }
 
 static const char *zone_name(const struct dp_view *v, __u32 zone)
@@ -141,7 +157,7 @@ static void report_ct_status(FILE *f, const struct dp_view *v)
 
 static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 {
-	char via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN];
+	char via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN], why[80];
 
 	json_kv(f, "{", "pin", dp->pin);
 	json_kv(f, ",", "config", v->meta.config);
@@ -176,13 +192,15 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 		fprintf(f, ",\"ifindex\":%u", p->ifindex);
 		json_kv(f, ",", "zone", zone_name(v, p->port.zone));
 		json_kv(f, ",", "via", via);
+		json_kv(f, ",", "mode_reason", mode_why(&p->port, why, sizeof(why)));
 		fprintf(f, ",\"mode\":\"%s\",\"up\":%s,\"ipv4\":\"%s\",\"slot\":%u,"
 			"\"link_id\":%u,\"prog_id\":%u,\"stp\":\"%s\",\"fast_path\":%s,"
 			"\"filtered\":%s}", mode_name(p->port.mode),
 			p->port.flags & SLUICE_PORT_UP ? "true" : "false",
 			p->port.ipv4 ? ip : "", p->port.slot, p->link_id, p->prog_id,
 			stp_name(&p->port),
-			(p->port.flags & SLUICE_PORT_BRIDGED) && (p->port.flags & SLUICE_PORT_XDP_TX)
+			(p->port.flags & SLUICE_PORT_BRIDGED) &&
+			((p->port.flags & SLUICE_PORT_XDP_TX) || p->port.mode == SLUICE_MODE_TC)
 				? "true" : "false",
 			p->port.flags & SLUICE_PORT_FILTERED ? "true" : "false");
 	}
@@ -191,7 +209,7 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 
 void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool json)
 {
-	char t1[64], t2[64], via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN];
+	char t1[64], t2[64], via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN], why[80], ids[24];
 
 	if (json) {
 		status_json(f, dp, v);
@@ -211,17 +229,18 @@ void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool j
 	fprintf(f, "  program      xdp id %u\n", v->prog_id);
 	report_ct_status(f, v);
 	fputc('\n', f);
-	fprintf(f, "%-16s %-8s %-7s %-16s %-8s %-5s %-15s %s\n", "PORT", "IFINDEX", "ZONE",
-		"VIA", "MODE", "LINK", "IPV4", "XDP LINK/PROG");
+	fprintf(f, "%-16s %-8s %-7s %-16s %-8s %-5s %-15s %-11s %s\n", "PORT", "IFINDEX", "ZONE",
+		"VIA", "MODE", "LINK", "IPV4", "LINK/PROG", "WHY");
 	for (int i = 0; i < v->n_ports; i++) {
 		const struct dp_port_view *p = &v->ports[i];
 
 		via_name(v, p, via, sizeof(via));
 		inet_ntop(AF_INET, &p->port.ipv4, ip, sizeof(ip));
-		fprintf(f, "%-16s %-8u %-7s %-16s %-8s %-5s %-15s %u/%u\n", p->port.name,
+		snprintf(ids, sizeof(ids), "%u/%u", p->link_id, p->prog_id);
+		fprintf(f, "%-16s %-8u %-7s %-16s %-8s %-5s %-15s %-11s %s\n", p->port.name,
 			p->ifindex, zone_name(v, p->port.zone), via, mode_name(p->port.mode),
 			p->port.flags & SLUICE_PORT_UP ? "up" : "down",
-			p->port.ipv4 ? ip : "-", p->link_id, p->prog_id);
+			p->port.ipv4 ? ip : "-", ids, mode_why(&p->port, why, sizeof(why)));
 	}
 	if (!v->n_ports)
 		fprintf(f, "(no ports: the zones' interfaces have no members)\n");

@@ -17,7 +17,7 @@
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 KERNELS=${KERNELS:-"host 6.1 6.12"}
-SUITES=${SUITES:-"unit netns toolchain"}
+SUITES=${SUITES:-"unit netns tcmode toolchain"}
 LABEL=host
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-600}
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1500}	# a whole guest run: boot and every suite
@@ -85,6 +85,18 @@ run_local() {
 		netns)
 			for t in "$TOP"/selftests/netns/test_*.sh; do
 				run_suite "netns/$(basename "$t" .sh)" "$SUITE_TIMEOUT" bash "$t"
+			done
+			;;
+		tcmode)	# the datapath suites again with every port in tc mode:
+			# TCX on the host kernel, clsact filters on 6.1 (6.12
+			# has TCX like the host: not worth the guest's minutes)
+			if [ "$LABEL" = 6.12 ]; then
+				echo "SKIP [$LABEL] tcmode: TCX attach is covered by the host kernel" | tee -a "$LOG"
+				continue
+			fi
+			for t in bridge route; do
+				SLUICE_TEST_PORT_MODE=tc run_suite "tcmode/test_$t" "$SUITE_TIMEOUT" \
+					bash "$TOP/selftests/netns/test_$t.sh"
 			done
 			;;
 		toolchain)	# builds happen on the host; a guest has nothing to add

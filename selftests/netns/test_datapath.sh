@@ -310,26 +310,69 @@ no_native_type() {
 	return 1
 }
 
-t_generic() {
-	local out s drv
+# sluice's tc ingress program id on port $1, or nothing: a clsact filter
+# named sluice_tc (6.1), or the TCX link status names (bpftool 7.1 knows no
+# TCX: it shows "type 11" and the program, which must be sluice_tc).
+tc_prog_of() {
+	local link prog
+	prog=$(ip netns exec "$RTR" tc filter show dev "$1" ingress 2>/dev/null |
+		sed -n 's/.* sluice_tc.* id \([0-9]*\).*/\1/p' | head -n1)
+	[ -n "$prog" ] && { echo "$prog"; return; }
+	link=$(port_field "$(status_json)" "$1" link_id)
+	[ -n "$link" ] && [ "$link" != 0 ] || return 0
+	prog=$(bpftool -j link show id "$link" 2>/dev/null |
+		json_get "$(cat)" "j['prog_id'] if j['type'] in (11, 'tcx') else ''") || return 0
+	[ -n "$prog" ] && bpftool -j prog show id "$prog" 2>/dev/null | grep -q '"name":"sluice_tc"' &&
+		echo "$prog"
+}
+
+# Per-port modes (README "Port modes"): a device without native XDP gets tc
+# ingress; the config forces generic XDP or tc; forcing native XDP on a
+# driver without it fails and changes nothing.
+t_modes() {
+	local out s drv base
 	if ! drv=$(no_native_type); then
-		skip "generic-mode fallback: no dummy or ifb device type in this kernel"; return
+		skip "port modes: no dummy or ifb device type in this kernel"; return
 	fi
 	ip -n "$RTR" link set lab0 up
-	printf 'zone lab {\n    interfaces lab0\n}\n' >>"$CFG"
+	base=$(cat "$CFG")
+	printf '%s\nzone lab {\n    interfaces lab0\n}\n' "$base" >"$CFG"
 	out=$(rsluice reload -c "$CFG" 2>&1)
 	s=$(status_json)
-	if grep -q "lab0 (driver $drv): no native XDP support, using generic mode" <<<"$out" &&
-	   [ "$(port_field "$s" lab0 mode)" = generic ]; then
-		pass "a port without native XDP falls back to generic mode with a warning"
+	if [ "$(port_field "$s" lab0 mode)" = tc ] && [ -n "$(tc_prog_of lab0)" ] &&
+	   [ -z "$(xdp_prog_of lab0)" ] &&
+	   port_field "$s" lab0 mode_reason | grep -q "no native XDP in the driver"; then
+		pass "a port without native XDP ($drv) runs tc ingress; status says why"
 	else
-		fail "a port without native XDP falls back to generic mode with a warning"
+		fail "a port without native XDP ($drv) runs tc ingress; status says why"
+		printf '%s\n' "$out" "$s" | sed 's/^/    /'
+	fi
+	printf 'port lab0 mode generic\n' >>"$CFG"
+	out=$(rsluice reload -c "$CFG" 2>&1)
+	s=$(status_json)
+	[ "$(port_field "$s" lab0 mode)" = generic ] && [ -n "$(xdp_prog_of lab0)" ] &&
+	   [ -z "$(tc_prog_of lab0)" ] && [ "$(port_field "$s" lab0 mode_reason)" = "set in the config" ] &&
+		pass "port lab0 mode generic: generic XDP, the tc program is gone" ||
+		{ fail "port lab0 mode generic: generic XDP, the tc program is gone"
+		  printf '%s\n' "$out" "$s" | sed 's/^/    /'; }
+	sed -i 's/^port lab0 mode generic$/port lab0 mode xdp/' "$CFG"
+	out=$(rsluice reload -c "$CFG" 2>&1) && s=ok || s=failed
+	if [ $s = failed ] && grep -q "lab0 (driver $drv): native XDP refused: .*(config: port lab0 mode xdp)" <<<"$out" &&
+	   [ "$(port_field "$(status_json)" lab0 mode)" = generic ] && [ -n "$(xdp_prog_of lab0)" ]; then
+		pass "port lab0 mode xdp on a driver without it: refused, named, nothing changed"
+	else
+		fail "port lab0 mode xdp on a driver without it: refused, named, nothing changed ($s)"
 		printf '%s\n' "$out" | sed 's/^/    /'
 	fi
-	local attached; attached=$(xdp_prog_of lab0)
-	topo_config "$CFG"
+	sed -i 's/^port lab0 mode xdp$/port lab0 mode tc/' "$CFG"
+	out=$(rsluice reload -c "$CFG" 2>&1)
+	[ "$(port_field "$(status_json)" lab0 mode)" = tc ] && [ -n "$(tc_prog_of lab0)" ] &&
+	   [ -z "$(xdp_prog_of lab0)" ] &&
+		pass "port lab0 mode tc: back to tc ingress" ||
+		{ fail "port lab0 mode tc: back to tc ingress"; printf '%s\n' "$out" | sed 's/^/    /'; }
+	printf '%s\n' "$base" >"$CFG"
 	rsluice reload -c "$CFG" >/dev/null 2>&1
-	[ -n "$attached" ] && [ -z "$(xdp_prog_of lab0)" ] && ! has_port lab0 &&
+	[ -z "$(tc_prog_of lab0)" ] && [ -z "$(xdp_prog_of lab0)" ] && ! has_port lab0 &&
 		pass "a port removed from the config is detached" ||
 		fail "a port removed from the config is detached"
 	ip -n "$RTR" link del lab0
@@ -434,7 +477,7 @@ t_down() {
 }
 
 # Arguments pick tests (in their order), e.g. `test_datapath.sh t_up t_reload`.
-TESTS=${*:-t_up t_traffic t_malformed t_bpftool t_reload t_reload_rollback t_up_rollback t_generic t_daemon t_down}
+TESTS=${*:-t_up t_traffic t_malformed t_bpftool t_reload t_reload_rollback t_up_rollback t_modes t_daemon t_down}
 for t in $TESTS; do
 	declare -F "$t" >/dev/null || { fail "no test $t"; continue; }
 	start=$SECONDS

@@ -3,7 +3,7 @@
 # reference topology: LAN to internet in both address families, unsolicited
 # traffic from the internet dropped, the router's own traffic, ICMP errors,
 # MTU, policy changes cutting open flows, `sluice conntrack`.
-SUITE=netns
+SUITE=route${SLUICE_TEST_PORT_MODE:+ ($SLUICE_TEST_PORT_MODE mode)}
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/selftests/netns/topology.sh"
 require_root
@@ -39,6 +39,7 @@ zone wan {
 }
 $1
 EOF
+	topo_modes "$CFG"
 }
 write_cfg "forward lan -> wan"
 

@@ -59,6 +59,15 @@ topo_up() {
 		ip -n "$INET" route add 192.168.10.0/24 via 203.0.113.2
 		ip -n "$INET" -6 route add fd00:10::/64 via 2001:db8:113::2
 	fi
+	# With tc ports (the tcmode suite) the router's veths run no XDP:
+	# GRO on lets them take the XDP frames the bench generator sends,
+	# and makes the tc program see aggregated (GSO) skbs, as it does
+	# behind a real NIC.
+	if [ "${SLUICE_TEST_PORT_MODE:-}" = tc ]; then
+		for i in lan1 lan2 lan3 lan4 lan5 wan0; do
+			ip netns exec "$RTR" ethtool -K "$i" gro on >/dev/null
+		done
+	fi
 	# The bridge forwards once its ports leave the learning state.
 	wait_for 5000 ip netns exec "$H1" ping -c1 -W1 192.168.10.1
 }
@@ -84,4 +93,15 @@ rsluice() { nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" "$@"; }
 # namespaces' ports (eth5 is wan0 here).
 topo_config() {
 	sed 's/\beth5\b/wan0/g' "$TOP/loader/sluice.conf.example" > "$1"
+	topo_modes "$1"
+}
+
+# SLUICE_TEST_PORT_MODE=tc|generic|xdp (the tcmode suite): every port of
+# the reference box forced into that mode, appended to config file $1.
+topo_modes() {
+	local p
+	[ -n "${SLUICE_TEST_PORT_MODE:-}" ] || return 0
+	for p in lan1 lan2 lan3 lan4 lan5 wan0; do
+		echo "port $p mode $SLUICE_TEST_PORT_MODE"
+	done >>"$1"
 }

@@ -145,7 +145,7 @@ static bool check_parse(const char *name, const char *text, const char *want)
 	"rule any -> any src @blocked drop\n"				\
 	"shape wan upload 20mbit download 300mbit overhead ethernet\n"
 
-#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\" or \"conntrack\""
+#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\", \"conntrack\" or \"port\""
 #define ZITEMS "expected \"interfaces\", \"input\", \"masquerade\", \"mss-clamp\", \"filtering\", \"bogons\" or \"}\""
 #define ACTIONS "expected \"accept\", \"drop\" or \"reject\""
 #define OVERHEADS "expected \"ethernet\", \"docsis\", \"pppoe-ptm\", \"bridged-ptm\", \"atm\" or a byte count (-64..256)"
@@ -174,6 +174,7 @@ static const struct parse_case {
 	{ "mss-clamp bounds", "zone a { mss-clamp 536 }\nzone b { mss-clamp 9000 }", NULL },
 	{ "fdb-size", "fdb-size 16\nzone lan { interfaces eth0 }", NULL },
 	{ "fdb-size maximum", "fdb-size 1048576", NULL },
+	{ "port modes", "port eth0 mode tc\nport eth1 mode xdp\nport eth2 mode generic", NULL },
 	{ "conntrack, every setting",
 	  "conntrack {\n size 4096\n tcp-established 7440 tcp-transitory 240 tcp-closing 120\n"
 	  " udp 300 udp-unreplied 120 icmp 60\n}", NULL },
@@ -278,6 +279,14 @@ static const struct parse_case {
 	  "t.conf:1:9: unexpected end of file, expected a number of entries" },
 	{ "fdb-size twice", "fdb-size 64\nfdb-size 128",
 	  "t.conf:2:1: duplicate fdb-size (first on line 1)" },
+	{ "port mode unknown", "port eth0 mode fast",
+	  "t.conf:1:16: expected \"xdp\", \"tc\" or \"generic\", got \"fast\"" },
+	{ "port without mode", "port eth0 tc",
+	  "t.conf:1:11: expected \"mode\", got \"tc\"" },
+	{ "port twice", "port eth0 mode tc\nport eth0 mode xdp",
+	  "t.conf:2:6: duplicate port \"eth0\" (first on line 1)" },
+	{ "port bad name", "port a/b mode tc",
+	  "t.conf:1:6: invalid interface name \"a/b\"" },
 	{ "conntrack twice", "conntrack { }\nconntrack { }",
 	  "t.conf:2:1: duplicate conntrack (first on line 1)" },
 	{ "conntrack size too small", "conntrack { size 1023 }",
