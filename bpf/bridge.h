@@ -221,10 +221,9 @@ static __always_inline int bridge_l2(struct pkt *p)
 		return pkt_pass(p, SLUICE_PASS_ISOLATED);	/* the kernel drops it */
 	if (!(out->flags & SLUICE_PORT_UP))
 		return pkt_pass(p, SLUICE_PASS_EGRESS_DOWN);
-	if (p->hook == SLUICE_HOOK_XDP && !(out->flags & SLUICE_PORT_XDP_TX))
-		return pkt_pass(p, SLUICE_PASS_EGRESS_NO_XDP);	/* (an skb leaves by any port) */
 	if (bridge_vlan_out(p, in, egress))
 		return pkt_pass(p, SLUICE_PASS_VLAN);
+	p->egress_xdp = !!(out->flags & SLUICE_PORT_XDP_TX);	/* the entry point's concern */
 	p->egress = egress;
 	p->egress_slot = out->slot;
 	return SLUICE_VERDICT_REDIRECT;

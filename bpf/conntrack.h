@@ -57,7 +57,7 @@ struct l3_facts {
 	__u8 not_ours;			/* a routed port's frame for another MAC */
 	__u8 later_fragment;
 	__u8 route_by_kernel;		/* out: SLUICE_CFG_ROUTE_BY_KERNEL */
-	__u8 pad[1];
+	__u8 egress_xdp;		/* out: the egress port transmits XDP frames */
 	/* out, with a REDIRECT */
 	__u32 egress, egress_slot;
 	__u8 dmac[6], smac[6];

@@ -39,12 +39,16 @@ struct pkt {
 	__u32 egress_slot;		/* its stats slot */
 	__u8 vlan_op;			/* enum pkt_vlan_op, with REDIRECT */
 	__u8 routed;			/* REDIRECT of a routed packet: rewrite it */
+	__u8 egress_xdp;		/* REDIRECT: the egress port transmits XDP frames */
 	__u16 gso_size;			/* tc: a GRO/GSO skb's segment payload, else 0 */
 	__u8 dmac[6], smac[6];		/* routed: the next hop's and our MAC */
 };
 
 /* A stage returns a verdict (enum sluice_verdict) or this: go on. */
 #define PKT_CONTINUE	(-1)
+/* XDP's entry only: the frame goes to the port's tc program, uncounted
+ * (the tc program counts the verdict it carries out). */
+#define PKT_HANDOFF	(-2)
 
 static __always_inline void pkt_init(struct pkt *p, void *ctx, void *data, void *data_end,
 				     __u32 ifindex, enum sluice_hook hook)

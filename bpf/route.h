@@ -401,8 +401,7 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 		return PASS_(UNKNOWN_DST);
 	if (!(out->flags & SLUICE_PORT_UP))
 		return PASS_(EGRESS_DOWN);
-	if (hook == SLUICE_HOOK_XDP && !(out->flags & SLUICE_PORT_XDP_TX))
-		return PASS_(EGRESS_NO_XDP);	/* (an skb leaves by any port) */
+	f->egress_xdp = !!(out->flags & SLUICE_PORT_XDP_TX);	/* the entry point's concern */
 	__builtin_memcpy(f->dmac, fibp->dmac, ETH_ALEN);
 	__builtin_memcpy(f->smac, fibp->smac, ETH_ALEN);
 	f->egress = egress;
@@ -421,6 +420,7 @@ struct l3_call {
 	/* out: the verdict's reason, and with a REDIRECT the routed frame's
 	 * egress and MACs */
 	__u8 reason, routed;
+	__u8 egress_xdp, pad;
 	__u16 gso_size;			/* in: the skb's, 0 for XDP */
 	__u32 len;			/* in: the whole frame's length */
 	__u32 egress, egress_slot;
@@ -456,6 +456,7 @@ static __always_inline int l3_forward(struct pkt *p, struct l3_call *c)
 		__builtin_memcpy(c->dmac, f->dmac, ETH_ALEN);
 		__builtin_memcpy(c->smac, f->smac, ETH_ALEN);
 		c->routed = 1;
+		c->egress_xdp = f->egress_xdp;
 		c->egress = f->egress;
 		c->egress_slot = f->egress_slot;
 	}
@@ -539,6 +540,7 @@ static __always_inline int l3_stage(struct pkt *p, const int hook)
 	p->reason = c.reason;
 	if (v == SLUICE_VERDICT_REDIRECT) {
 		p->routed = c.routed;
+		p->egress_xdp = c.egress_xdp;
 		p->egress = c.egress;
 		p->egress_slot = c.egress_slot;
 		__builtin_memcpy(p->dmac, c.dmac, ETH_ALEN);

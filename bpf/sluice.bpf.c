@@ -30,7 +30,8 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 {
 	int v;
 
-	p->port = bpf_map_lookup_elem(&sluice_ports, &p->ifindex);
+	if (!p->port)	/* (tc's entry looked it up already) */
+		p->port = bpf_map_lookup_elem(&sluice_ports, &p->ifindex);
 	v = pkt_parse(p);
 	if (v != PKT_CONTINUE)
 		return v;
@@ -90,6 +91,34 @@ static __always_inline int pkt_vlan_push(struct pkt *p, __u16 tci)
 	*(__be16 *)(d + 12) = bpf_htons(ETH_P_8021Q);
 	*(__be16 *)(d + 14) = bpf_htons(tci);
 	return 0;
+}
+
+/* The egress port takes no XDP frames (a tc or generic port, or a driver
+ * without XDP transmit): the decision goes in front of the frame as
+ * metadata, and the tc program on this port forwards it as an skb. Without
+ * a tc program here, or a driver that keeps no metadata, the kernel's path
+ * takes the frame, counted as egress-no-xdp. */
+static __always_inline int xdp_handoff(struct pkt *p)
+{
+	struct xdp_md *ctx = p->ctx;
+	struct sluice_xdp_meta *m;
+
+	if (!p->port || !(p->port->flags & SLUICE_PORT_TC_TOO) ||
+	    bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+		return pkt_pass(p, SLUICE_PASS_EGRESS_NO_XDP);
+	m = (void *)(long)ctx->data_meta;
+	if ((void *)(m + 1) > (void *)(long)ctx->data)
+		return pkt_pass(p, SLUICE_PASS_EGRESS_NO_XDP);
+	m->magic = SLUICE_META_MAGIC;
+	m->routed = p->routed;
+	m->vlan_op = p->vlan_op;
+	m->vlan = p->vlan;
+	m->pad = 0;
+	m->egress = p->egress;
+	m->egress_slot = p->egress_slot;
+	__builtin_memcpy(m->dmac, p->dmac, ETH_ALEN);
+	__builtin_memcpy(m->smac, p->smac, ETH_ALEN);
+	return PKT_HANDOFF;
 }
 
 /* The redirect is recorded first, the frame rewritten after: a port missing
@@ -160,7 +189,9 @@ int sluice_xdp(struct xdp_md *ctx)
 	pkt_init(&p, ctx, data, data_end, ctx->ingress_ifindex, SLUICE_HOOK_XDP);
 	v = sluice_stages(&p, SLUICE_HOOK_XDP);
 	if (v == SLUICE_VERDICT_REDIRECT)
-		v = xdp_redirect(&p);
+		v = p.egress_xdp ? xdp_redirect(&p) : xdp_handoff(&p);
+	if (v == PKT_HANDOFF)
+		return XDP_PASS;
 	return xdp_exit(&p, v, len);
 }
 
@@ -181,6 +212,27 @@ static __always_inline int tc_redirect(struct pkt *p)
 	if (p->routed)
 		l3_rewrite(p);
 	return SLUICE_VERDICT_REDIRECT;
+}
+
+/* On a port where XDP runs first (SLUICE_PORT_TC_TOO), tc only finishes
+ * what XDP handed over; everything else XDP passed and counted already. */
+static __always_inline int tc_finish(struct pkt *p, struct __sk_buff *skb)
+{
+	struct sluice_xdp_meta *m = (void *)(long)skb->data_meta;
+
+	if ((void *)(m + 1) > p->data || m->magic != SLUICE_META_MAGIC)
+		return PKT_HANDOFF;	/* XDP's verdict stands */
+	p->routed = m->routed;
+	p->vlan_op = m->vlan_op;
+	p->vlan = m->vlan;
+	p->egress = m->egress;
+	p->egress_slot = m->egress_slot;
+	__builtin_memcpy(p->dmac, m->dmac, ETH_ALEN);
+	__builtin_memcpy(p->smac, m->smac, ETH_ALEN);
+	/* (the headers again, for the rewrite: XDP checked them) */
+	if (pkt_parse(p) != PKT_CONTINUE)
+		return pkt_pass(p, SLUICE_PASS_UNSUPPORTED);
+	return tc_redirect(p);
 }
 
 static __always_inline int tc_exit(struct pkt *p, int v, __u32 len)
@@ -205,10 +257,14 @@ int sluice_tc(struct __sk_buff *skb)
 		 skb->ingress_ifindex, SLUICE_HOOK_TC);
 	p.gso_size = skb->gso_size;
 	p.len = len;
+	p.port = bpf_map_lookup_elem(&sluice_ports, &p.ifindex);
+	if (p.port && (p.port->flags & SLUICE_PORT_TC_TOO)) {
+		v = tc_finish(&p, skb);
+		return v == PKT_HANDOFF ? TC_ACT_OK : tc_exit(&p, v, len);
+	}
 	if (skb->vlan_present) {
 		/* The outer tag is in the skb's metadata, not in the frame the
 		 * stages parse: the kernel's until #12 teaches them. */
-		p.port = bpf_map_lookup_elem(&sluice_ports, &p.ifindex);
 		return tc_exit(&p, pkt_pass(&p, SLUICE_PASS_VLAN), len);
 	}
 	v = sluice_stages(&p, SLUICE_HOOK_TC);

@@ -189,7 +189,25 @@ enum sluice_port_flags {
 	SLUICE_PORT_FILTERED	= 1 << 7,	/* br_netfilter or bridge nftables active */
 	SLUICE_PORT_VLAN_AWARE	= 1 << 8,	/* the bridge filters VLANs (802.1Q) */
 	SLUICE_PORT_VLAN_OTHER	= 1 << 9,	/* VLAN filtering the fast path does not do */
+	SLUICE_PORT_TC_TOO	= 1 << 10,	/* XDP port with tc ingress beside: handoff */
 };
+
+/* The XDP -> tc handoff (docs/design.md section 5): XDP on a port with
+ * SLUICE_PORT_TC_TOO puts this in front of a frame whose egress port takes
+ * no XDP frames, and passes it; the tc program on the same port finds it in
+ * the skb's metadata and forwards the frame as decided. Its size is a
+ * multiple of 4, as bpf_xdp_adjust_meta() requires. */
+#define SLUICE_META_MAGIC	0x51c7
+struct sluice_xdp_meta {
+	__u16 magic;
+	__u8 routed;		/* rewrite MACs and TTL */
+	__u8 vlan_op;		/* enum pkt_vlan_op */
+	__u16 vlan;
+	__u16 pad;
+	__u32 egress, egress_slot;
+	__u8 dmac[6], smac[6];
+};
+SLUICE_ASSERT(sizeof(struct sluice_xdp_meta) == 28, "struct sluice_xdp_meta layout");
 
 /* The kernel's bridge port states (BR_STATE_*), named for bpftool. */
 enum sluice_stp_state {

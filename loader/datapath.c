@@ -441,9 +441,13 @@ struct want {
 	enum att_kind kind;		/* how it is attached (kept or new) */
 	int link_fd;		/* a new link (clsact: -1) */
 	int keep;		/* the index of its kept attachment in have, or -1 */
+	int keep_tc;		/* XDP port: its kept tc attachment beside, or -1 */
 	int swap;		/* an XDP link in have to remove first (mode change), or -1 */
 	enum sluice_attach_mode swap_mode;	/* ... and its mode, to restore on failure */
 	bool is_new;
+	enum att_kind tc_kind;	/* a new tc attachment beside XDP ... */
+	int tc_fd;		/* ... its link (clsact: -1) */
+	bool tc_new;
 };
 
 struct wants {
@@ -586,7 +590,8 @@ static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
 	x->zone = zone;
 	x->cfg_mode = cfg_port_mode(cfg, port->name);
 	x->link_fd = -1;
-	x->keep = x->swap = -1;
+	x->keep = x->keep_tc = x->swap = -1;
+	x->tc_fd = -1;
 	x->port.zone = zone;
 	x->port.l3_ifindex = l3->ifindex;
 	x->port.flags = port_flags(port, l3);
@@ -779,10 +784,11 @@ static void close_links(struct have *h)
 		close_fd(&h->v[i].fd);
 }
 
-static int find_have(const struct have *h, int ifindex)
+/* The port's XDP link (TC false) or tc attachment (TC true) in H, or -1. */
+static int find_have(const struct have *h, int ifindex, bool tc)
 {
 	for (int i = 0; i < h->n; i++)
-		if (h->v[i].ifindex == ifindex)
+		if (h->v[i].ifindex == ifindex && (h->v[i].kind != ATT_XDP) == tc)
 			return i;
 	return -1;
 }
@@ -809,12 +815,19 @@ static void match_kept(struct dp *dp, struct wants *w, struct have *h)
 	for (int i = 0; i < w->n; i++) {
 		struct sluice_port old = { .mode = SLUICE_MODE_NATIVE };
 		__u32 key = w->v[i].ifindex;
-		int k = find_have(h, w->v[i].ifindex);
+		int kx = find_have(h, key, false), kt = find_have(h, key, true);
+		/* its main attachment: the XDP link unless tc is asked for or
+		 * is all it has; a tc one beside XDP may stay (attach_beside) */
+		int k = w->v[i].cfg_mode == CFG_MODE_TC || kx < 0 ? kt : kx;
+		bool fits;
 
+		bpf_map_lookup_elem(dp->ports_fd, &key, &old);
+		fits = k >= 0 && att_fits(h->v[k].kind, old.mode, w->v[i].cfg_mode);
+		if (w->v[i].cfg_mode != CFG_MODE_TC && kt >= 0 && !(fits && k == kt))
+			w->v[i].keep_tc = kt;	/* (a tc port turning XDP keeps it beside) */
 		if (k < 0)
 			continue;
-		bpf_map_lookup_elem(dp->ports_fd, &key, &old);
-		if (att_fits(h->v[k].kind, old.mode, w->v[i].cfg_mode)) {
+		if (fits) {
 			w->v[i].keep = k;
 			w->v[i].kind = h->v[k].kind;
 			continue;
@@ -862,7 +875,7 @@ static void swap_back(struct dp *dp, struct want *w, struct have *h)
 static bool kept(const struct wants *w, int k)
 {
 	for (int i = 0; i < w->n; i++)
-		if (w->v[i].keep == k)
+		if (w->v[i].keep == k || w->v[i].keep_tc == k)
 			return true;
 	return false;
 }
@@ -1009,6 +1022,14 @@ static void rollback_new(struct dp *dp, struct wants *w, struct have *h)
 		w->v[i].is_new = false;
 		swap_back(dp, &w->v[i], h);
 	}
+	for (int i = 0; i < w->n; i++) {
+		if (!w->v[i].tc_new)
+			continue;
+		if (!att_pin_path(dp, path, w->v[i].tc_kind, w->v[i].ifindex))
+			detach(path, w->v[i].tc_kind, w->v[i].ifindex);
+		close_fd(&w->v[i].tc_fd);
+		w->v[i].tc_new = false;
+	}
 }
 
 /* Point one kept attachment at XDP_PROG or TC_PROG (per its kind). Atomic
@@ -1031,9 +1052,12 @@ static int swap_prog(const struct have *h, int k, int xdp_prog, int tc_prog)
 static void restore_kept(struct wants *w, const struct have *h, int n, int old_prog,
 			 int old_tc)
 {
-	for (int i = 0; i < n && old_prog >= 0; i++)
+	for (int i = 0; i < n && old_prog >= 0; i++) {
 		if (w->v[i].keep >= 0)
 			swap_prog(h, w->v[i].keep, old_prog, old_tc);
+		if (w->v[i].keep_tc >= 0 && old_tc >= 0)
+			swap_prog(h, w->v[i].keep_tc, old_prog, old_tc);
+	}
 }
 
 /* Swap the program of kept attachments to the freshly loaded ones. */
@@ -1043,9 +1067,11 @@ static int update_kept(struct dp *dp, struct wants *w, const struct have *h, int
 	int i, err;
 
 	for (i = 0; i < w->n; i++) {
-		if (w->v[i].keep < 0)
-			continue;
-		err = swap_prog(h, w->v[i].keep, dp->prog_fd, dp->tc_fd);
+		err = 0;
+		if (w->v[i].keep >= 0)
+			err = swap_prog(h, w->v[i].keep, dp->prog_fd, dp->tc_fd);
+		if (!err && w->v[i].keep_tc >= 0)
+			err = swap_prog(h, w->v[i].keep_tc, dp->prog_fd, dp->tc_fd);
 		if (!err)
 			continue;
 		log_err("%s: replacing the program: %s", w->v[i].port.name, strerror(-err));
@@ -1416,11 +1442,15 @@ static void keep_modes(struct dp *dp, struct wants *w)
 		struct sluice_port old;
 		__u32 key = w->v[i].ifindex;
 
-		if (!w->v[i].is_new && !bpf_map_lookup_elem(dp->ports_fd, &key, &old)) {
-			w->v[i].port.mode = old.mode;
-			w->v[i].port.mode_why = old.mode_why;
-			w->v[i].port.mode_err = old.mode_err;
-		}
+		if (w->v[i].is_new || bpf_map_lookup_elem(dp->ports_fd, &key, &old))
+			continue;
+		/* (the kept attachment says which: a tc attachment kept
+		 * beside XDP may have become the port's only one) */
+		w->v[i].port.mode = w->v[i].kind != ATT_XDP ? SLUICE_MODE_TC :
+				    old.mode == SLUICE_MODE_TC ? SLUICE_MODE_NATIVE : old.mode;
+		w->v[i].port.mode_why = w->v[i].cfg_mode != CFG_MODE_AUTO ? SLUICE_WHY_CONFIG
+									   : old.mode_why;
+		w->v[i].port.mode_err = old.mode_err;
 	}
 }
 
@@ -1445,6 +1475,60 @@ static int attach_new(struct dp *dp, struct wants *w, struct have *h)
 	return 0;
 }
 
+/* A native or generic XDP port whose frames may leave by a port that takes
+ * no XDP frames gets the tc program beside XDP, to forward what XDP hands
+ * over (xdp_handoff() in bpf/sluice.bpf.c); on a box where every port runs
+ * native XDP it would only add a lookup to every frame XDP passes. */
+static int tc_beside(struct dp *dp, struct want *w)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (dp->tc_fd < 0)
+		return 0;	/* an old instance: handoffs go to the kernel */
+	fd = att_tc(dp->tc_fd, w->ifindex, &w->tc_kind);
+	if (fd < 0) {
+		log_err("%s: attaching tc ingress beside XDP failed: %s", w->port.name,
+			strerror(-fd));
+		return fd;
+	}
+	w->tc_fd = w->tc_kind == ATT_TCX ? fd : -1;
+	w->tc_new = true;
+	if (!att_pin_path(dp, path, w->tc_kind, w->ifindex) &&
+	    !bpf_obj_pin(w->tc_kind == ATT_CLSACT ? dp->tc_fd : w->tc_fd, path))
+		return 0;
+	fd = -errno;
+	log_err("%s: pinning its tc attachment at %s: %s", w->port.name, path, strerror(-fd));
+	if (w->tc_kind == ATT_CLSACT)
+		att_clsact_detach(w->ifindex);
+	close_fd(&w->tc_fd);
+	w->tc_new = false;
+	return fd;
+}
+
+static int attach_beside(struct dp *dp, struct wants *w)
+{
+	bool need = false;
+	int i, ret;
+
+	keep_modes(dp, w);
+	for (i = 0; i < w->n; i++)
+		need |= w->v[i].port.mode != SLUICE_MODE_NATIVE;
+	for (i = 0; i < w->n; i++) {
+		struct want *x = &w->v[i];
+
+		if (x->port.mode == SLUICE_MODE_TC || !need) {
+			x->keep_tc = -1;	/* none needed: it goes */
+			continue;
+		}
+		if (x->keep_tc < 0 && (ret = tc_beside(dp, x)))
+			return ret;
+		if (x->keep_tc >= 0 || x->tc_new)
+			x->port.flags |= SLUICE_PORT_TC_TOO;
+	}
+	return 0;
+}
+
 /* Phase 2: record the ports in the maps and pin the programs, then let
  * leaving attachments go. Only the map and pin writes can fail; meta is
  * informational and a failure there is reported, not rolled back. */
@@ -1453,7 +1537,6 @@ static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *
 {
 	int i, ret;
 
-	keep_modes(dp, w);
 	for (i = 0; i < w->n; i++)	/* only drivers with XDP transmit take redirects */
 		if (w->v[i].port.mode == SLUICE_MODE_NATIVE)
 			w->v[i].port.flags |= SLUICE_PORT_XDP_TX;
@@ -1564,6 +1647,8 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 	old_programs(dp, old);
 	if (!ret)
 		ret = attach_new(dp, w, &have);
+	if (!ret)
+		ret = attach_beside(dp, w);
 	if (!ret && dp->skel)
 		ret = update_kept(dp, w, &have, old[0], old[1]);	/* restores on failure */
 	if (ret) {
@@ -1577,8 +1662,10 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 	for (i = 0; i < 2; i++)
 		close_fd(&old[i]);
 	close_links(&have);
-	for (i = 0; i < w->n; i++)
+	for (i = 0; i < w->n; i++) {
 		close_fd(&w->v[i].link_fd);
+		close_fd(&w->v[i].tc_fd);
+	}
 	free(w);
 	if (ret && !dp->existed && dp->skel) {	/* a failed first up leaves nothing */
 		sluice__destroy(dp->skel);

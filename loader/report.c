@@ -48,6 +48,14 @@ static const char *mode_name(enum sluice_attach_mode m)
 	       m == SLUICE_MODE_TC ? "tc" : "?";
 }
 
+/* The mode, "+tc" when tc ingress runs beside XDP for handoffs. */
+static const char *port_mode(const struct sluice_port *p)
+{
+	if (!(p->flags & SLUICE_PORT_TC_TOO))
+		return mode_name(p->mode);
+	return p->mode == SLUICE_MODE_NATIVE ? "native+tc" : "generic+tc";
+}
+
 /* Why a port runs in its mode, in words. */
 static const char *mode_why(const struct sluice_port *p, char *buf, size_t len)
 {
@@ -195,14 +203,15 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 		json_kv(f, ",", "mode_reason", mode_why(&p->port, why, sizeof(why)));
 		fprintf(f, ",\"mode\":\"%s\",\"up\":%s,\"ipv4\":\"%s\",\"slot\":%u,"
 			"\"link_id\":%u,\"prog_id\":%u,\"stp\":\"%s\",\"fast_path\":%s,"
-			"\"filtered\":%s}", mode_name(p->port.mode),
+			"\"filtered\":%s,\"tc_beside\":%s}", mode_name(p->port.mode),
 			p->port.flags & SLUICE_PORT_UP ? "true" : "false",
 			p->port.ipv4 ? ip : "", p->port.slot, p->link_id, p->prog_id,
 			stp_name(&p->port),
 			(p->port.flags & SLUICE_PORT_BRIDGED) &&
 			((p->port.flags & SLUICE_PORT_XDP_TX) || p->port.mode == SLUICE_MODE_TC)
 				? "true" : "false",
-			p->port.flags & SLUICE_PORT_FILTERED ? "true" : "false");
+			p->port.flags & SLUICE_PORT_FILTERED ? "true" : "false",
+			p->port.flags & SLUICE_PORT_TC_TOO ? "true" : "false");
 	}
 	fprintf(f, "]}\n");
 }
@@ -238,7 +247,7 @@ void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool j
 		inet_ntop(AF_INET, &p->port.ipv4, ip, sizeof(ip));
 		snprintf(ids, sizeof(ids), "%u/%u", p->link_id, p->prog_id);
 		fprintf(f, "%-16s %-8u %-7s %-16s %-8s %-5s %-15s %-11s %s\n", p->port.name,
-			p->ifindex, zone_name(v, p->port.zone), via, mode_name(p->port.mode),
+			p->ifindex, zone_name(v, p->port.zone), via, port_mode(&p->port),
 			p->port.flags & SLUICE_PORT_UP ? "up" : "down",
 			p->port.ipv4 ? ip : "-", ids, mode_why(&p->port, why, sizeof(why)));
 	}

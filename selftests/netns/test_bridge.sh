@@ -44,6 +44,12 @@ DAEMON_PID=$!
 if ! wait_for 5000 port_is lan1 fast_path True; then
 	fail "sluice run attaches with the fast path on lan1..lan5"; detail "$WORK/daemon.log"; exit 1
 fi
+if [ "${SLUICE_TEST_PORT_MODE:-}" = mixed ]; then
+	port_is lan1 mode native && port_is lan1 tc_beside True && port_is lan2 mode tc &&
+		port_is lan2 tc_beside False &&
+		pass "mixed box: native ports get tc ingress beside XDP for handoffs, tc ports only tc" ||
+		fail "mixed box: native ports get tc ingress beside XDP for handoffs, tc ports only tc"
+fi
 declare -A MAC
 for i in 1 2 3 4 5; do MAC[$i]=$(mac_of "$TAG-h$i"); done
 
@@ -126,7 +132,7 @@ t_iperf() {
 	# redirected; of the frames h2 received, the fast path sent. With GRO
 	# on the router's ports (tc mode) the program sees aggregates: count
 	# what it saw instead.
-	if [ "${SLUICE_TEST_PORT_MODE:-}" = tc ]; then
+	if [ -n "${SLUICE_TEST_PORT_MODE:-}" ]; then
 		k0=$(seen "$s0" lan1); k1=$(seen "$s1" lan1)
 	fi
 	ratio_k=$(awk -v a="$red" -v b="$((k1 - k0))" 'BEGIN { printf "%.4f", b ? a / b : 0 }')

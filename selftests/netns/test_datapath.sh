@@ -350,10 +350,14 @@ t_modes() {
 	printf 'port lab0 mode generic\n' >>"$CFG"
 	out=$(rsluice reload -c "$CFG" 2>&1)
 	s=$(status_json)
+	# (generic XDP frames cannot leave by other ports either: tc stays
+	# beside it for handoffs)
 	[ "$(port_field "$s" lab0 mode)" = generic ] && [ -n "$(xdp_prog_of lab0)" ] &&
-	   [ -z "$(tc_prog_of lab0)" ] && [ "$(port_field "$s" lab0 mode_reason)" = "set in the config" ] &&
-		pass "port lab0 mode generic: generic XDP, the tc program is gone" ||
-		{ fail "port lab0 mode generic: generic XDP, the tc program is gone"
+	   [ "$(port_field "$s" lab0 tc_beside)" = True ] &&
+	   [ "$(port_field "$s" lab0 mode_reason)" = "set in the config" ] &&
+	   [ "$(port_field "$s" lan1 tc_beside)" = True ] &&
+		pass "port lab0 mode generic: generic XDP with tc beside; native ports get tc beside too" ||
+		{ fail "port lab0 mode generic: generic XDP with tc beside; native ports get tc beside too"
 		  printf '%s\n' "$out" "$s" | sed 's/^/    /'; }
 	sed -i 's/^port lab0 mode generic$/port lab0 mode xdp/' "$CFG"
 	out=$(rsluice reload -c "$CFG" 2>&1) && s=ok || s=failed
@@ -372,8 +376,10 @@ t_modes() {
 		{ fail "port lab0 mode tc: back to tc ingress"; printf '%s\n' "$out" | sed 's/^/    /'; }
 	printf '%s\n' "$base" >"$CFG"
 	rsluice reload -c "$CFG" >/dev/null 2>&1
+	s=$(status_json)
 	[ -z "$(tc_prog_of lab0)" ] && [ -z "$(xdp_prog_of lab0)" ] && ! has_port lab0 &&
-		pass "a port removed from the config is detached" ||
+	   [ "$(port_field "$s" lan1 tc_beside)" = False ] && ! ls "$PIN" | grep -q '^link_tc_\|^clsact_' &&
+		pass "a port removed from the config is detached; with every port native, no tc beside" ||
 		fail "a port removed from the config is detached"
 	ip -n "$RTR" link del lab0
 }

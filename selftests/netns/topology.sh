@@ -63,7 +63,7 @@ topo_up() {
 	# GRO on lets them take the XDP frames the bench generator sends,
 	# and makes the tc program see aggregated (GSO) skbs, as it does
 	# behind a real NIC.
-	if [ "${SLUICE_TEST_PORT_MODE:-}" = tc ]; then
+	if [ -n "${SLUICE_TEST_PORT_MODE:-}" ]; then
 		for i in lan1 lan2 lan3 lan4 lan5 wan0; do
 			ip netns exec "$RTR" ethtool -K "$i" gro on >/dev/null
 		done
@@ -97,11 +97,16 @@ topo_config() {
 }
 
 # SLUICE_TEST_PORT_MODE=tc|generic|xdp (the tcmode suite): every port of
-# the reference box forced into that mode, appended to config file $1.
+# the reference box forced into that mode, appended to config file $1;
+# "mixed": lan2, lan4 and wan0 forced to tc, the others native XDP (which
+# hand frames for tc ports to their own tc program).
 topo_modes() {
 	local p
-	[ -n "${SLUICE_TEST_PORT_MODE:-}" ] || return 0
-	for p in lan1 lan2 lan3 lan4 lan5 wan0; do
-		echo "port $p mode $SLUICE_TEST_PORT_MODE"
-	done >>"$1"
+	case ${SLUICE_TEST_PORT_MODE:-} in
+	"") return 0 ;;
+	mixed) printf 'port %s mode tc\n' lan2 lan4 wan0 >>"$1" ;;
+	*)	for p in lan1 lan2 lan3 lan4 lan5 wan0; do
+			echo "port $p mode $SLUICE_TEST_PORT_MODE"
+		done >>"$1" ;;
+	esac
 }

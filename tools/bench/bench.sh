@@ -144,8 +144,10 @@ bench_topo_up() {
 	H2_MAC=$(mac_of "$H2" eth0)
 }
 
+# sluice_up [MODE]: the example config, every port forced into MODE
+# (tc|generic) when given (README "Port modes").
 sluice_up() {
-	topo_config "$WORK/sluice.conf"
+	SLUICE_TEST_PORT_MODE=${1:-} topo_config "$WORK/sluice.conf"
 	rsluice up -c "$WORK/sluice.conf" >"$WORK/sluice.log" 2>&1
 }
 # `down` turns IP forwarding off (sluice fails closed); the kernel-path
@@ -154,7 +156,12 @@ sluice_down() {
 	rsluice down >/dev/null 2>&1
 	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 }
-sluice_prog_id() { bpftool prog show pinned "$PIN/prog_xdp" 2>/dev/null | awk -F: 'NR==1 {print $1}'; }
+sluice_prog_id() {	# [tc]: the program whose run time counts
+	bpftool prog show pinned "$PIN/prog_${1:-xdp}" 2>/dev/null | awk -F: 'NR==1 {print $1}'
+}
+# The port modes measured beside native XDP (issue #12): the case-name
+# suffix, the mode, the program that runs.
+MODES=("tc mode:tc:tc" "generic XDP:generic:xdp")
 
 # Which sluice features exist in this build: the CLI and `sluice check` say.
 have_feature() {
@@ -261,12 +268,14 @@ table inet fw {
 NFT
 	ip netns exec "$RTR" nft -f "$WORK/fw.nft" 2>"$WORK/nft.err"
 }
-sluice_fw_up() {	# [FLOWS]: a table that holds them (the default holds 262144)
+sluice_fw_up() {	# [FLOWS [MODE]]: a table that holds them (the default holds 262144)
 	printf 'zone lan {\n interfaces br-lan\n}\nzone wan {\n interfaces wan0\n input drop\n}\nforward lan -> wan\n' \
 		> "$WORK/fw.conf"
 	[ "${1:-0}" -gt 262144 ] && printf 'conntrack {\n size %s\n}\n' "$1" >> "$WORK/fw.conf"
+	SLUICE_TEST_PORT_MODE=${2:-} topo_modes "$WORK/fw.conf"
 	rsluice up -c "$WORK/fw.conf" >"$WORK/sluice.log" 2>&1
 }
+sluice_fw_mode() { sluice_fw_up 0 "$1"; }
 prime_routed() {	# FLOWS: each flow once each way, so trackers see it answered
 	prime_pairs "$1" "--dst-ip 192.168.10.11"
 }
@@ -324,6 +333,29 @@ s2() {
 			na 2 "sluice bridge fast path, $size B" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
 		fi
 	done
+	bench_modes 2 "sluice bridge fast path" sluice_up "64 B" --gen-ns "$H1" --gen-if eth0 \
+		--dst-mac "$H2_MAC" --src-ip 192.168.10.11 --dst-ip 192.168.10.12 --sink-ns "$H2" \
+		--sink-if eth0 --flows 100 --size 64
+}
+
+# bench_modes SCENARIO CASE UP SUFFIX BENCHGEN-ARGS...: CASE again with
+# every port in each of MODES ("UP MODE" brings sluice up; SUFFIX, if not
+# empty, ends the case name as in the native row).
+bench_modes() {
+	local sc=$1 case=$2 up=$3 suffix=$4 m name mode prog
+	shift 4
+	for m in "${MODES[@]}"; do
+		IFS=: read -r name mode prog <<<"$m"
+		if $up "$mode"; then
+			ip netns exec "$H1" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1
+			[ "$sc" = 3 ] && prime_routed 1000
+			measure "$sc" "$case, $name${suffix:+, $suffix}" "$@"
+			progstat "$sc" "$case, $name${suffix:+, $suffix}" "$(sluice_prog_id "$prog")" "$@"
+			sluice_down
+		else
+			na "$sc" "$case, $name${suffix:+, $suffix}" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
+		fi
+	done
 }
 
 # ---- 3: LAN to WAN through NAT ----------------------------------------------------
@@ -375,6 +407,7 @@ s3() {
 		measure 3 "routed, sluice zone policy" "${args[@]}"
 		progstat 3 "routed, sluice zone policy" "$(sluice_prog_id)" "${args[@]}"
 		sluice_down
+		bench_modes 3 "routed, sluice zone policy" sluice_fw_mode "" "${args[@]}"
 	else
 		na 3 "routed, sluice zone policy" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
 	fi

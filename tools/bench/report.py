@@ -34,7 +34,7 @@ def baseline(sc, case):
         return "kernel forwarding, no XDP"
     if sc == "2" and case.startswith("sluice"):
         return "kernel bridge, " + case.split(", ")[-1]
-    if sc == "3" and case == "routed, sluice zone policy":
+    if sc == "3" and case.startswith("routed, sluice zone policy"):
         return "routed, nftables ct state policy"
     if sc == "3" and case.startswith("routed"):
         return None
