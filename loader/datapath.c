@@ -1009,26 +1009,29 @@ static void detach(const char *pin, enum att_kind kind, int ifindex)
 	unlink(pin);
 }
 
-static void rollback_new(struct dp *dp, struct wants *w, struct have *h)
+/* Undo a new attachment of this apply: *IS_NEW says whether there is one. */
+static void undo_new(const struct dp *dp, int ifindex, enum att_kind kind, int *fd, bool *is_new)
 {
 	char path[PATH_MAX];
 
+	if (!*is_new)
+		return;
+	if (!att_pin_path(dp, path, kind, ifindex))
+		detach(path, kind, ifindex);
+	close_fd(fd);
+	*is_new = false;
+}
+
+static void rollback_new(struct dp *dp, struct wants *w, struct have *h)
+{
 	for (int i = 0; i < w->n; i++) {
-		if (!w->v[i].is_new)
+		struct want *x = &w->v[i];
+
+		undo_new(dp, x->ifindex, x->tc_kind, &x->tc_fd, &x->tc_new);
+		if (!x->is_new)
 			continue;
-		if (!att_pin_path(dp, path, w->v[i].kind, w->v[i].ifindex))
-			detach(path, w->v[i].kind, w->v[i].ifindex);
-		close_fd(&w->v[i].link_fd);
-		w->v[i].is_new = false;
-		swap_back(dp, &w->v[i], h);
-	}
-	for (int i = 0; i < w->n; i++) {
-		if (!w->v[i].tc_new)
-			continue;
-		if (!att_pin_path(dp, path, w->v[i].tc_kind, w->v[i].ifindex))
-			detach(path, w->v[i].tc_kind, w->v[i].ifindex);
-		close_fd(&w->v[i].tc_fd);
-		w->v[i].tc_new = false;
+		undo_new(dp, x->ifindex, x->kind, &x->link_fd, &x->is_new);
+		swap_back(dp, x, h);
 	}
 }
 
