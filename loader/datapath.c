@@ -1086,10 +1086,10 @@ static int update_kept(struct dp *dp, struct wants *w, const struct have *h, int
 
 /* A clsact filter's pin holds the program it runs: after a swap, the new
  * one (so the old program is not kept alive by it). */
-static void repin_clsact(struct dp *dp, const struct have *h)
+static void repin_clsact(struct dp *dp, const struct have *h, const struct wants *w)
 {
 	for (int i = 0; i < h->n; i++)
-		if (h->v[i].kind == ATT_CLSACT && dp->tc_fd >= 0) {
+		if (h->v[i].kind == ATT_CLSACT && dp->tc_fd >= 0 && kept(w, i)) {
 			unlink(h->v[i].pin);
 			if (bpf_obj_pin(dp->tc_fd, h->v[i].pin))
 				log_warn("%s: %s", h->v[i].pin, strerror(errno));
@@ -1570,7 +1570,7 @@ static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *
 		if (!kept(w, i))
 			detach(h->v[i].pin, h->v[i].kind, h->v[i].ifindex);
 	if (dp->skel)
-		repin_clsact(dp, h);
+		repin_clsact(dp, h, w);
 	if ((ret = write_meta(dp, dp->skel != NULL)))
 		log_warn("%s: recording the change in sluice_meta: %s", dp->pin, strerror(-ret));
 	mode_note(w);

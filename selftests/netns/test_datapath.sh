@@ -380,7 +380,9 @@ t_modes() {
 	[ -z "$(tc_prog_of lab0)" ] && [ -z "$(xdp_prog_of lab0)" ] && ! has_port lab0 &&
 	   [ "$(port_field "$s" lan1 tc_beside)" = False ] && ! ls "$PIN" | grep -q '^link_tc_\|^clsact_' &&
 		pass "a port removed from the config is detached; with every port native, no tc beside" ||
-		fail "a port removed from the config is detached"
+		{ fail "a port removed from the config is detached; with every port native, no tc beside"
+		  { echo "lab0 tc: $(tc_prog_of lab0), xdp: $(xdp_prog_of lab0)"; ls "$PIN"
+		    ip netns exec "$RTR" tc filter show dev lan1 ingress; echo "$s"; } | sed 's/^/    /'; }
 	ip -n "$RTR" link del lab0
 }
 
