@@ -1422,22 +1422,6 @@ static int pin_progs(struct dp *dp, int old_prog, int old_tc)
 
 /* ---- apply ------------------------------------------------------------------ */
 
-/* An XDP redirect cannot leave by a port that runs tc or generic XDP: such
- * frames from native ports take the kernel's path (counted as
- * egress-no-xdp; README "Port modes"). */
-static void mode_note(const struct wants *w)
-{
-	int native = -1, other = -1;
-
-	for (int i = 0; i < w->n; i++)
-		*(w->v[i].port.mode == SLUICE_MODE_NATIVE ? &native : &other) = i;
-	if (native >= 0 && other >= 0)
-		log_info("ports in mixed modes (%s native XDP, %s %s): frames from native "
-			 "ports to the others go through the kernel", w->v[native].port.name,
-			 w->v[other].port.name,
-			 w->v[other].port.mode == SLUICE_MODE_TC ? "tc" : "generic XDP");
-}
-
 /* A kept port keeps the mode recorded when it was attached, and why. */
 static void keep_modes(struct dp *dp, struct wants *w)
 {
@@ -1573,7 +1557,6 @@ static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *
 		repin_clsact(dp, h, w);
 	if ((ret = write_meta(dp, dp->skel != NULL)))
 		log_warn("%s: recording the change in sluice_meta: %s", dp->pin, strerror(-ret));
-	mode_note(w);
 	return 0;
 }
 
