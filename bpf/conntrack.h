@@ -34,8 +34,15 @@
 #include <bpf/bpf_helpers.h>
 #include "pkt.h"
 #include "maps.h"
+#include "nat.h"
 
 /* ---- what the l3 stage knows of a packet ----------------------------------- */
+
+enum l3_kind {
+	L3_TRACKED = 0,		/* TCP, UDP, ICMP echo */
+	L3_ICMP_ERROR,
+	L3_UNTRACKED,		/* other protocols and ICMP types: policy only */
+};
 
 /* Everything the tracker needs, copied out of the packet by the l3 stage:
  * the decision below runs as a BPF global function, which the verifier
@@ -58,9 +65,24 @@ struct l3_facts {
 	__u8 later_fragment;
 	__u8 route_by_kernel;		/* out: SLUICE_CFG_ROUTE_BY_KERNEL */
 	__u8 egress_xdp;		/* out: the egress port transmits XDP frames */
+	__u8 df;			/* IPv4 don't-fragment */
+	__u8 masq_out;			/* the egress zone masquerades (IPv4 only) */
+	__u8 nat;			/* out: the packet leaves as xlat */
+	__be32 masq;			/* masq_out: the egress interface's address, 0 none yet */
+	struct sluice_ct_nat4 xlat;	/* nat: the tuple it leaves with */
 	/* out, with a REDIRECT */
 	__u32 egress, egress_slot;
 	__u8 dmac[6], smac[6];
+};
+
+/* Both key layouts in one place, so the lookups below are written once; the
+ * v6 flag picks the maps. */
+struct ct_key {
+	union {
+		struct sluice_ct4_key k4;
+		struct sluice_ct6_key k6;
+	};
+	__u8 v6;
 };
 
 /* Scratch space for the l3 stage, whose structures do not fit the 512-byte
@@ -72,6 +94,11 @@ struct l3_scratch {
 	struct bpf_fib_lookup fib;	/* the packet's route, used after the verdict */
 	struct bpf_fib_lookup rp;	/* the reverse-path check's own lookup */
 	struct sluice_ct_entry e, re;	/* a new flow's two entries */
+	struct ct_keys {
+		struct ct_key k, r;	/* this direction's key and the other's */
+	} keys;
+	struct nat_scratch nat;
+	__u64 now;			/* bpf_ktime_get_coarse_ns() of this packet */
 };
 
 struct {
@@ -195,16 +222,6 @@ static __always_inline int l3_admit(void *ctx, const struct l3_facts *f)
 
 /* ---- the tuple of a packet ---------------------------------------------- */
 
-/* Both key layouts in one place, so the lookups below are written once; the
- * v6 flag picks the maps. */
-struct ct_key {
-	union {
-		struct sluice_ct4_key k4;
-		struct sluice_ct6_key k6;
-	};
-	__u8 v6;
-};
-
 static __always_inline void ct_key_build(struct ct_key *k, const struct l3_facts *f,
 					 __u8 zone)
 {
@@ -227,27 +244,35 @@ static __always_inline void ct_key_build(struct ct_key *k, const struct l3_facts
 	}
 }
 
-/* The key the other direction's packets carry: addresses and ports
- * swapped, arriving from the other zone. (NAT, #10, will swap the
- * translated tuple instead.) */
-static __always_inline void ct_key_reverse(struct ct_key *r, const struct ct_key *k, __u8 zone)
+/* The key the other direction's packets carry: this direction's tuple as
+ * it leaves (translated, with NAT), reversed, arriving from the zone it
+ * leaves to. */
+static __always_inline void ct_key_reverse(struct ct_key *r, const struct ct_key *k,
+					   const struct sluice_ct_entry *e)
 {
 	__builtin_memset(r, 0, sizeof(*r));
 	r->v6 = k->v6;
 	if (!k->v6) {
-		r->k4.src = k->k4.dst;
-		r->k4.dst = k->k4.src;
-		r->k4.sport = k->k4.dport;
-		r->k4.dport = k->k4.sport;
+		if (e->flags & SLUICE_CT_NAT) {
+			r->k4.src = e->nat.daddr;
+			r->k4.dst = e->nat.saddr;
+			r->k4.sport = e->nat.dport;
+			r->k4.dport = e->nat.sport;
+		} else {
+			r->k4.src = k->k4.dst;
+			r->k4.dst = k->k4.src;
+			r->k4.sport = k->k4.dport;
+			r->k4.dport = k->k4.sport;
+		}
 		r->k4.proto = k->k4.proto;
-		r->k4.zone = zone;
+		r->k4.zone = e->zone_out;
 	} else {
 		__builtin_memcpy(r->k6.src, k->k6.dst, 16);
 		__builtin_memcpy(r->k6.dst, k->k6.src, 16);
 		r->k6.sport = k->k6.dport;
 		r->k6.dport = k->k6.sport;
 		r->k6.proto = k->k6.proto;
-		r->k6.zone = zone;
+		r->k6.zone = e->zone_out;
 	}
 }
 
@@ -371,14 +396,51 @@ static __always_inline void ct_promote(const struct ct_key *k, const struct ct_k
 		g->ct_confirmed++;
 }
 
+/* A new connection leaving by a masquerading zone: map its inside endpoint
+ * and fill in both entries' translations (the forward one leaves from the
+ * external address and port, the reply one goes back to the inside
+ * endpoint). ICMP echo: the identifier is both "ports". Returns 0 or a
+ * drop reason. */
+static __always_inline int ct_masquerade(void *ctx, const struct l3_facts *f,
+					 const struct sluice_dp_config *cfg, __u64 now,
+					 struct sluice_ct_entry *e, struct sluice_ct_entry *re)
+{
+	struct l3_scratch *s;
+	__u32 key0 = 0;
+	__be16 port;
+
+	if (!f->masq)
+		return SLUICE_DROP_NAT_NO_ADDR;	/* no address yet (DHCP) */
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (!s)
+		return SLUICE_DROP_NAT_NO_PORT;
+	s->nat.ik.addr = f->src[0];
+	s->nat.ik.port = f->sport;
+	s->nat.ik.proto = f->proto;
+	s->nat.ik.zone = f->zone_in;
+	port = nat_port(ctx, cfg, &s->nat, f->masq, f->dst[0], f->dport, now);
+	if (!port)
+		return SLUICE_DROP_NAT_NO_PORT;
+	e->flags |= SLUICE_CT_NAT;
+	e->nat.saddr = f->masq;
+	e->nat.daddr = f->dst[0];
+	e->nat.sport = port;
+	e->nat.dport = f->proto == IPPROTO_ICMP ? port : f->dport;
+	re->flags |= SLUICE_CT_NAT;
+	re->nat.saddr = f->dst[0];
+	re->nat.daddr = f->src[0];
+	re->nat.sport = f->dport;
+	re->nat.dport = f->sport;
+	return 0;
+}
+
 /* A packet of a flow without entries: admitted (l3_admit), it gets both. */
-static __always_inline int ct_create(void *ctx, const struct l3_facts *f, const struct ct_key *k,
-				     const struct sluice_dp_config *cfg, __u64 now)
+static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct ct_key *k,
+				     struct ct_key *r, const struct sluice_dp_config *cfg, __u64 now)
 {
 	struct l3_scratch *s;
 	struct sluice_ct_entry *e, *re;
 	struct sluice_gstats *g;
-	struct ct_key r;
 	__u32 key0 = 0;
 	__u8 state = SLUICE_CT_UNREPLIED;
 	int why = l3_admit(ctx, f);
@@ -393,8 +455,9 @@ static __always_inline int ct_create(void *ctx, const struct l3_facts *f, const 
 	__builtin_memset(e, 0, sizeof(*e));
 	__builtin_memset(re, 0, sizeof(*re));
 	if (f->proto == IPPROTO_TCP) {
-		if (f->tcp_flags & L4_RST)
-			return PKT_CONTINUE;	/* allowed, nothing to track */
+		if (f->tcp_flags & L4_RST)	/* allowed, nothing to track */
+			return f->masq_out ? L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY)
+					   : PKT_CONTINUE;
 		if ((f->tcp_flags & (L4_SYN | L4_ACK)) == L4_SYN) {
 			state = SLUICE_CT_SYN_SENT;
 		} else {
@@ -411,14 +474,29 @@ static __always_inline int ct_create(void *ctx, const struct l3_facts *f, const 
 	e->zone_out = f->zone_out;
 	re->zone_out = f->zone_in;
 	re->flags |= SLUICE_CT_REPLY;
-	ct_key_reverse(&r, k, f->zone_out);
+	if (f->masq_out) {
+		why = ct_masquerade(ctx, f, cfg, now, e, re);
+		if (why)
+			return L3_VERDICT(SLUICE_VERDICT_DROP, why);
+	}
+	ct_key_reverse(r, k, e);
 	if (ct_put(k, e, 0, BPF_NOEXIST))
-		return PKT_CONTINUE;	/* another CPU created it just now */
-	if (ct_put(&r, re, 0, BPF_NOEXIST)) {
+		/* another CPU created it just now: this packet goes on as it
+		 * is, or (translated flows) is dropped, never untranslated */
+		return f->masq_out ? L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_NO_PORT)
+				   : PKT_CONTINUE;
+	if (ct_put(r, re, 0, BPF_NOEXIST)) {
 		/* The reverse tuple is another flow's (a simultaneous open
-		 * from the other side): that flow's entries carry both. */
+		 * from the other side): that flow's entries carry both. With
+		 * NAT: the external port is that flow's, this one cannot
+		 * have it. */
 		ct_del(k, 0);
-		return PKT_CONTINUE;
+		return f->masq_out ? L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_NO_PORT)
+				   : PKT_CONTINUE;
+	}
+	if (e->flags & SLUICE_CT_NAT) {
+		f->nat = 1;
+		f->xlat = e->nat;
 	}
 	g = gstats();
 	if (g)
@@ -464,7 +542,7 @@ static __always_inline struct sluice_ct_entry *ct_find(const struct l3_facts *f,
 	}
 	if (!e)
 		return 0;
-	ct_key_reverse(r, k, e->zone_out);
+	ct_key_reverse(r, k, e);
 	if (!*confirmed) {
 		*peer = ct_get(r, 0);
 		if (!*peer) {
@@ -487,22 +565,52 @@ static __always_inline struct sluice_ct_entry *ct_find(const struct l3_facts *f,
 	return 0;
 }
 
-/* Track the packet: find its flow (creating it when l3_admit lets it in),
- * apply the cached verdict, advance the state. Returns PKT_CONTINUE or a
- * packed drop verdict. */
-static __always_inline int ct_track(void *ctx, const struct l3_facts *f,
-				    const struct sluice_dp_config *cfg)
+/* Find the packet's flow before routing: a translated flow's packets are
+ * routed to where they leave for (a reply to the masquerade address goes
+ * to the inside host). Returns its entry for l3_decide (the time, and the
+ * keys of both directions, are left in the scratch map). */
+static __always_inline struct sluice_ct_entry *l3_lookup(struct l3_facts *f,
+							  const struct sluice_dp_config *cfg)
 {
 	struct sluice_ct_entry *e, *peer;
-	__u64 now = bpf_ktime_get_coarse_ns();
-	struct ct_key k, r;
-	int confirmed, reply;
+	struct l3_scratch *s;
+	__u32 key0 = 0;
+	int confirmed;
+
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (!s)
+		return 0;
+	s->now = bpf_ktime_get_coarse_ns();
+	if (f->kind != L3_TRACKED || f->later_fragment)
+		return 0;
+	e = ct_find(f, cfg, s->now, &s->keys.k, &s->keys.r, &confirmed, &peer);
+	if (e && (e->flags & SLUICE_CT_NAT) && !f->v6) {
+		f->nat = 1;
+		f->xlat = e->nat;
+	}
+	return e;
+}
+
+/* Track the packet: apply its flow's cached verdict and advance the state,
+ * or create the flow when l3_admit lets it in. Returns PKT_CONTINUE or a
+ * packed drop verdict. */
+static __always_inline int ct_track(void *ctx, struct l3_facts *f,
+				    const struct sluice_dp_config *cfg, struct sluice_ct_entry *e)
+{
+	struct sluice_ct_entry *peer = 0;
+	struct l3_scratch *s;
+	__u32 key0 = 0;
+	int reply, confirmed;
 	__u8 next;
 
-	e = ct_find(f, cfg, now, &k, &r, &confirmed, &peer);
-	if (!e)
-		return ct_create(ctx, f, &k, cfg, now);
-
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (!s)
+		return PKT_CONTINUE;
+	if (!e) {
+		ct_key_build(&s->keys.k, f, f->zone_in);
+		return ct_create(ctx, f, &s->keys.k, &s->keys.r, cfg, s->now);
+	}
+	confirmed = !!(e->flags & SLUICE_CT_CONFIRMED);
 	reply = !!(e->flags & SLUICE_CT_REPLY);
 	if (e->policy_gen != cfg->policy_gen) {
 		/* The policy changed since this direction last decided: ask
@@ -514,7 +622,7 @@ static __always_inline int ct_track(void *ctx, const struct l3_facts *f,
 	}
 	if (e->verdict != SLUICE_CT_ACCEPT)
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
-	e->last_seen = now;
+	e->last_seen = s->now;
 	e->packets++;
 	e->bytes += f->len;
 
@@ -525,7 +633,7 @@ static __always_inline int ct_track(void *ctx, const struct l3_facts *f,
 		if (f->tcp_flags & L4_FIN) {
 			e->flags |= SLUICE_CT_FIN;
 			if (!peer)
-				peer = ct_get(&r, confirmed);
+				peer = ct_get(&s->keys.r, confirmed);
 			peer_fin = peer && (peer->flags & SLUICE_CT_FIN);
 		}
 		next = tcp_next(e->state, reply, f->tcp_flags, peer_fin);
@@ -534,18 +642,22 @@ static __always_inline int ct_track(void *ctx, const struct l3_facts *f,
 	}
 	if (next != e->state) {
 		if (!peer)
-			peer = ct_get(&r, confirmed);
+			peer = ct_get(&s->keys.r, confirmed);
 		e->state = next;
 		if (peer)
 			peer->state = next;
 	}
-	if (confirmed || !peer)
+	if (confirmed)
+		return PKT_CONTINUE;
+	if (!peer)	/* (ct_find checked it is there) */
+		peer = ct_get(&s->keys.r, 0);
+	if (!peer)
 		return PKT_CONTINUE;
 	/* Confirmed: UDP/ICMP replied, TCP handshake done, or a mid-stream
 	 * pickup that got an answer. */
 	if (next == SLUICE_CT_REPLIED ||
 	    (next == SLUICE_CT_ESTABLISHED && (!(e->flags & SLUICE_CT_MIDSTREAM) || reply)))
-		ct_promote(&k, &r, e, peer);
+		ct_promote(&s->keys.k, &s->keys.r, e, peer);
 	return PKT_CONTINUE;
 }
 
@@ -576,32 +688,24 @@ static __always_inline int ct_related(const struct l3_facts *f)
 	return ct_get(&k, 1) || ct_get(&k, 0);
 }
 
-enum l3_kind {
-	L3_TRACKED = 0,		/* TCP, UDP, ICMP echo */
-	L3_ICMP_ERROR,
-	L3_UNTRACKED,		/* other protocols and ICMP types: policy only */
-};
-
 /* The zone verdict of a forwarded packet, and its connection's state:
- * PKT_CONTINUE (accepted) or a packed drop. */
-static __always_inline int l3_decide(void *ctx, struct l3_facts *f)
+ * PKT_CONTINUE (accepted) or a packed drop. E: what l3_lookup found. */
+static __always_inline int l3_decide(void *ctx, struct l3_facts *f,
+				     const struct sluice_dp_config *cfg, struct sluice_ct_entry *e)
 {
-	const struct sluice_dp_config *cfg;
-	__u32 key0 = 0;
 	int why;
 
-	if (!f)
-		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
-	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
-	if (!cfg)
-		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
-	f->route_by_kernel = !!(cfg->flags & SLUICE_CFG_ROUTE_BY_KERNEL);
-	if (f->kind == L3_ICMP_ERROR)
+	if (f->kind == L3_ICMP_ERROR) {
+		if (f->masq_out)	/* quoted headers would leave untranslated */
+			return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_UNSUPPORTED);
 		return f->icmp_error && ct_related(f) ? PKT_CONTINUE
 			: L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
+	}
 	if (f->kind == L3_TRACKED)
-		return ct_track(ctx, f, cfg);
+		return ct_track(ctx, f, cfg, e);
 	why = l3_admit(ctx, f);
+	if (!why && f->masq_out)	/* GRE, ESP...: no translation yet */
+		why = SLUICE_DROP_NAT_UNSUPPORTED;
 	return why ? L3_VERDICT(SLUICE_VERDICT_DROP, why) : PKT_CONTINUE;
 }
 

@@ -135,6 +135,25 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_ct6_new SEC(".maps");
 
+/* NAT mappings, both directions of lookup (sluice_ct.h). Preallocated like
+ * the confirmed table; the loader sizes them with it (a quarter of the
+ * flows: one inside endpoint usually has several connections). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SLUICE_CT_FLOWS_DEFAULT / 4);
+	__type(key, struct sluice_nat4_key);
+	__type(value, struct sluice_nat4_map);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_nat4_ext SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SLUICE_CT_FLOWS_DEFAULT / 4);
+	__type(key, struct sluice_nat4_key);
+	__type(value, struct sluice_nat4_map);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_nat4_int SEC(".maps");
+
 static __always_inline struct sluice_gstats *gstats(void)
 {
 	__u32 zero = 0;

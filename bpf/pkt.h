@@ -42,6 +42,7 @@ struct pkt {
 	__u8 egress_xdp;		/* REDIRECT: the egress port transmits XDP frames */
 	__u16 gso_size;			/* tc: a GRO/GSO skb's segment payload, else 0 */
 	__u8 dmac[6], smac[6];		/* routed: the next hop's and our MAC */
+	__u8 nat;			/* REDIRECT or PASS: translate first (nat.h) */
 };
 
 /* A stage returns a verdict (enum sluice_verdict) or this: go on. */

@@ -113,6 +113,7 @@ static __always_inline int l3_facts(struct pkt *p, const struct l4_info *l4, str
 		f->tot_len = load_len16(&ip->tot_len);
 		f->ttl = ip->ttl;
 		f->options = ip->ihl > 5;
+		f->df = !!(ip->frag_off & bpf_htons(0x4000));
 	} else {
 		struct ipv6hdr *ip6 = p->f.l3;
 
@@ -274,9 +275,14 @@ static __always_inline int l3_fib(void *ctx, const struct l3_facts *f,
 	fib->ifindex = f->l3_ifindex;
 	fib->tot_len = tot_len;
 	if (!f->v6) {
+		/* A translated destination routes as translated; the source
+		 * routes as the inside host sent it (netfilter's order: DNAT,
+		 * routing, SNAT). */
 		fib->family = AF_INET;
 		fib->ipv4_src = f->src[0];
-		fib->ipv4_dst = f->dst[0];
+		fib->ipv4_dst = f->nat ? f->xlat.daddr : f->dst[0];
+		if (f->nat)
+			fib->dport = f->xlat.dport;
 	} else {
 		fib->family = AF_INET6;
 		__builtin_memcpy(fib->ipv6_src, f->src, 16);
@@ -347,14 +353,28 @@ static __always_inline void l3_rewrite(struct pkt *p)
 
 #define PASS_(r)	L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_##r)
 
+/* A translated packet the kernel must answer rather than forward (TTL
+ * expired, too big with DF set) goes up as it came when its source would
+ * change: the kernel's time-exceeded or fragmentation-needed then reaches
+ * the inside host that sent it. A translated destination is kept, so the
+ * kernel answers the remote about the packet as it would forward it. */
+static __always_inline void nat_untranslated_src(struct l3_facts *f)
+{
+	if (f->nat && (f->xlat.saddr != f->src[0] || f->xlat.sport != f->sport))
+		f->nat = 0;
+}
+
 /* Routing and the verdict, on the facts. Returns a packed verdict; REDIRECT
- * with the egress and MACs in F. */
+ * with the egress and MACs in F; F->nat when the packet (redirected or
+ * passed) must leave as F->xlat. */
 static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 				    struct bpf_fib_lookup *fibp)
 {
+	const struct sluice_dp_config *cfg;
 	const struct sluice_port *out;
 	struct sluice_l3 *l3out;
-	__u32 egress = 0;
+	struct sluice_ct_entry *e;
+	__u32 egress = 0, key0 = 0;
 	int rc, v;
 
 	if (!ctx || !f)
@@ -363,6 +383,11 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 		return l3_local(ctx, f);
 	if (f->not_ours)
 		return PASS_(NOT_OURS);
+	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
+	if (!cfg)
+		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
+	f->route_by_kernel = !!(cfg->flags & SLUICE_CFG_ROUTE_BY_KERNEL);
+	e = l3_lookup(f, cfg);	/* a translated flow routes to where it leaves for */
 	rc = l3_fib(ctx, f, fibp, f->tot_len);
 	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)	/* find the egress: policy first */
 		rc = l3_fib(ctx, f, fibp, 0) ?: BPF_FIB_LKUP_RET_FRAG_NEEDED;
@@ -375,25 +400,38 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	if (!l3out)	/* an interface in no zone: nothing may go there */
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NO_ZONE);
 	f->zone_out = l3out->zone;
+	f->masq_out = !f->v6 && (l3out->flags & SLUICE_L3_MASQUERADE);
+	f->masq = l3out->addr4;
 	if (src_martian(f))
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_MARTIAN_SRC);
-	if (f->later_fragment)
+	if (f->later_fragment) {
 		/* No ports to track; useless without the first fragment,
-		 * which was policed. The kernel forwards it. */
+		 * which was policed. The kernel forwards it, unless it would
+		 * leave untranslated (fragment tracking: not yet). */
+		if (f->masq_out)
+			return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_UNSUPPORTED);
 		return PASS_(FRAGMENT);
-	v = l3_decide(ctx, f);
+	}
+	v = l3_decide(ctx, f, cfg, e);
 	if (v != PKT_CONTINUE)
 		return v;
 
-	/* Accepted. Forward it here, or let the kernel finish the job. */
+	/* Accepted. Forward it here, or let the kernel finish the job (a
+	 * translated packet goes up translated: the kernel has no NAT state
+	 * for it and simply forwards it). */
 	if (f->route_by_kernel)
 		return PASS_(FWMARK_RULES);
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
 		return PASS_(NO_NEIGH);
-	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)
+	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED) {
+		if (f->df || f->v6)
+			nat_untranslated_src(f);
 		return PASS_(MTU);
-	if (f->ttl <= 1)
+	}
+	if (f->ttl <= 1) {
+		nat_untranslated_src(f);
 		return PASS_(TTL);
+	}
 	if (f->options)
 		return PASS_(IP_OPTIONS);
 	out = l3_egress_port(fibp, &egress);
@@ -420,7 +458,8 @@ struct l3_call {
 	/* out: the verdict's reason, and with a REDIRECT the routed frame's
 	 * egress and MACs */
 	__u8 reason, routed;
-	__u8 egress_xdp, pad;
+	__u8 egress_xdp;
+	__u8 nat;			/* out: translate to the scratch's f.xlat */
 	__u16 gso_size;			/* in: the skb's, 0 for XDP */
 	__u32 len;			/* in: the whole frame's length */
 	__u32 egress, egress_slot;
@@ -452,6 +491,7 @@ static __always_inline int l3_forward(struct pkt *p, struct l3_call *c)
 	v = l3_route(p->ctx, p->hook, f, &s->fib);
 	c->reason = v & 0xff;
 	v >>= 8;
+	c->nat = f->nat && v != SLUICE_VERDICT_DROP;
 	if (v == SLUICE_VERDICT_REDIRECT) {
 		__builtin_memcpy(c->dmac, f->dmac, ETH_ALEN);
 		__builtin_memcpy(c->smac, f->smac, ETH_ALEN);
@@ -461,6 +501,17 @@ static __always_inline int l3_forward(struct pkt *p, struct l3_call *c)
 		c->egress_slot = f->egress_slot;
 	}
 	return v;
+}
+
+/* The tuple a translated packet leaves with (pkt.nat): left in the scratch
+ * map by the l3 stage, which ran earlier in this same program run on this
+ * CPU (nothing else runs there in between). */
+static __always_inline const struct sluice_ct_nat4 *l3_xlat(void)
+{
+	__u32 key0 = 0;
+	struct l3_scratch *s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+
+	return s ? &s->f.xlat : 0;
 }
 
 /* The body of the l3 stage's global functions, one per hook: it rebuilds
@@ -538,6 +589,7 @@ static __always_inline int l3_stage(struct pkt *p, const int hook)
 	else
 		v = sluice_l3_xdp(p->ctx, &c);
 	p->reason = c.reason;
+	p->nat = c.nat;
 	if (v == SLUICE_VERDICT_REDIRECT) {
 		p->routed = c.routed;
 		p->egress_xdp = c.egress_xdp;

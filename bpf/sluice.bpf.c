@@ -19,6 +19,7 @@
 #include "pkt.h"
 #include "bridge.h"
 #include "route.h"
+#include "nat.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -188,6 +189,14 @@ int sluice_xdp(struct xdp_md *ctx)
 
 	pkt_init(&p, ctx, data, data_end, ctx->ingress_ifindex, SLUICE_HOOK_XDP);
 	v = sluice_stages(&p, SLUICE_HOOK_XDP);
+	/* A translated packet leaves translated whichever way it leaves: to
+	 * the kernel too, which would otherwise forward it untranslated. */
+	if (p.nat && v != SLUICE_VERDICT_DROP) {
+		const struct sluice_ct_nat4 *x = l3_xlat();
+
+		if (x)
+			nat_rewrite(&p, x);
+	}
 	if (v == SLUICE_VERDICT_REDIRECT)
 		v = p.egress_xdp ? xdp_redirect(&p) : xdp_handoff(&p);
 	if (v == PKT_HANDOFF)
@@ -235,6 +244,67 @@ static __always_inline int tc_finish(struct pkt *p, struct __sk_buff *skb)
 	return tc_redirect(p);
 }
 
+/* The translation on an skb. Not nat_rewrite(): an skb may carry a
+ * partial checksum (CHECKSUM_PARTIAL: the field holds only the pseudo
+ * header's sum, a veth peer's local socket sends such), which the csum
+ * helpers update correctly for every checksum state. They may move the
+ * packet, so this comes last and the pointers are read again after. A
+ * function of its own: the values it keeps across the helper calls would
+ * otherwise take stack the l3 stage's call chain needs. */
+static __attribute__((noinline)) void tc_nat(struct pkt *p, struct __sk_buff *skb)
+{
+	const struct sluice_ct_nat4 *x = l3_xlat();
+	struct iphdr *ip = p->f.l3;
+	__u16 *l4 = p->f.l4;
+	__u8 proto = p->f.l4_proto;
+	int off = nat_csum_off(proto);
+	__u32 l3o, l4o, cso, mangled = proto == IPPROTO_UDP ? BPF_F_MARK_MANGLED_0 : 0;
+	__be32 saddr, daddr;
+	__be16 sport, dport;
+
+	if (!x || !ip || (void *)(ip + 1) > p->data_end || !l4 || off < 0 ||
+	    (void *)l4 + 8 > p->data_end || (void *)l4 + off + 2 > p->data_end)
+		return;
+	l3o = (void *)ip - p->data;
+	l4o = (void *)l4 - p->data;
+	cso = l4o + off;
+	saddr = ip->saddr;
+	daddr = ip->daddr;
+	sport = proto == IPPROTO_ICMP ? l4[2] : l4[0];
+	dport = l4[1];
+	if (saddr != x->saddr) {
+		bpf_l3_csum_replace(skb, l3o + 10, saddr, x->saddr, 4);
+		if (proto != IPPROTO_ICMP)
+			bpf_l4_csum_replace(skb, cso, saddr, x->saddr,
+					    BPF_F_PSEUDO_HDR | mangled | 4);
+		bpf_skb_store_bytes(skb, l3o + 12, &x->saddr, 4, 0);
+	}
+	if (daddr != x->daddr) {
+		bpf_l3_csum_replace(skb, l3o + 10, daddr, x->daddr, 4);
+		if (proto != IPPROTO_ICMP)
+			bpf_l4_csum_replace(skb, cso, daddr, x->daddr,
+					    BPF_F_PSEUDO_HDR | mangled | 4);
+		bpf_skb_store_bytes(skb, l3o + 16, &x->daddr, 4, 0);
+	}
+	if (proto == IPPROTO_ICMP) {	/* the echo identifier */
+		if (sport != x->sport) {
+			bpf_l4_csum_replace(skb, cso, sport, x->sport, 2);
+			bpf_skb_store_bytes(skb, l4o + 4, &x->sport, 2, 0);
+		}
+	} else {
+		if (sport != x->sport) {
+			bpf_l4_csum_replace(skb, cso, sport, x->sport, mangled | 2);
+			bpf_skb_store_bytes(skb, l4o, &x->sport, 2, 0);
+		}
+		if (dport != x->dport) {
+			bpf_l4_csum_replace(skb, cso, dport, x->dport, mangled | 2);
+			bpf_skb_store_bytes(skb, l4o + 2, &x->dport, 2, 0);
+		}
+	}
+	p->data = (void *)(long)skb->data;
+	p->data_end = (void *)(long)skb->data_end;
+}
+
 static __always_inline int tc_exit(struct pkt *p, int v, __u32 len)
 {
 	if (v < 0 || v >= SLUICE_VERDICT_MAX)
@@ -275,5 +345,7 @@ int sluice_tc(struct __sk_buff *skb)
 		v = pkt_pass(&p, SLUICE_PASS_UNSUPPORTED);
 	if (v == SLUICE_VERDICT_REDIRECT)
 		v = tc_redirect(&p);
+	if (p.nat && v != SLUICE_VERDICT_DROP)	/* the kernel's too (see sluice_xdp) */
+		tc_nat(&p, skb);
 	return tc_exit(&p, v, len);
 }

@@ -62,7 +62,10 @@ enum sluice_verdict {
 	X(NO_ZONE,        no_zone,        "no-zone")			\
 	X(MARTIAN_SRC,    martian_src,    "martian-src")		\
 	X(BOGON_SRC,      bogon_src,      "bogon-src")			\
-	X(SPOOFED_SRC,    spoofed_src,    "spoofed-src")
+	X(SPOOFED_SRC,    spoofed_src,    "spoofed-src")		\
+	X(NAT_NO_PORT,    nat_no_port,    "nat-no-port")		\
+	X(NAT_NO_ADDR,    nat_no_addr,    "nat-no-addr")		\
+	X(NAT_UNSUPPORTED, nat_unsupported, "nat-unsupported")
 
 /* Pass reasons: why a frame was handed to the kernel unchanged. Same
  * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"
@@ -163,6 +166,10 @@ struct sluice_gstats {
 	__u64 ct_orphans;	/* an unconfirmed half whose other half LRU evicted */
 	__u64 ct_expired;	/* timed-out flows found by the datapath */
 	__u64 ct_expired_new;	/* ... of them unconfirmed */
+	__u64 nat_mapped;	/* new NAT mappings (an inside endpoint got an external port) */
+	__u64 nat_preserved;	/* ... of them keeping the inside port */
+	__u64 nat_reused;	/* new connections that found their endpoint's mapping */
+	__u64 nat_taken_over;	/* stale mappings a new one replaced */
 };
 
 enum sluice_attach_mode {
@@ -294,9 +301,15 @@ SLUICE_ASSERT(sizeof(struct sluice_zone) == 48, "struct sluice_zone layout");
 /* L3 interfaces map (sluice_l3): key is the ifindex of every interface a
  * zone names (a bridge or a plain port), so a route's egress device finds
  * its zone. Written by the loader. */
+enum sluice_l3_flags {
+	SLUICE_L3_MASQUERADE	= 1 << 0,	/* its zone masquerades: IPv4 leaves as addr4 */
+};
+
 struct sluice_l3 {
 	__u32 zone;
-	__u32 flags;			/* reserved */
+	__u32 flags;			/* enum sluice_l3_flags */
+	__be32 addr4;			/* its primary IPv4 address, 0 none (yet) */
+	__u32 pad;
 };
 
 /* Meta map: one entry, key 0. Describes the running instance for

@@ -51,6 +51,7 @@ enum sluice_ct_flags {
 	SLUICE_CT_FIN		= 1 << 1,	/* this direction sent a FIN */
 	SLUICE_CT_CONFIRMED	= 1 << 2,	/* in the confirmed (non-LRU) table */
 	SLUICE_CT_MIDSTREAM	= 1 << 3,	/* TCP picked up without a handshake */
+	SLUICE_CT_NAT		= 1 << 4,	/* nat holds this direction's translated tuple */
 };
 
 enum sluice_ct_verdict {
@@ -58,11 +59,50 @@ enum sluice_ct_verdict {
 	SLUICE_CT_DROP,
 };
 
-/* NAT: what to write into this direction's packets (issue #10). */
+/* NAT: the tuple this direction's packets leave with (SLUICE_CT_NAT). The
+ * other direction's key is this tuple reversed. ICMP echo: the identifier
+ * in both ports. */
 struct sluice_ct_nat4 {
 	__be32 saddr, daddr;
 	__be16 sport, dport;
 };
+
+/* NAT mappings (RFC 4787 endpoint-independent mapping): an external
+ * (address, port, protocol) belongs to one inside endpoint at a time, for
+ * every remote it talks to. Two maps hold each mapping, one per direction
+ * of lookup: sluice_nat4_ext {external addr, port, proto, zone 0} -> inside
+ * endpoint, sluice_nat4_int {inside addr, port, proto, ingress zone} ->
+ * external endpoint. The datapath writes both when it maps a new endpoint;
+ * the daemon removes mappings no connection uses any more. */
+struct sluice_nat4_key {
+	__be32 addr;
+	__be16 port;			/* ICMP echo: the identifier */
+	__u8 proto;
+	__u8 zone;			/* inside zone (int); 0 (ext) */
+};
+SLUICE_ASSERT(sizeof(struct sluice_nat4_key) == 8, "struct sluice_nat4_key layout");
+
+enum sluice_nat_flags {
+	SLUICE_NAT_RESERVED	= 1 << 0,	/* a port forward's: never taken over */
+};
+
+struct sluice_nat4_map {
+	__u64 last_seen;		/* a connection was created with it (or the sweep saw one) */
+	__be32 addr;			/* the other side of the mapping */
+	__be16 port;
+	__u8 zone;			/* ext map: the inside endpoint's zone */
+	__u8 flags;			/* enum sluice_nat_flags */
+};
+SLUICE_ASSERT(sizeof(struct sluice_nat4_map) == 16, "struct sluice_nat4_map layout");
+
+/* Masquerade ports (config `nat-ports`): kept clear of the router's own
+ * ephemeral ports (net.ipv4.ip_local_port_range, 32768-60999 by default),
+ * which the loader refuses to overlap. */
+#define SLUICE_NAT_PORT_MIN_DEFAULT	1024
+#define SLUICE_NAT_PORT_MAX_DEFAULT	32767
+/* Ports tried for a new mapping before the packet is dropped as
+ * nat-no-port: the preserved port, then random ones from the range. */
+#define SLUICE_NAT_TRIES		8
 
 /* One direction of a connection (design.md: 48 bytes, v4 and v6). */
 struct sluice_ct_entry {
@@ -109,7 +149,9 @@ struct sluice_dp_config {
 	__u32 policy_gen;		/* bumped when zone policy changes */
 	__u32 flags;			/* enum sluice_dp_config_flags */
 	struct sluice_ct_timeouts timeouts;
+	__u16 nat_port_min, nat_port_max;	/* masquerade's range, host order */
+	__u16 local_port_min, local_port_max;	/* the router's own: never preserved into */
 };
-SLUICE_ASSERT(sizeof(struct sluice_dp_config) == 32, "struct sluice_dp_config layout");
+SLUICE_ASSERT(sizeof(struct sluice_dp_config) == 40, "struct sluice_dp_config layout");
 
 #endif /* SLUICE_CT_H */

@@ -1508,6 +1508,27 @@ static int parse_fdb_size(struct parser *p, struct cfg_loc at)
 	return next(p);
 }
 
+/* nat-ports LO-HI: masquerade's external ports. Port preservation may use
+ * any port outside the router's own ephemeral range; new ports come from
+ * here. The range must stay clear of net.ipv4.ip_local_port_range (checked
+ * when the config is applied, where the sysctl is read). */
+static int parse_nat_ports(struct parser *p, struct cfg_loc at)
+{
+	struct sluice_config *cfg = p->cfg;
+	int ret;
+
+	if (cfg->nat_port_min)
+		return perr(p, at, "duplicate nat-ports (first on line %d)", cfg->nat_ports_loc.line);
+	ret = take_ports(p, &cfg->nat_port_min, &cfg->nat_port_max);
+	if (ret)
+		return ret;
+	if (cfg->nat_port_max - cfg->nat_port_min < 63)
+		return perr(p, at, "nat-ports %u-%u: at least 64 ports needed", cfg->nat_port_min,
+			    cfg->nat_port_max);
+	cfg->nat_ports_loc = at;
+	return 0;
+}
+
 /* ---- conntrack ----------------------------------------------------------------- */
 
 /* conntrack { size N  tcp-established S  tcp-transitory S  tcp-closing S
@@ -1603,12 +1624,12 @@ enum cfg_port_mode cfg_port_mode(const struct sluice_config *cfg, const char *na
 
 static const char *const statement_words[] = {
 	"zone", "forward", "port-forward", "set", "rule", "shape", "fdb-size", "conntrack",
-	"port",
+	"port", "nat-ports",
 };
 
 static int (*const statement_fns[])(struct parser *, struct cfg_loc) = {
 	parse_zone, parse_forward, parse_port_forward, parse_set, parse_rule, parse_shape,
-	parse_fdb_size, parse_conntrack, parse_port_mode,
+	parse_fdb_size, parse_conntrack, parse_port_mode, parse_nat_ports,
 };
 
 _Static_assert(sizeof(statement_words) / sizeof(statement_words[0]) ==
@@ -1843,7 +1864,6 @@ enum inactive_kind {
 static bool not_yet_active(enum inactive_kind kind)
 {
 	switch (kind) {
-	case IN_MASQUERADE:
 	case IN_MSS_CLAMP:
 	case IN_FILTERING:
 	case IN_PORT_FORWARD:

@@ -190,6 +190,8 @@ struct sluice_config {
 	struct cfg_shape *shapes;
 	int fdb_size;			/* fdb-size: 0 when not given (the default) */
 	struct cfg_loc fdb_size_loc;
+	uint16_t nat_port_min, nat_port_max;	/* nat-ports: 0 when not given */
+	struct cfg_loc nat_ports_loc;
 	struct cfg_conntrack ct;
 	int n_ports;
 	struct cfg_port ports[CFG_PORT_MAX];

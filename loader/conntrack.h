@@ -11,9 +11,10 @@
 #include <linux/types.h>
 #include "sluice.h"
 
-/* The four tables, as file descriptors. */
+/* The four tables, and the NAT mappings, as file descriptors. */
 struct ct_maps {
 	int v4, v4_new, v6, v6_new;
+	int nat_ext, nat_int;
 };
 
 /* Which flows `conntrack` and `conntrack flush` act on; zero: all. */

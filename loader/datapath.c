@@ -13,6 +13,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <net/if.h>
 #include <net/if_arp.h>
 #include <linux/if_bridge.h>
 #include <linux/if_ether.h>
@@ -178,7 +179,7 @@ static const char *const map_names[] = {
 	"sluice_meta", "sluice_ports", "sluice_zones", "sluice_stats",
 	"sluice_gstats", "sluice_fdb", "sluice_vlans", "sluice_tx",
 	"sluice_l3", "sluice_config", "sluice_ct4", "sluice_ct4_new", "sluice_ct6",
-	"sluice_ct6_new",
+	"sluice_ct6_new", "sluice_nat4_ext", "sluice_nat4_int",
 };
 
 static int *map_fd(struct dp *dp, size_t i)
@@ -186,7 +187,7 @@ static int *map_fd(struct dp *dp, size_t i)
 	int *fds[] = { &dp->meta_fd, &dp->ports_fd, &dp->zones_fd, &dp->stats_fd,
 		       &dp->gstats_fd, &dp->fdb_fd, &dp->vlans_fd, &dp->tx_fd,
 		       &dp->l3_fd, &dp->config_fd, &dp->ct4_fd, &dp->ct4_new_fd,
-		       &dp->ct6_fd, &dp->ct6_new_fd };
+		       &dp->ct6_fd, &dp->ct6_new_fd, &dp->nat_ext_fd, &dp->nat_int_fd };
 
 	return fds[i];
 }
@@ -314,6 +315,8 @@ static void ct_sizes(struct dp *dp)
 	ct_size(dp, s->maps.sluice_ct6, "sluice_ct6", 2 * flows);
 	ct_size(dp, s->maps.sluice_ct4_new, "sluice_ct4_new", flows / 2);
 	ct_size(dp, s->maps.sluice_ct6_new, "sluice_ct6_new", flows / 2);
+	ct_size(dp, s->maps.sluice_nat4_ext, "sluice_nat4_ext", flows / 4);
+	ct_size(dp, s->maps.sluice_nat4_int, "sluice_nat4_int", flows / 4);
 }
 
 /* The kernel reports a devmap's flags with BPF_F_RDONLY_PROG added, and
@@ -385,6 +388,8 @@ int dp_load(struct dp *dp)
 	dp->ct4_new_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ct4_new));
 	dp->ct6_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ct6));
 	dp->ct6_new_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ct6_new));
+	dp->nat_ext_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_ext));
+	dp->nat_int_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_int));
 	return 0;
 }
 
@@ -618,8 +623,10 @@ static int add_l3only(struct wants *w, const struct sluice_config *cfg, int zone
 	}
 	if (follow != DP_FOLLOW_QUIET)
 		log_warn("%s (zone %s) is not an Ethernet device: no XDP on it; sluice's policy "
-			 "applies to traffic routed to it, the kernel forwards what arrives on it",
-			 l->name, cfg->zones[zone].name);
+			 "applies to traffic routed to it, the kernel forwards what arrives on it%s",
+			 l->name, cfg->zones[zone].name,
+			 cfg->zones[zone].masquerade ? " and masquerades it (nftables), not sluice"
+						      : "");
 	w->l3only[w->n_l3only].ifindex = l->ifindex;
 	w->l3only[w->n_l3only++].zone = zone;
 	return 0;
@@ -1314,11 +1321,15 @@ static bool wanted_l3(const struct wants *w, __u32 ifindex)
 	return false;
 }
 
-static int write_l3(struct dp *dp, const struct wants *w)
+static int write_l3(struct dp *dp, const struct sluice_config *cfg, const struct wants *w)
 {
 	for (int i = 0; i < w->n; i++) {
-		struct sluice_l3 v = { .zone = w->v[i].zone };
+		struct sluice_l3 v = { .zone = w->v[i].zone, .addr4 = w->v[i].port.ipv4 };
 
+		/* (an L3-only device's replies never pass sluice: its NAT is
+		 * the kernel's, see add_l3only) */
+		if (cfg->zones[v.zone].masquerade)
+			v.flags |= SLUICE_L3_MASQUERADE;
 		if (bpf_map_update_elem(dp->l3_fd, &w->v[i].port.l3_ifindex, &v, BPF_ANY))
 			return -errno;
 	}
@@ -1329,6 +1340,38 @@ static int write_l3(struct dp *dp, const struct wants *w)
 			return -errno;
 	}
 	return delete_unwanted(dp->l3_fd, w, wanted_l3);
+}
+
+/* A packet sluice translates but the kernel forwards (its next hop not
+ * resolved yet, IP options, fwmark routing) reaches the kernel with the
+ * router's own WAN address as its source, which the kernel drops as a
+ * martian unless the interface it arrives on has accept_local. Set it on
+ * the L3 interfaces of every zone that does not masquerade itself, while
+ * some zone does. (Sluice's own reverse-path check still drops LAN packets
+ * that claim a router address: those cannot route back to their port.) */
+static void set_accept_local(const struct sluice_config *cfg, const struct wants *w)
+{
+	bool any = false;
+
+	for (int z = 0; z < cfg->n_zones; z++)
+		any |= cfg->zones[z].masquerade;
+	if (!any)
+		return;
+	for (int i = 0; i < w->n; i++) {
+		char name[IF_NAMESIZE], path[128];
+		int fd;
+
+		if (cfg->zones[w->v[i].zone].masquerade ||
+		    !if_indextoname(w->v[i].port.l3_ifindex, name))
+			continue;
+		snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/accept_local", name);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "1\n", 2) != 2)
+			log_warn("%s: %s (packets translated by sluice but forwarded by the "
+				 "kernel will be dropped)", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
 }
 
 /* Timeouts, and a new policy generation: every open connection is checked
@@ -1355,6 +1398,10 @@ static int write_config(struct dp *dp, const struct sluice_config *cfg)
 	v.flags = filt.fwmark_rules > 0 ? SLUICE_CFG_ROUTE_BY_KERNEL : 0;
 	for (int i = 0; i < CFG_CT_TIMEOUTS; i++)
 		t[i] = cfg->ct.timeout[i] ? (__u32)cfg->ct.timeout[i] : defaults[i];
+	v.nat_port_min = cfg->nat_port_min ? cfg->nat_port_min : SLUICE_NAT_PORT_MIN_DEFAULT;
+	v.nat_port_max = cfg->nat_port_min ? cfg->nat_port_max : SLUICE_NAT_PORT_MAX_DEFAULT;
+	v.local_port_min = dp->local_ports[0];
+	v.local_port_max = dp->local_ports[1];
 	v.timeouts = (struct sluice_ct_timeouts){
 		.tcp_established = t[CFG_CT_TCP_ESTABLISHED],
 		.tcp_transitory = t[CFG_CT_TCP_TRANSITORY],
@@ -1364,6 +1411,44 @@ static int write_config(struct dp *dp, const struct sluice_config *cfg)
 		.icmp = t[CFG_CT_ICMP],
 	};
 	return bpf_map_update_elem(dp->config_fd, &key, &v, BPF_ANY) ? -errno : 0;
+}
+
+/* Masquerade's ports must not overlap the router's own ephemeral ports
+ * (a mapping would take the replies of its own connections): read the
+ * sysctl and refuse, before anything changes, a range that does. */
+static int check_nat_ports(struct dp *dp, const struct sluice_config *cfg)
+{
+	unsigned lo = 32768, hi = 60999, nlo, nhi;
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+
+	if (f) {
+		if (fscanf(f, "%u %u", &lo, &hi) != 2 || lo > hi || hi > 65535) {
+			lo = 32768;
+			hi = 60999;
+		}
+		fclose(f);
+	}
+	dp->local_ports[0] = lo;
+	dp->local_ports[1] = hi;
+	nlo = cfg->nat_port_min ? cfg->nat_port_min : SLUICE_NAT_PORT_MIN_DEFAULT;
+	nhi = cfg->nat_port_min ? cfg->nat_port_max : SLUICE_NAT_PORT_MAX_DEFAULT;
+	if (nhi < lo || nlo > hi)
+		return 0;
+	for (int z = 0; z < cfg->n_zones; z++) {
+		if (!cfg->zones[z].masquerade)
+			continue;
+		if (cfg->nat_port_min)
+			log_err("%s:%d:%d: nat-ports %u-%u overlaps the router's own ports "
+				"(net.ipv4.ip_local_port_range %u-%u): move one of them",
+				cfg->path, cfg->nat_ports_loc.line, cfg->nat_ports_loc.col, nlo, nhi,
+				lo, hi);
+		else
+			log_err("%s: masquerade's default ports %u-%u overlap the router's own "
+				"(net.ipv4.ip_local_port_range %u-%u): set nat-ports or move the "
+				"sysctl's range", cfg->path, nlo, nhi, lo, hi);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* The config's absolute path is recorded for `status`, `reload` and the
@@ -1537,7 +1622,9 @@ static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *
 	if (!ret)
 		ret = write_vlans(dp, w, links, false);
 	if (!ret)
-		ret = write_l3(dp, w);
+		ret = write_l3(dp, cfg, w);
+	if (!ret)
+		set_accept_local(cfg, w);
 	if (!ret)
 		ret = write_zones(dp, cfg, w);
 	if (!ret)	/* last: the policy generation moves once the policy is written */
@@ -1620,6 +1707,8 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 	if (!w)
 		return -ENOMEM;
 	ret = check_config_path(dp);
+	if (!ret)
+		ret = check_nat_ports(dp, cfg);
 	if (!ret && (ret = nl_dump(&links)))
 		log_err("reading interfaces over netlink: %s", strerror(-ret));
 	if (!ret) {
@@ -1902,7 +1991,8 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 	read_stats(dp, SLUICE_SLOT_UNKNOWN, &view->unknown);
 	dp_gstats_read(dp, &view->g);
 	{
-		struct ct_maps m = { dp->ct4_fd, dp->ct4_new_fd, dp->ct6_fd, dp->ct6_new_fd };
+		struct ct_maps m = { dp->ct4_fd, dp->ct4_new_fd, dp->ct6_fd, dp->ct6_new_fd,
+				     dp->nat_ext_fd, dp->nat_int_fd };
 
 		view->ct_ok = !ct_census(&m, &view->ct);
 	}

@@ -6,6 +6,7 @@
 SUITE=route${SLUICE_TEST_PORT_MODE:+ ($SLUICE_TEST_PORT_MODE mode)}
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/selftests/netns/topology.sh"
+. "$TOP/selftests/netns/traffic.sh"
 require_root
 
 WORK=$(mktemp -d /tmp/sluice-test.XXXXXX)
@@ -16,8 +17,6 @@ trap 'exit 130' INT TERM
 if ! topo_up >"$WORK/topo.log" 2>&1; then
 	fail "reference topology comes up"; detail "$WORK/topo.log"; exit 1
 fi
-in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
-listening() { ip netns exec "$1" ss -Hl"$3"n "sport = :$2" | grep -q .; }
 stats_json() { rsluice stats --json -i 0; }
 port_ctr() {	# port_ctr JSON PORT EXPR-on-p
 	json_get "$1" "[$3 for p in j['ports'] if p['name']=='$2'][0]"
@@ -64,36 +63,6 @@ except socket.timeout:
 EOF
 }
 
-# A UDP echo server in NS on ADDR:PORT (bound to the address, platform.md).
-udp_echo() {
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
-import socket, sys
-addr, port = sys.argv[1], int(sys.argv[2])
-s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((addr, port))
-s.settimeout(60)
-while True:
-    try:
-        d, a = s.recvfrom(100)
-    except socket.timeout:
-        break
-    s.sendto(b"echo:" + d, a)
-EOF
-}
-
-# tcp_open NS DST PORT: exit 0 when a TCP connection is accepted in 2 s.
-tcp_open() {
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" <<'EOF'
-import socket, sys
-s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET)
-s.settimeout(2)
-try:
-    s.connect((sys.argv[1], int(sys.argv[2])))
-except OSError:
-    sys.exit(1)
-EOF
-}
-
 mac_of() { ip -n "$1" link show "$2" | awk '/link\/ether/ {print $2}'; }
 
 # raw_udp NS DST-MAC SRC DST DPORT [COUNT]: IPv4/UDP frames with any source
@@ -122,38 +91,6 @@ EOF
 # drops_of PORT REASON: the port's drop counter for REASON, now.
 drops_of() { port_ctr "$(stats_json)" "$1" "p['drop_reasons']['$2']"; }
 
-# Connections open before sluice is first loaded (README "Continuity"): TCP
-# is picked up mid-stream by its first packet after the load, when that
-# packet comes from a side that may open connections. So a connection the
-# LAN opened keeps working; one the internet opened to a LAN host is cut
-# when the internet side speaks first.
-tcp_echo_server() {	# NS ADDR PORT: echo every byte back, 30 s at most
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
-import socket, sys, threading
-s = socket.socket(socket.AF_INET)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.listen(4)
-s.settimeout(30)
-def echo(c):
-    c.settimeout(30)
-    try:
-        while True:
-            d = c.recv(100)
-            if not d:
-                break
-            c.sendall(d)
-    except OSError:
-        pass
-try:
-    while True:
-        c, _ = s.accept()
-        threading.Thread(target=echo, args=(c,), daemon=True).start()
-except OSError:
-    pass
-EOF
-}
-
 # tcp_chatter NS DST PORT READY GO: one connection; three echoed bytes, then
 # touch READY and stay silent until GO exists (20 s at most), then five more
 # bytes, each echo awaited 2 s. Prints "ok", or where it stopped.
@@ -181,6 +118,11 @@ print("ok")
 EOF
 }
 
+# Connections open before sluice is first loaded (README "Continuity"): TCP
+# is picked up mid-stream by its first packet after the load, when that
+# packet comes from a side that may open connections. So a connection the
+# LAN opened keeps working; one the internet opened to a LAN host is cut
+# when the internet side speaks first.
 t_preexisting() {
 	local out_lan out_wan pid1 pid2
 	tcp_echo_server "$INET" 203.0.113.1 5310

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* NAT (issue #10): masquerade's mappings and the rewrite of a translated
+ * packet (docs/design.md section 3, "NAT").
+ *
+ * A translated connection keeps its state in its two connection entries:
+ * each direction's entry holds the tuple its packets leave with
+ * (SLUICE_CT_NAT), and the other direction's key is that tuple reversed.
+ * Allocating an external port for a new connection is the insert of the
+ * reply key with BPF_NOEXIST, so two connections can never share a reply
+ * tuple. Above that sit the mappings (sluice_nat4_ext / _int): an inside
+ * endpoint keeps one external port for every remote it talks to (RFC 4787
+ * REQ-1, endpoint-independent mapping), and an external port belongs to
+ * one inside endpoint at a time (REQ-3: no port overloading).
+ *
+ * Port choice for a new mapping: the inside port itself when it is free
+ * and outside the router's own ephemeral range (port preservation), else
+ * random ports of the `nat-ports` range, SLUICE_NAT_TRIES in all; a port
+ * held by a live mapping, a port forward or a socket of the router is
+ * never taken. Nothing free: the packet is dropped (nat-no-port), never
+ * sent with a shared or untranslated port.
+ *
+ * Mapping lifetime: a mapping is live for the longest connection timeout
+ * after the last connection was created with it; the daemon's sweep removes
+ * mappings no connection uses any more (and keeps used ones fresh), so
+ * ports return to the range as soon as their connections time out.
+ */
+#ifndef SLUICE_NAT_H
+#define SLUICE_NAT_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "pkt.h"
+#include "maps.h"
+
+/* ---- mappings ------------------------------------------------------------------- */
+
+/* nat_port()'s working memory, in the l3 stage's per-CPU scratch map: the
+ * BPF stack (512 bytes for the pipeline and the l3 stage together) has no
+ * room for it. */
+struct nat_scratch {
+	struct sluice_nat4_key ik, xk;	/* the inside endpoint, a candidate port */
+	struct sluice_nat4_map v;
+	struct bpf_sock_tuple t;	/* a candidate port as the router's socket */
+};
+
+static __always_inline __u64 nat_hold_ns(const struct sluice_dp_config *cfg)
+{
+	return (__u64)cfg->timeouts.tcp_established * 1000000000ULL;
+}
+
+/* A socket of the router bound to PORT on the external address (a server,
+ * or a client connected to this very remote): a mapping there would take
+ * its traffic. TUPLE is the reply's, as a remote would send it. */
+static __always_inline int nat_port_is_routers(void *ctx, struct bpf_sock_tuple *t, __u8 proto,
+					       __be32 remote, __be16 rport, __be32 masq,
+					       __be16 port)
+{
+	struct bpf_sock *sk;
+
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+		return 0;
+	__builtin_memset(t, 0, sizeof(*t));
+	t->ipv4.saddr = remote;
+	t->ipv4.daddr = masq;
+	t->ipv4.sport = rport;
+	t->ipv4.dport = port;
+	if (proto == IPPROTO_TCP)
+		sk = bpf_sk_lookup_tcp(ctx, t, sizeof(t->ipv4), BPF_F_CURRENT_NETNS, 0);
+	else
+		sk = bpf_sk_lookup_udp(ctx, t, sizeof(t->ipv4), BPF_F_CURRENT_NETNS, 0);
+	if (!sk)
+		return 0;
+	bpf_sk_release(sk);
+	return 1;
+}
+
+/* Claim external port XK for the inside endpoint V: free, already this
+ * endpoint's, or held by a mapping nothing refreshed for the hold time
+ * (its connections are gone; the sweep had not removed it yet). */
+static __always_inline int nat_claim(const struct sluice_nat4_key *xk,
+				     const struct sluice_nat4_map *v, __u64 hold, __u64 now)
+{
+	struct sluice_gstats *g;
+	struct sluice_nat4_map *m;
+
+	if (!bpf_map_update_elem(&sluice_nat4_ext, xk, v, BPF_NOEXIST))
+		return 1;
+	m = bpf_map_lookup_elem(&sluice_nat4_ext, xk);
+	if (!m)
+		return 0;
+	if (m->addr == v->addr && m->port == v->port && m->zone == v->zone) {
+		m->last_seen = now;
+		return 1;
+	}
+	if ((m->flags & SLUICE_NAT_RESERVED) || now < m->last_seen + hold)
+		return 0;
+	if (bpf_map_update_elem(&sluice_nat4_ext, xk, v, BPF_EXIST))
+		return 0;
+	g = gstats();
+	if (g)
+		g->nat_taken_over++;
+	return 1;
+}
+
+/* The external port (network order) of the inside endpoint N->ik for a
+ * new connection to REMOTE:RPORT, mapping it first if it has none; 0 when
+ * no port is free. */
+static __always_inline __be16 nat_port(void *ctx, const struct sluice_dp_config *cfg,
+				       struct nat_scratch *n, __be32 masq, __be32 remote,
+				       __be16 rport, __u64 now)
+{
+	struct sluice_gstats *g = gstats();
+	struct sluice_nat4_map *m;
+	__u64 hold = nat_hold_ns(cfg);
+	__u32 lo = cfg->nat_port_min, hi = cfg->nat_port_max, span, start;
+	__u16 in = bpf_ntohs(n->ik.port), p = 0;
+	int i;
+
+	m = bpf_map_lookup_elem(&sluice_nat4_int, &n->ik);
+	if (m && m->addr == masq && now < m->last_seen + hold) {
+		m->last_seen = now;
+		if (g)
+			g->nat_reused++;
+		return m->port;
+	}
+	if (!lo || hi < lo) {
+		lo = SLUICE_NAT_PORT_MIN_DEFAULT;
+		hi = SLUICE_NAT_PORT_MAX_DEFAULT;
+	}
+	span = hi - lo + 1;
+	start = bpf_get_prandom_u32();
+	__builtin_memset(&n->xk, 0, sizeof(n->xk));
+	n->xk.addr = masq;
+	n->xk.proto = n->ik.proto;
+	__builtin_memset(&n->v, 0, sizeof(n->v));
+	n->v.last_seen = now;
+	n->v.addr = n->ik.addr;
+	n->v.port = n->ik.port;
+	n->v.zone = n->ik.zone;
+	for (i = 0; i < SLUICE_NAT_TRIES; i++) {
+		if (i == 0) {
+			/* port preservation, never into the router's own range */
+			if (!in || (in >= cfg->local_port_min && in <= cfg->local_port_max))
+				continue;
+			p = in;
+		} else {
+			p = lo + (start + (__u32)i * 40503) % span;
+		}
+		n->xk.port = bpf_htons(p);
+		if (nat_port_is_routers(ctx, &n->t, n->ik.proto, remote, rport, masq, n->xk.port))
+			continue;
+		if (nat_claim(&n->xk, &n->v, hold, now))
+			break;
+	}
+	if (i == SLUICE_NAT_TRIES)
+		return 0;
+	n->v.addr = masq;
+	n->v.port = n->xk.port;
+	n->v.zone = 0;
+	bpf_map_update_elem(&sluice_nat4_int, &n->ik, &n->v, BPF_ANY);
+	if (g) {
+		g->nat_mapped++;
+		if (i == 0)
+			g->nat_preserved++;
+	}
+	return n->xk.port;
+}
+
+/* ---- checksums (RFC 1624: HC' = ~(~HC + ~m + m')) ------------------------------- */
+
+static __always_inline __u16 csum_fold32(__u32 s)
+{
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)((s & 0xffff) + (s >> 16));
+}
+
+static __always_inline void csum_upd16(__u16 *sum, __u16 from, __u16 to)
+{
+	*sum = ~csum_fold32((__u16)~*sum + (__u16)~from + to);
+}
+
+static __always_inline void csum_upd32(__u16 *sum, __u32 from, __u32 to)
+{
+	__u32 s = (__u16)~*sum;
+
+	s += (__u16)~from + (__u16)~(from >> 16) + (to & 0xffff) + (to >> 16);
+	*sum = ~csum_fold32(s);
+}
+
+/* Where the L4 checksum sits: TCP, UDP and ICMP (whose checksum covers no
+ * pseudo header: addresses do not enter it). -1: none. */
+static __always_inline int nat_csum_off(__u8 proto)
+{
+	return proto == IPPROTO_TCP ? 16 : proto == IPPROTO_UDP ? 6
+	       : proto == IPPROTO_ICMP ? 2 : -1;
+}
+
+/* The translation, written straight into the frame (XDP: a frame has no
+ * checksum offload state, so incremental updates are the whole story). A
+ * UDP checksum of zero (none) stays zero; one that comes out zero is sent
+ * as 0xffff (RFC 768). */
+static __always_inline void nat_rewrite(struct pkt *p, const struct sluice_ct_nat4 *x)
+{
+	struct iphdr *ip = p->f.l3;
+	__u8 proto = p->f.l4_proto;
+	__u16 *l4 = p->f.l4, *cs = 0;
+	int off = nat_csum_off(proto), udp = proto == IPPROTO_UDP;
+
+	if (!ip || (void *)(ip + 1) > p->data_end || !l4 || off < 0 ||
+	    (void *)l4 + 8 > p->data_end)
+		return;
+	cs = (void *)l4 + off;
+	if ((void *)(cs + 1) > p->data_end)
+		return;
+	if (udp && !*cs)
+		cs = 0;
+	if (ip->saddr != x->saddr) {
+		csum_upd32(&ip->check, ip->saddr, x->saddr);
+		if (cs && proto != IPPROTO_ICMP)
+			csum_upd32(cs, ip->saddr, x->saddr);
+		ip->saddr = x->saddr;
+	}
+	if (ip->daddr != x->daddr) {
+		csum_upd32(&ip->check, ip->daddr, x->daddr);
+		if (cs && proto != IPPROTO_ICMP)
+			csum_upd32(cs, ip->daddr, x->daddr);
+		ip->daddr = x->daddr;
+	}
+	if (proto == IPPROTO_ICMP) {	/* the echo identifier, l4[2] */
+		if (l4[2] != x->sport) {
+			csum_upd16(cs, l4[2], x->sport);
+			l4[2] = x->sport;
+		}
+		return;
+	}
+	if (l4[0] != x->sport) {
+		if (cs)
+			csum_upd16(cs, l4[0], x->sport);
+		l4[0] = x->sport;
+	}
+	if (l4[1] != x->dport) {
+		if (cs)
+			csum_upd16(cs, l4[1], x->dport);
+		l4[1] = x->dport;
+	}
+	if (cs && udp && !*cs)
+		*cs = 0xffff;
+}
+
+#endif /* SLUICE_NAT_H */

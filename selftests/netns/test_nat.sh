@@ -1,0 +1,207 @@
+#!/bin/bash
+# NAT (issue #10) on the reference topology, with the internet namespace
+# knowing no route back to the LAN: every LAN host reaches it only through
+# masquerade. Checked here: what the server sees (the WAN address), port
+# preservation and two hosts with the same source port, endpoint-
+# independent mapping across two servers, address-and-port-dependent
+# filtering, TCP and ping through the NAT, `sluice conntrack` and the
+# counters.
+SUITE=nat${SLUICE_TEST_PORT_MODE:+ ($SLUICE_TEST_PORT_MODE mode)}
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/selftests/netns/topology.sh"
+. "$TOP/selftests/netns/traffic.sh"
+require_root
+
+WORK=$(mktemp -d /tmp/sluice-test.XXXXXX)
+cleanup() { topo_down; rm -rf "$WORK"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if ! TOPO_ROUTE_BACK=0 topo_up >"$WORK/topo.log" 2>&1; then
+	fail "reference topology comes up"; detail "$WORK/topo.log"; exit 1
+fi
+# A second server address in the internet, for the mapping tests.
+ip -n "$INET" addr add 198.51.100.1/32 dev lo
+stats_json() { rsluice stats --json -i 0; }
+ct_json() { rsluice conntrack --json "$@"; }
+
+CFG=$WORK/nat.conf
+cat > "$CFG" <<EOF
+zone lan {
+	interfaces br-lan
+	input accept
+}
+zone wan {
+	interfaces wan0
+	input drop
+	masquerade
+}
+forward lan -> wan
+EOF
+topo_modes "$CFG"
+
+# udp_peer NS ADDR PORT: a UDP server that answers every datagram with the
+# address and port it came from ("ADDR:PORT"), 60 s at most.
+udp_peer() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.settimeout(60)
+while True:
+    try:
+        d, a = s.recvfrom(100)
+    except socket.timeout:
+        break
+    s.sendto(("%s:%d" % a).encode(), a)
+EOF
+}
+
+# udp_seen NS SPORT DST DPORT...: from source port SPORT (0: any) to each
+# DST:DPORT in turn on one socket; prints what each server saw, one a line.
+udp_seen() {
+	local ns=$1 sport=$2
+	shift 2
+	in_ns "$ns" /usr/bin/python3 - "$sport" "$@" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.settimeout(2)
+args = sys.argv[2:]
+for dst, port in zip(args[0::2], args[1::2]):
+    try:
+        s.sendto(b"who", (dst, int(port)))
+        print(s.recvfrom(100)[0].decode())
+    except socket.timeout:
+        print("timeout")
+EOF
+}
+
+t_up() {
+	if rsluice up -c "$CFG" >"$WORK/up.log" 2>&1; then
+		pass "up with masquerade on the WAN zone"
+	else
+		fail "up with masquerade on the WAN zone"; detail "$WORK/up.log"; exit 1
+	fi
+}
+
+# Every LAN host reaches the internet's server, which sees the WAN address.
+t_masquerade() {
+	local i out bad=""
+	udp_peer "$INET" 203.0.113.1 7100
+	wait_for 3000 listening "$INET" 7100 u
+	for i in 1 2 3 4 5; do
+		out=$(udp_seen "$TAG-h$i" 0 203.0.113.1 7100)
+		case $out in
+		203.0.113.2:*) ;;
+		*) bad="$bad h$i:$out" ;;
+		esac
+	done
+	[ -z "$bad" ] && pass "five LAN hosts reach the internet over UDP; the server sees 203.0.113.2" ||
+		fail "five LAN hosts reach the internet over UDP; the server sees 203.0.113.2 ($bad)"
+}
+
+# RFC 4787 REQ-3 (no port overloading) with port preservation: the first
+# host keeps its port, the second with the same port gets another one,
+# and both get their answers.
+t_same_port() {
+	local a b
+	a=$(udp_seen "$H1" 20001 203.0.113.1 7100)
+	b=$(udp_seen "$H2" 20001 203.0.113.1 7100)
+	[ "$a" = 203.0.113.2:20001 ] && pass "the first host's source port is preserved ($a)" ||
+		fail "the first host's source port is preserved ($a)"
+	case $b in
+	203.0.113.2:20001|timeout|"") fail "a second host with the same source port gets another external port and its answer ($b)" ;;
+	203.0.113.2:*) pass "a second host with the same source port gets another external port and its answer ($b)" ;;
+	*) fail "a second host with the same source port gets another external port and its answer ($b)" ;;
+	esac
+	# a port in the router's own ephemeral range is never preserved
+	a=$(udp_seen "$H3" 40001 203.0.113.1 7100)
+	case $a in
+	203.0.113.2:40001|timeout) fail "a source port in the router's ephemeral range is not preserved ($a)" ;;
+	*) pass "a source port in the router's ephemeral range is not preserved ($a)" ;;
+	esac
+}
+
+# RFC 4787 REQ-1: one inside endpoint, two servers, one external port.
+t_eim() {
+	local out
+	udp_peer "$INET" 198.51.100.1 7101
+	wait_for 3000 listening "$INET" 7101 u
+	out=$(udp_seen "$H4" 20004 203.0.113.1 7100 198.51.100.1 7101 | sort -u -t: -k2 | wc -l)
+	[ "$out" = 1 ] && pass "endpoint-independent mapping: two servers see the same external port" ||
+		fail "endpoint-independent mapping: two servers see the same external port ($(udp_seen "$H4" 20004 203.0.113.1 7100 198.51.100.1 7101 | tr '\n' ' '))"
+}
+
+# Address-and-port-dependent filtering (the default): a datagram to the
+# mapped port from another port of the server is not let in; from the
+# server's own port it is (an answer).
+t_filtering() {
+	local got
+	in_ns "$H5" /usr/bin/python3 - >"$WORK/filter.out" 2>&1 <<'EOF' &
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", 20005))
+s.settimeout(4)
+s.sendto(b"open", ("203.0.113.1", 7102))
+try:
+    while True:
+        d, a = s.recvfrom(100)
+        print(a[1], d.decode())
+except socket.timeout:
+    pass
+EOF
+	local pid=$!
+	in_ns "$INET" /usr/bin/python3 - >"$WORK/filter.srv" 2>&1 <<'EOF'
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("203.0.113.1", 7102))
+s.settimeout(3)
+d, a = s.recvfrom(100)
+o = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+o.bind(("203.0.113.1", 7103))
+o.sendto(b"other-port", a)
+s.sendto(b"answer", a)
+print(a)
+EOF
+	wait $pid
+	got=$(cat "$WORK/filter.out")
+	echo "$got" | grep -q "7102 answer" && ! echo "$got" | grep -q other-port &&
+		pass "address-and-port-dependent filtering: the answer comes in, another port's datagram not" ||
+		{ fail "address-and-port-dependent filtering: the answer comes in, another port's datagram not ($got)"; detail "$WORK/filter.srv"; }
+}
+
+# TCP and ICMP echo through the NAT; the flows show both tuples.
+t_tcp_icmp() {
+	local ok=1 ct
+	in_ns "$INET" iperf3 -s -B 203.0.113.1 -D -p 5401
+	wait_for 3000 listening "$INET" 5401 t
+	in_ns "$H1" iperf3 -c 203.0.113.1 -p 5401 -t 2 -J >"$WORK/iperf.json" 2>&1 || ok=0
+	[ "$ok" = 1 ] && [ "$(json_get "$(cat "$WORK/iperf.json")" "j['end']['sum_received']['bytes'] > 0")" = True ] &&
+		pass "a TCP transfer through the NAT (iperf3)" ||
+		{ fail "a TCP transfer through the NAT (iperf3)"; detail "$WORK/iperf.json"; }
+	in_ns "$H2" ping -c3 -i0.2 -W2 203.0.113.1 >"$WORK/ping.log" 2>&1 &&
+		in_ns "$H3" ping -c3 -i0.2 -W2 203.0.113.1 >>"$WORK/ping.log" 2>&1 &&
+		pass "ping through the NAT from two hosts" ||
+		{ fail "ping through the NAT from two hosts"; detail "$WORK/ping.log"; }
+	ct=$(ct_json --proto udp --port 20001)
+	[ "$(json_get "$ct" "sorted(set((f['src'], f.get('nat_src')) for f in j))")" = "[('192.168.10.11', '203.0.113.2'), ('192.168.10.12', '203.0.113.2')]" ] &&
+		pass "conntrack shows the inside and the translated source" ||
+		fail "conntrack shows the inside and the translated source ($ct)"
+}
+
+t_counters() {
+	local s
+	s=$(stats_json)
+	[ "$(json_get "$s" "j['global']['nat_mapped'] >= 5 and j['global']['nat_preserved'] >= 1 and j['global']['nat_reused'] >= 1")" = True ] &&
+		pass "stats counts mappings made, ports preserved and mappings reused" ||
+		fail "stats counts mappings made, ports preserved and mappings reused ($(json_get "$s" "j.get('global')"))"
+}
+
+for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters; do
+	start=$SECONDS
+	$t
+	echo "# $t: $((SECONDS - start)) s"
+done
+rsluice down >/dev/null 2>&1

@@ -1,0 +1,65 @@
+# Traffic helpers for the netns tests: small servers and clients in
+# python3 (no scapy: its import takes minutes in the emulated guests).
+# Source after selftests/lib.sh.
+
+in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
+listening() { ip netns exec "$1" ss -Hl"$3"n "sport = :$2" | grep -q .; }
+
+# A UDP echo server in NS on ADDR:PORT (bound to the address, platform.md).
+udp_echo() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
+import socket, sys
+addr, port = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((addr, port))
+s.settimeout(60)
+while True:
+    try:
+        d, a = s.recvfrom(100)
+    except socket.timeout:
+        break
+    s.sendto(b"echo:" + d, a)
+EOF
+}
+
+# tcp_open NS DST PORT: exit 0 when a TCP connection is accepted in 2 s.
+tcp_open() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET)
+s.settimeout(2)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+except OSError:
+    sys.exit(1)
+EOF
+}
+
+# tcp_echo_server NS ADDR PORT: echo every byte back, 30 s at most
+tcp_echo_server() {	# NS ADDR PORT: echo every byte back, 30 s at most
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
+import socket, sys, threading
+s = socket.socket(socket.AF_INET)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(4)
+s.settimeout(30)
+def echo(c):
+    c.settimeout(30)
+    try:
+        while True:
+            d = c.recv(100)
+            if not d:
+                break
+            c.sendall(d)
+    except OSError:
+        pass
+try:
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=echo, args=(c,), daemon=True).start()
+except OSError:
+    pass
+EOF
+}
+
