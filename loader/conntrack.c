@@ -103,10 +103,18 @@ out:
 }
 
 /* The key of the other direction (design.md: the reverse of this
- * direction's tuple, arriving from this entry's egress zone). */
+ * direction's tuple as it leaves, translated with NAT, arriving from this
+ * entry's egress zone). */
 static void reverse_key(bool v6, const void *key, const struct sluice_ct_entry *e, void *out)
 {
-	if (!v6) {
+	if (!v6 && (e->flags & SLUICE_CT_NAT)) {
+		const struct sluice_ct4_key *k = key;
+		struct sluice_ct4_key *r = out;
+
+		*r = (struct sluice_ct4_key){ .src = e->nat.daddr, .dst = e->nat.saddr,
+					      .sport = e->nat.dport, .dport = e->nat.sport,
+					      .proto = k->proto, .zone = e->zone_out };
+	} else if (!v6) {
 		const struct sluice_ct4_key *k = key;
 		struct sluice_ct4_key *r = out;
 
@@ -134,7 +142,73 @@ struct sweep_ctx {
 	uint64_t now;
 	struct ct_sweep_stats *st;
 	bool unconfirmed;	/* walking an LRU table */
+	struct sluice_nat4_key *used;	/* external endpoints of live translated flows */
+	size_t n_used, cap_used;
 };
+
+/* A live flow's external endpoint: its mapping stays. */
+static void note_mapping(struct sweep_ctx *s, const void *key, const struct sluice_ct_entry *e)
+{
+	struct sluice_nat4_key k = { .addr = e->nat.saddr, .port = e->nat.sport,
+				     .proto = ((const struct sluice_ct4_key *)key)->proto };
+
+	if (s->n_used == s->cap_used) {
+		size_t cap = s->cap_used ? 2 * s->cap_used : 256;
+		void *v = realloc(s->used, cap * sizeof(*s->used));
+
+		if (!v)
+			return;	/* (then a mapping may go early: its flows keep their entries) */
+		s->used = v;
+		s->cap_used = cap;
+	}
+	s->used[s->n_used++] = k;
+}
+
+static int cmp_nat_key(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct sluice_nat4_key));
+}
+
+/* Mappings no live flow uses go (after a grace period: a mapping is made
+ * just before its flow's entries), so their ports return to the range;
+ * used ones are refreshed, so the datapath never takes them over while a
+ * long quiet connection still holds them. Port forwards' reservations
+ * stay. */
+#define NAT_GRACE_NS	(10 * 1000000000ULL)
+
+static void sweep_mappings(const struct ct_maps *m, struct sweep_ctx *s)
+{
+	struct sluice_nat4_key k, next, *kp = NULL;
+	struct sluice_nat4_map v;
+
+	if (m->nat_ext < 0 || m->nat_int < 0)
+		return;
+	qsort(s->used, s->n_used, sizeof(*s->used), cmp_nat_key);
+	while (!bpf_map_get_next_key(m->nat_ext, kp, &next)) {
+		k = next;
+		kp = &k;
+		if (bpf_map_lookup_elem(m->nat_ext, &k, &v) || (v.flags & SLUICE_NAT_RESERVED))
+			continue;
+		if (s->used && bsearch(&k, s->used, s->n_used, sizeof(k), cmp_nat_key)) {
+			v.last_seen = s->now;
+			bpf_map_update_elem(m->nat_ext, &k, &v, BPF_EXIST);
+			continue;
+		}
+		if (s->now < v.last_seen + NAT_GRACE_NS)
+			continue;
+		{
+			struct sluice_nat4_key ik = { .addr = v.addr, .port = v.port,
+						      .proto = k.proto, .zone = v.zone };
+			struct sluice_nat4_map iv;
+
+			if (!bpf_map_lookup_elem(m->nat_int, &ik, &iv) && iv.addr == k.addr &&
+			    iv.port == k.port)
+				bpf_map_delete_elem(m->nat_int, &ik);
+		}
+		bpf_map_delete_elem(m->nat_ext, &k);
+		s->st->mappings_freed++;
+	}
+}
 
 static int sweep_one(void *c, int fd, bool v6, const void *key, const struct sluice_ct_entry *e)
 {
@@ -158,8 +232,11 @@ static int sweep_one(void *c, int fd, bool v6, const void *key, const struct slu
 	s->st->flows++;
 	if (have_peer && peer.last_seen > last)
 		last = peer.last_seen;
-	if (s->now <= last + (uint64_t)ct_timeout_s(s->t, proto, e->state) * 1000000000ULL)
+	if (s->now <= last + (uint64_t)ct_timeout_s(s->t, proto, e->state) * 1000000000ULL) {
+		if (!v6 && (e->flags & SLUICE_CT_NAT))
+			note_mapping(s, key, e);
 		return 0;
+	}
 	bpf_map_delete_elem(fd, key);
 	if (have_peer)
 		bpf_map_delete_elem(fd, rkey);
@@ -179,6 +256,9 @@ int ct_sweep(const struct ct_maps *m, const struct sluice_ct_timeouts *t, uint64
 		c.unconfirmed = i & 1;
 		ret = ct_walk(fds[i], i >= 2, sweep_one, &c);
 	}
+	if (!ret)	/* (only after a complete walk: else live mappings would look unused) */
+		sweep_mappings(m, &c);
+	free(c.used);
 	return ret;
 }
 
@@ -251,7 +331,7 @@ static int list_one(void *ctx, int fd, bool v6, const void *key, const struct sl
 	const struct sluice_ct4_key *k4 = key;
 	const struct sluice_ct6_key *k6 = key;
 	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN], zb[2][16], pb[8];
-	char rkey[sizeof(struct sluice_ct6_key)];
+	char rkey[sizeof(struct sluice_ct6_key)], nat[64];
 	struct sluice_ct_entry peer = {};
 	int proto = v6 ? k6->proto : k4->proto, zin = v6 ? k6->zone : k4->zone;
 	double age;
@@ -266,11 +346,19 @@ static int list_one(void *ctx, int fd, bool v6, const void *key, const struct sl
 		  dst, sizeof(dst));
 	age = c->now > e->last_seen ? (c->now - (peer.last_seen > e->last_seen ?
 						  peer.last_seen : e->last_seen)) / 1e9 : 0;
+	nat[0] = 0;
+	if (!v6 && (e->flags & SLUICE_CT_NAT)) {
+		char ns[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &e->nat.saddr, ns, sizeof(ns));
+		snprintf(nat, sizeof(nat), c->json ? ", \"nat_src\": \"%s\", \"nat_sport\": %u"
+				: " as %s:%u", ns, ntohs(e->nat.sport));
+	}
 	if (c->json) {
 		fprintf(c->out, "%s\n  {\"from\": \"%s\", \"to\": \"%s\", \"proto\": \"%s\", "
 			"\"src\": \"%s\", \"dst\": \"%s\", \"sport\": %u, \"dport\": %u, "
 			"\"state\": \"%s\", \"confirmed\": %s, \"idle_s\": %.1f, "
-			"\"timeout_s\": %u, \"packets\": [%llu, %llu], \"bytes\": [%llu, %llu]}",
+			"\"timeout_s\": %u, \"packets\": [%llu, %llu], \"bytes\": [%llu, %llu]%s}",
 			c->n ? "," : "", zone_name(c, zin, zb[0], 16),
 			zone_name(c, e->zone_out, zb[1], 16), proto_name(proto, pb, sizeof(pb)),
 			src, dst, ntohs(v6 ? k6->sport : k4->sport), ntohs(v6 ? k6->dport : k4->dport),
@@ -278,18 +366,18 @@ static int list_one(void *ctx, int fd, bool v6, const void *key, const struct sl
 			e->flags & SLUICE_CT_CONFIRMED ? "true" : "false", age,
 			ct_timeout_s(c->t, proto, e->state),
 			(unsigned long long)e->packets, (unsigned long long)peer.packets,
-			(unsigned long long)e->bytes, (unsigned long long)peer.bytes);
+			(unsigned long long)e->bytes, (unsigned long long)peer.bytes, nat);
 	} else {
 		char a[INET6_ADDRSTRLEN + 8], b[INET6_ADDRSTRLEN + 8];
 
 		snprintf(a, sizeof(a), v6 ? "[%s]:%u" : "%s:%u", src, ntohs(v6 ? k6->sport : k4->sport));
 		snprintf(b, sizeof(b), v6 ? "[%s]:%u" : "%s:%u", dst, ntohs(v6 ? k6->dport : k4->dport));
-		fprintf(c->out, "%-6s %-8s -> %-8s %-23s %-23s %-11s %7.0fs %8llu %10llu %8llu %10llu\n",
+		fprintf(c->out, "%-6s %-8s -> %-8s %-23s %-23s %-11s %7.0fs %8llu %10llu %8llu %10llu%s\n",
 			proto_name(proto, pb, sizeof(pb)), zone_name(c, zin, zb[0], 16),
 			zone_name(c, e->zone_out, zb[1], 16), a, b,
 			e->state < SLUICE_CT_STATE_MAX ? ct_state_names[e->state] : "?", age,
 			(unsigned long long)e->packets, (unsigned long long)e->bytes,
-			(unsigned long long)peer.packets, (unsigned long long)peer.bytes);
+			(unsigned long long)peer.packets, (unsigned long long)peer.bytes, nat);
 	}
 	c->n++;
 	return 0;

@@ -31,6 +31,7 @@ struct ct_sweep_stats {
 	uint64_t expired;	/* flows removed: both directions timed out */
 	uint64_t orphans;	/* reply entries without their originating entry */
 	uint64_t expired_new;	/* of the expired, flows never confirmed */
+	uint64_t mappings_freed;	/* NAT mappings no flow used any more */
 };
 
 /* What the tables hold now: flows (originating entries) and capacity per

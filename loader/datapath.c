@@ -1997,6 +1997,21 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 		view->ct_ok = !ct_census(&m, &view->ct);
 	}
 	{
+		struct sluice_nat4_key k, *kp = NULL;
+		struct bpf_map_info info = {};
+		struct sluice_dp_config c = {};
+		__u32 len = sizeof(info), key0 = 0;
+
+		while (!bpf_map_get_next_key(dp->nat_ext_fd, kp, &k)) {
+			kp = &k;
+			view->nat_mappings++;
+		}
+		if (!bpf_obj_get_info_by_fd(dp->nat_ext_fd, &info, &len))
+			view->nat_size = info.max_entries;
+		if (!bpf_map_lookup_elem(dp->config_fd, &key0, &c) && c.nat_port_max >= c.nat_port_min)
+			view->nat_ports = c.nat_port_max - c.nat_port_min + 1;
+	}
+	{
 		struct bpf_map_info info = {};
 		__u32 len = sizeof(info);
 		struct sluice_fdb_key k, *kp = NULL;

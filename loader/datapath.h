@@ -95,6 +95,8 @@ struct dp_view {
 	__u32 fdb_size;
 	bool ct_ok;			/* ct was read */
 	struct ct_census ct;
+	__u32 nat_mappings, nat_size;	/* NAT mappings in use, and room for */
+	__u32 nat_ports;		/* masquerade's range (nat-ports), in ports */
 };
 
 int dp_view_read(struct dp *dp, struct dp_view *view);

@@ -379,6 +379,11 @@ static void report_ct(FILE *f, const struct dp_view *v)
 		(unsigned long long)(g->ct_expired + v->meta.ct_swept),
 		(unsigned long long)ct_evicted(v), (unsigned long long)g->ct_orphans,
 		(unsigned long long)g->ct_full);
+	fprintf(f, "\nNAT: %u mappings (table %u, range %u ports a protocol and address), "
+		"%llu made, %llu kept the inside port, %llu reused, %llu taken over when stale\n",
+		v->nat_mappings, v->nat_size, v->nat_ports, (unsigned long long)g->nat_mapped,
+		(unsigned long long)g->nat_preserved, (unsigned long long)g->nat_reused,
+		(unsigned long long)g->nat_taken_over);
 }
 
 static void ct_json(FILE *f, const struct dp_view *v)
@@ -395,6 +400,11 @@ static void ct_json(FILE *f, const struct dp_view *v)
 		(unsigned long long)(g->ct_expired + v->meta.ct_swept),
 		(unsigned long long)ct_evicted(v), (unsigned long long)g->ct_orphans,
 		(unsigned long long)g->ct_full);
+	fprintf(f, ",\"nat\":{\"mappings\":%u,\"size\":%u,\"ports\":%u,\"mapped\":%llu,"
+		"\"preserved\":%llu,\"reused\":%llu,\"taken_over\":%llu}",
+		v->nat_mappings, v->nat_size, v->nat_ports, (unsigned long long)g->nat_mapped,
+		(unsigned long long)g->nat_preserved, (unsigned long long)g->nat_reused,
+		(unsigned long long)g->nat_taken_over);
 }
 
 static void stats_json(FILE *f, const struct dp_view *prev, const struct dp_view *cur,

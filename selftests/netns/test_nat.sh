@@ -138,12 +138,26 @@ t_eim() {
 # mapped port from another port of the server is not let in; from the
 # server's own port it is (an answer).
 t_filtering() {
-	local got
-	in_ns "$H5" /usr/bin/python3 - >"$WORK/filter.out" 2>&1 <<'EOF' &
+	local got pid
+	in_ns "$INET" /usr/bin/python3 - >"$WORK/filter.srv" 2>&1 <<'EOF' &
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("203.0.113.1", 7102))
+s.settimeout(5)
+d, a = s.recvfrom(100)
+o = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+o.bind(("203.0.113.1", 7103))
+o.sendto(b"other-port", a)
+s.sendto(b"answer", a)
+print(a)
+EOF
+	pid=$!
+	wait_for 3000 listening "$INET" 7102 u
+	got=$(in_ns "$H5" /usr/bin/python3 - 2>&1 <<'EOF'
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("0.0.0.0", 20005))
-s.settimeout(4)
+s.settimeout(2)
 s.sendto(b"open", ("203.0.113.1", 7102))
 try:
     while True:
@@ -152,21 +166,8 @@ try:
 except socket.timeout:
     pass
 EOF
-	local pid=$!
-	in_ns "$INET" /usr/bin/python3 - >"$WORK/filter.srv" 2>&1 <<'EOF'
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("203.0.113.1", 7102))
-s.settimeout(3)
-d, a = s.recvfrom(100)
-o = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-o.bind(("203.0.113.1", 7103))
-o.sendto(b"other-port", a)
-s.sendto(b"answer", a)
-print(a)
-EOF
+)
 	wait $pid
-	got=$(cat "$WORK/filter.out")
 	echo "$got" | grep -q "7102 answer" && ! echo "$got" | grep -q other-port &&
 		pass "address-and-port-dependent filtering: the answer comes in, another port's datagram not" ||
 		{ fail "address-and-port-dependent filtering: the answer comes in, another port's datagram not ($got)"; detail "$WORK/filter.srv"; }
@@ -194,9 +195,9 @@ t_tcp_icmp() {
 t_counters() {
 	local s
 	s=$(stats_json)
-	[ "$(json_get "$s" "j['global']['nat_mapped'] >= 5 and j['global']['nat_preserved'] >= 1 and j['global']['nat_reused'] >= 1")" = True ] &&
-		pass "stats counts mappings made, ports preserved and mappings reused" ||
-		fail "stats counts mappings made, ports preserved and mappings reused ($(json_get "$s" "j.get('global')"))"
+	[ "$(json_get "$s" "j['nat']['mapped'] >= 5 and j['nat']['preserved'] >= 1 and j['nat']['reused'] >= 1 and j['nat']['mappings'] >= 5")" = True ] &&
+		pass "stats counts mappings in use and made, ports preserved, mappings reused" ||
+		fail "stats counts mappings in use and made, ports preserved, mappings reused ($(json_get "$s" "j.get('nat')"))"
 }
 
 for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters; do
