@@ -90,10 +90,10 @@ run_local() {
 		tcmode)	# the datapath suites again with every port in tc mode
 			# (TCX on the host kernel, clsact filters on 6.1), and on
 			# a mixed box (XDP ports handing frames to tc): the host
-			# runs all four; to keep `make check` within its half
+			# runs all six; to keep `make check` within its half
 			# hour each guest runs one, 6.1 (clsact) routing in tc
 			# mode, 6.12 (TCX) bridging on the mixed box
-			local runs="tc:bridge tc:route mixed:bridge mixed:route" r
+			local runs="tc:bridge tc:route tc:nat mixed:bridge mixed:route mixed:nat" r
 			[ "$LABEL" = 6.1 ] && runs=tc:route
 			[ "$LABEL" = 6.12 ] && runs=mixed:bridge
 			for r in $runs; do

@@ -626,7 +626,34 @@ struct l3d {
 	__u16 frag;			/* IPv4 fragment field, host order */
 	const unsigned char *dst_mac;	/* instead of the router's */
 	const struct l3d *quote;	/* ICMP error: the packet it is about */
+	int csum;			/* compute the L4 checksum (else UDP's is 0) */
+	/* NAT: what the routed frame carries instead (0/NULL: unchanged) */
+	const char *nat_src, *nat_dst;
+	__u16 nat_sport, nat_dport;
 };
+
+/* The L4 checksum of an IPv4 packet, computed whole (the datapath updates
+ * it incrementally: the fixtures compare the two): TCP and UDP over the
+ * pseudo header, ICMP over its message alone. */
+static void l4_csum4(struct iphdr *ip, unsigned int l4len)
+{
+	__u8 *l4 = (__u8 *)ip + ip->ihl * 4;
+	int off = ip->protocol == IPPROTO_TCP ? 16 : ip->protocol == IPPROTO_UDP ? 6 : 2;
+	uint32_t sum = 0;
+	__u16 c;
+
+	memset(l4 + off, 0, 2);
+	if (ip->protocol != IPPROTO_ICMP) {
+		/* (csum16 sums big-endian 16-bit words) */
+		sum = ntohs((__u16)ip->saddr) + ntohs((__u16)(ip->saddr >> 16)) +
+		      ntohs((__u16)ip->daddr) + ntohs((__u16)(ip->daddr >> 16)) +
+		      ip->protocol + l4len;
+	}
+	c = csum16(l4, l4len, sum);
+	if (ip->protocol == IPPROTO_UDP && !c)
+		c = 0xffff;
+	memcpy(l4 + off, &c, 2);
+}
 
 static void l3_l4(struct pkt *p, const struct l3d *d)
 {
@@ -688,12 +715,21 @@ static void l3_build(struct pkt *p, const struct l3d *d, int routed)
 	}
 	{
 		struct iphdr *ip = pkt_ipv4(p, d->proto, 0, d->opt);
+		struct l3d x = *d;
 
+		if (routed) {	/* translated */
+			x.src = d->nat_src ? d->nat_src : d->src;
+			x.dst = d->nat_dst ? d->nat_dst : d->dst;
+			x.sport = d->nat_sport ? d->nat_sport : d->sport;
+			x.dport = d->nat_dport ? d->nat_dport : d->dport;
+		}
 		start = p->len;
-		l3_l4(p, d);
+		l3_l4(p, &x);
 		l4len = p->len - start;
-		inet_pton(AF_INET, d->src, &ip->saddr);
-		inet_pton(AF_INET, d->dst, &ip->daddr);
+		inet_pton(AF_INET, x.src, &ip->saddr);
+		inet_pton(AF_INET, x.dst, &ip->daddr);
+		if (d->csum)
+			l4_csum4(ip, l4len);
 		ip->ttl = ttl;
 		ip->frag_off = htons(d->frag);
 		ip->tot_len = htons(ip->ihl * 4 + l4len);
@@ -770,6 +806,31 @@ L3(bogon_in, .from_wan = 1, .src = "10.1.2.3", .dst = LAN_HOST, .proto = IPPROTO
 L3(bogon6_in, .v6 = 1, .from_wan = 1, .src = "fd99::1", .dst = "fd00:10::20",
    .proto = IPPROTO_UDP, .sport = 53, .dport = 40000)
 
+/* NAT: the same packets with every checksum, masqueraded to the WAN
+ * address 203.0.113.2 (port and identifier preserved: free, and outside
+ * the router's own range, which the fixtures leave empty). */
+#define WAN_ADDR	"203.0.113.2"
+L3(nu_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 53, .payload = 18, .csum = 1, .nat_src = WAN_ADDR)
+L3(nu_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_UDP, .sport = 53,
+   .dport = 40000, .payload = 18, .csum = 1, .nat_dst = LAN_HOST)
+L3(nu0_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 53, .payload = 18, .nat_src = WAN_ADDR)	/* UDP checksum 0: none */
+L3(nsyn_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
+   .dport = 443, .tcp_flags = 0x02, .csum = 1, .nat_src = WAN_ADDR)
+L3(necho_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_ICMP, .icmp_type = 8,
+   .sport = 77, .payload = 16, .csum = 1, .nat_src = WAN_ADDR)
+L3(necho_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_ICMP,
+   .icmp_type = 0, .sport = 77, .payload = 16, .csum = 1, .nat_dst = LAN_HOST)
+/* a second host whose port 40000 is taken gets the range's only port */
+L3(nu_second, .src = "192.168.10.21", .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 53, .payload = 18, .csum = 1, .nat_src = WAN_ADDR, .nat_sport = 1024)
+L3(nttl1_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 33434, .ttl = 1, .csum = 1)
+L3(nfrag_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .frag = 185,
+   .payload = 24)
+L3(ngre_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_GRE, .payload = 24)
+
 /* Flows and policy changes, one function per fixture. */
 static void f_udp_open(void)
 {
@@ -817,6 +878,64 @@ static void f_bogon_open(void)
 		 0, 1);
 	zone_put(Z_WAN, "wan", 0, SLUICE_ZONE_INPUT_DROP | SLUICE_ZONE_BOGONS);
 	f_on_lan5();
+}
+
+/* The WAN zone masquerades (203.0.113.2). */
+static void f_masq(void)
+{
+	struct sluice_l3 wan = { .zone = Z_WAN, .flags = SLUICE_L3_MASQUERADE };
+
+	inet_pton(AF_INET, WAN_ADDR, &wan.addr4);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_l3), &ifindex_of[P_WAN], &wan, BPF_ANY);
+	clear_map(bpf_map__fd(skel->maps.sluice_nat4_ext), 0);
+	clear_map(bpf_map__fd(skel->maps.sluice_nat4_int), 0);
+	f_on_lan5();
+}
+/* ... and LAN_HOST:PORT has a masqueraded flow to INET_HOST:RPORT. */
+static void masq_flow(__u8 proto, __u16 port, __u16 rport)
+{
+	struct sluice_ct4_key k = { .sport = htons(port), .dport = htons(rport), .proto = proto,
+				    .zone = Z_LAN };
+	struct sluice_ct4_key r = { .sport = htons(rport), .dport = htons(port), .proto = proto,
+				    .zone = Z_WAN };
+	struct sluice_ct_entry e = { .last_seen = now_ns(), .policy_gen = 1,
+				     .state = SLUICE_CT_UNREPLIED, .zone_out = Z_WAN,
+				     .flags = SLUICE_CT_NAT };
+	struct sluice_ct_entry re = e;
+	int fd = bpf_map__fd(skel->maps.sluice_ct4_new);
+
+	f_masq();
+	inet_pton(AF_INET, LAN_HOST, &k.src);
+	inet_pton(AF_INET, INET_HOST, &k.dst);
+	inet_pton(AF_INET, INET_HOST, &r.src);
+	inet_pton(AF_INET, WAN_ADDR, &r.dst);
+	e.nat = (struct sluice_ct_nat4){ .saddr = r.dst, .daddr = k.dst, .sport = k.sport,
+					 .dport = k.dport };
+	re.zone_out = Z_LAN;
+	re.flags |= SLUICE_CT_REPLY;
+	re.nat = (struct sluice_ct_nat4){ .saddr = k.dst, .daddr = k.src, .sport = k.dport,
+					  .dport = k.sport };
+	if (bpf_map_update_elem(fd, &k, &e, BPF_ANY) || bpf_map_update_elem(fd, &r, &re, BPF_ANY))
+		printf("    masq_flow: %s\n", strerror(errno));
+}
+static void f_masq_udp(void) { masq_flow(IPPROTO_UDP, 40000, 53); }
+static void f_masq_echo(void) { masq_flow(IPPROTO_ICMP, 77, 77); }
+/* Port 40000 of the WAN address is mapped to another LAN host, live; the
+ * range is one port (1024), so the choice is known. */
+static void f_masq_taken(void)
+{
+	struct sluice_nat4_key xk = { .port = htons(40000), .proto = IPPROTO_UDP };
+	struct sluice_nat4_map v = { .last_seen = now_ns(), .port = htons(40000) };
+	struct sluice_dp_config cfg;
+	__u32 zero = 0;
+
+	f_masq();
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg);
+	cfg.nat_port_min = cfg.nat_port_max = 1024;
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, BPF_ANY);
+	inet_pton(AF_INET, WAN_ADDR, &xk.addr);
+	inet_pton(AF_INET, LAN_HOST, &v.addr);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_nat4_ext), &xk, &v, BPF_ANY);
 }
 
 #define PASS_(r)	XDP_PASS, SLUICE_VERDICT_PASS, SLUICE_PASS_##r
@@ -1019,6 +1138,31 @@ static const struct fixture fixtures[] = {
 	{ "l3: with fwmark policy rules, routed traffic passes to the kernel after the verdict",
 	  u_out, PASS_(FWMARK_RULES), .ingress = P_LAN5, .setup = f_fwmark_rules, .learn = 1,
 	  .ct_new = 1 },
+	/* NAT (#10): masquerade to the WAN address, every checksum verified */
+	{ "nat: UDP LAN to WAN masqueraded: source 203.0.113.2, port kept, IP and UDP checksums",
+	  nu_out, REDIRECT_, .ingress = P_LAN5, .setup = f_masq, .expect = nu_out_out,
+	  .egress = P_WAN, .ct_new = 1 },
+	{ "nat: the reply translated back to the LAN host, every checksum", nu_in, REDIRECT_,
+	  .ingress = P_WAN, .setup = f_masq_udp, .expect = nu_in_out, .egress = P_LAN5,
+	  .ct_confirmed = 1 },
+	{ "nat: a UDP checksum of zero (none) stays zero", nu0_out, REDIRECT_, .ingress = P_LAN5,
+	  .setup = f_masq, .expect = nu0_out_out, .egress = P_WAN, .ct_new = 1 },
+	{ "nat: TCP SYN masqueraded, TCP checksum", nsyn_out, REDIRECT_, .ingress = P_LAN5,
+	  .setup = f_masq, .expect = nsyn_out_out, .egress = P_WAN, .ct_new = 1 },
+	{ "nat: ICMP echo masqueraded, identifier kept, ICMP checksum", necho_out, REDIRECT_,
+	  .ingress = P_LAN5, .setup = f_masq, .expect = necho_out_out, .egress = P_WAN,
+	  .ct_new = 1 },
+	{ "nat: the echo reply translated back", necho_in, REDIRECT_, .ingress = P_WAN,
+	  .setup = f_masq_echo, .expect = necho_in_out, .egress = P_LAN5, .ct_confirmed = 1 },
+	{ "nat: a port another host's live mapping holds is not shared (REQ-3)", nu_second,
+	  REDIRECT_, .ingress = P_LAN5, .setup = f_masq_taken, .expect = nu_second_out,
+	  .egress = P_WAN, .ct_new = 1 },
+	{ "nat: TTL 1 goes to the kernel untranslated (its time-exceeded reaches the host)",
+	  nttl1_out, PASS_(TTL), .ingress = P_LAN5, .setup = f_masq, .ct_new = 1 },
+	{ "nat: a later fragment towards a masquerading zone dropped, never sent untranslated",
+	  nfrag_out, DROP_(NAT_UNSUPPORTED), .ingress = P_LAN5, .setup = f_masq },
+	{ "nat: GRE towards a masquerading zone dropped (no translation for it yet)", ngre_out,
+	  DROP_(NAT_UNSUPPORTED), .ingress = P_LAN5, .setup = f_masq },
 	/* l3: sources */
 	{ "l3: a loopback source is never forwarded", martian_out, DROP_(MARTIAN_SRC),
 	  .ingress = P_LAN5, .learn = 1 },
