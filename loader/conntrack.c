@@ -443,11 +443,35 @@ static int flush_one(void *ctx, int fd, bool v6, const void *key, const struct s
 
 	if (e->flags & SLUICE_CT_REPLY || !matches(c->f, v6, key))
 		return 0;
+	if (c->f->nat_src && (v6 || !(e->flags & SLUICE_CT_NAT) || e->nat.saddr != c->f->nat_src))
+		return 0;
 	reverse_key(v6, key, e, rkey);
 	bpf_map_delete_elem(fd, rkey);
 	if (!bpf_map_delete_elem(fd, key))
 		c->n++;
 	return 0;
+}
+
+long ct_nat_forget(const struct ct_maps *m, __be32 addr)
+{
+	struct sluice_nat4_key k, next, *kp = NULL;
+	struct sluice_nat4_map v;
+	long n = 0;
+
+	while (!bpf_map_get_next_key(m->nat_ext, kp, &next)) {
+		k = next;
+		kp = &k;
+		if (k.addr != addr || bpf_map_lookup_elem(m->nat_ext, &k, &v))
+			continue;
+		{
+			struct sluice_nat4_key ik = { .addr = v.addr, .port = v.port,
+						      .proto = k.proto, .zone = v.zone };
+
+			bpf_map_delete_elem(m->nat_int, &ik);
+		}
+		n += !bpf_map_delete_elem(m->nat_ext, &k);
+	}
+	return n;
 }
 
 long ct_flush(const struct ct_maps *m, const struct ct_filter *f, long *unconfirmed)

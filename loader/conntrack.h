@@ -24,6 +24,7 @@ struct ct_filter {
 	bool has_addr;
 	int proto;		/* IPPROTO_*, or -1 */
 	int port;		/* either port, or -1 */
+	__be32 nat_src;		/* IPv4 flows translated to this source; 0: any */
 };
 
 struct ct_sweep_stats {
@@ -56,6 +57,10 @@ int ct_list(const struct ct_maps *m, const struct ct_filter *f, const char *cons
 /* Remove the flows that match F (both directions). Returns how many, or
  * -errno; *UNCONFIRMED gets how many of them were unconfirmed. */
 long ct_flush(const struct ct_maps *m, const struct ct_filter *f, long *unconfirmed);
+
+/* Remove the NAT mappings of external address ADDR (its flows go with
+ * ct_flush and a ct_filter's nat_src). Returns how many. */
+long ct_nat_forget(const struct ct_maps *m, __be32 addr);
 
 /* Bytes a hash table of MAX_ENTRIES elements takes in the kernel, element
  * headers and buckets included (6.1's bytes_memlock leaves the headers

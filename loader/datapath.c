@@ -13,6 +13,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <arpa/inet.h>
 #include <net/if.h>
 #include <net/if_arp.h>
 #include <linux/if_bridge.h>
@@ -24,6 +25,7 @@
 #include "attach.h"
 #include "uapi_compat.h"
 #include "datapath.h"
+#include "conntrack.h"
 #include "fdb.h"
 #include "nl.h"
 #include "util.h"
@@ -1321,15 +1323,45 @@ static bool wanted_l3(const struct wants *w, __u32 ifindex)
 	return false;
 }
 
+/* The masquerade address of an interface changed (DHCP gave another, PPP
+ * reconnected): the flows translated to the old one cannot work any more
+ * (replies go to an address the router no longer has), and their ports
+ * would block nothing. Remove them and their mappings, so the hosts'
+ * next packets open new flows from the new address. */
+static void masq_moved(struct dp *dp, __u32 ifindex, __be32 old, __be32 now)
+{
+	struct ct_maps m = { dp->ct4_fd, dp->ct4_new_fd, dp->ct6_fd, dp->ct6_new_fd,
+			     dp->nat_ext_fd, dp->nat_int_fd };
+	struct ct_filter f = { .proto = -1, .port = -1, .nat_src = old };
+	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN], name[IF_NAMESIZE] = "?";
+	long n, unconfirmed = 0, maps;
+
+	n = ct_flush(&m, &f, &unconfirmed);
+	maps = ct_nat_forget(&m, old);
+	if (n > 0)
+		dp_ct_account(dp, 0, 0, unconfirmed);
+	inet_ntop(AF_INET, &old, a, sizeof(a));
+	inet_ntop(AF_INET, &now, b, sizeof(b));
+	if_indextoname(ifindex, name);
+	log_info("%s: masquerade address %s -> %s: %ld translated flows and %ld mappings of %s "
+		 "removed", name, a, now ? b : "none", n < 0 ? 0 : n, maps, a);
+}
+
 static int write_l3(struct dp *dp, const struct sluice_config *cfg, const struct wants *w)
 {
 	for (int i = 0; i < w->n; i++) {
-		struct sluice_l3 v = { .zone = w->v[i].zone, .addr4 = w->v[i].port.ipv4 };
+		struct sluice_l3 v = { .zone = w->v[i].zone, .addr4 = w->v[i].port.ipv4 }, old;
 
 		/* (an L3-only device's replies never pass sluice: its NAT is
 		 * the kernel's, see add_l3only) */
 		if (cfg->zones[v.zone].masquerade)
 			v.flags |= SLUICE_L3_MASQUERADE;
+		if (!bpf_map_lookup_elem(dp->l3_fd, &w->v[i].port.l3_ifindex, &old) &&
+		    (old.flags & SLUICE_L3_MASQUERADE) && old.addr4 && old.addr4 != v.addr4) {
+			/* (the new address first: no new flow takes the old one) */
+			bpf_map_update_elem(dp->l3_fd, &w->v[i].port.l3_ifindex, &v, BPF_ANY);
+			masq_moved(dp, w->v[i].port.l3_ifindex, old.addr4, v.addr4);
+		}
 		if (bpf_map_update_elem(dp->l3_fd, &w->v[i].port.l3_ifindex, &v, BPF_ANY))
 			return -errno;
 	}

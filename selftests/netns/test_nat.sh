@@ -200,7 +200,34 @@ t_counters() {
 		fail "stats counts mappings in use and made, ports preserved, mappings reused ($(json_get "$s" "j.get('nat')"))"
 }
 
-for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters; do
+# The WAN address changes (a new DHCP lease) under the daemon: within a
+# second or two the flows of the old address are gone and the same inside
+# endpoint reaches the server from the new address, without a reload.
+t_wan_address() {
+	local out
+	nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -v -c "$CFG" >"$WORK/daemon.log" 2>&1 &
+	DAEMON_PID=$!
+	sleep 1
+	out=$(udp_seen "$H1" 20011 203.0.113.1 7100)
+	ip -n "$RTR" addr del 203.0.113.2/24 dev wan0
+	ip -n "$RTR" addr add 203.0.113.3/24 dev wan0
+	ip -n "$RTR" route replace default via 203.0.113.1
+	if wait_for 3000 eval "udp_seen \"\$H1\" 20011 203.0.113.1 7100 | grep -qx 203.0.113.3:20011"; then
+		pass "the WAN address changes: the same endpoint comes from the new one within seconds, no reload (before: $out)"
+	else
+		fail "the WAN address changes: the same endpoint comes from the new one within seconds, no reload (before: $out, after: $(udp_seen "$H1" 20011 203.0.113.1 7100))"
+		detail "$WORK/daemon.log"
+	fi
+	[ "$(json_get "$(ct_json)" "[f.get('nat_src') for f in j if f.get('nat_src') == '203.0.113.2']")" = "[]" ] &&
+		grep -q "masquerade address 203.0.113.2 -> 203.0.113.3" "$WORK/daemon.log" &&
+		pass "the old address's flows and mappings are removed, and the daemon says so" ||
+		{ fail "the old address's flows and mappings are removed, and the daemon says so"; detail "$WORK/daemon.log"; }
+	kill "$DAEMON_PID" 2>/dev/null
+	wait "$DAEMON_PID" 2>/dev/null
+	DAEMON_PID=
+}
+
+for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_wan_address; do
 	start=$SECONDS
 	$t
 	echo "# $t: $((SECONDS - start)) s"
