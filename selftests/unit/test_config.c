@@ -145,7 +145,7 @@ static bool check_parse(const char *name, const char *text, const char *want)
 	"rule any -> any src @blocked drop\n"				\
 	"shape wan upload 20mbit download 300mbit overhead ethernet\n"
 
-#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\", \"conntrack\" or \"port\""
+#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\", \"conntrack\", \"port\" or \"nat-ports\""
 #define ZITEMS "expected \"interfaces\", \"input\", \"masquerade\", \"mss-clamp\", \"filtering\", \"bogons\" or \"}\""
 #define ACTIONS "expected \"accept\", \"drop\" or \"reject\""
 #define OVERHEADS "expected \"ethernet\", \"docsis\", \"pppoe-ptm\", \"bridged-ptm\", \"atm\" or a byte count (-64..256)"
@@ -279,6 +279,14 @@ static const struct parse_case {
 	  "t.conf:1:9: unexpected end of file, expected a number of entries" },
 	{ "fdb-size twice", "fdb-size 64\nfdb-size 128",
 	  "t.conf:2:1: duplicate fdb-size (first on line 1)" },
+	{ "nat-ports reversed", "nat-ports 5000-2000",
+	  "t.conf:1:11: port range 5000-2000 is reversed" },
+	{ "nat-ports too few", "nat-ports 2000-2010",
+	  "t.conf:1:1: nat-ports 2000-2010: at least 64 ports needed" },
+	{ "nat-ports twice", "nat-ports 2000-3000\nnat-ports 4000-5000",
+	  "t.conf:2:1: duplicate nat-ports (first on line 1)" },
+	{ "nat-ports zero", "nat-ports 0-3000",
+	  "t.conf:1:11: invalid port range \"0-3000\" (expected 1..65535)" },
 	{ "port mode unknown", "port eth0 mode fast",
 	  "t.conf:1:16: expected \"xdp\", \"tc\" or \"generic\", got \"fast\"" },
 	{ "port without mode", "port eth0 tc",
@@ -646,7 +654,6 @@ static void collect_inactive(void *ctx, const struct cfg_loc *loc, const char *w
 static bool test_inactive(void)
 {
 	static const char *const want[] = {
-		"9:5 masquerade (zone wan)",
 		"12:1 port-forward wan tcp 8443",
 		"13:1 set blocked",
 		"14:1 rule wan -> router",
@@ -895,6 +902,26 @@ static bool test_shape_values(void)
 		      "shape lan upload 1.5kbit download 123bit overhead bridged-ptm ecn on\n", &cfg))
 		return false;
 	ok = shape_values(&cfg);
+	cfg_free(&cfg);
+	return ok;
+}
+
+static bool nat_ports_values(const struct sluice_config *c)
+{
+	EXPECT_INT(c->nat_port_min, 2000);
+	EXPECT_INT(c->nat_port_max, 29999);
+	EXPECT_INT(c->nat_ports_loc.line, 3);
+	return true;
+}
+
+static bool test_nat_ports(void)
+{
+	struct sluice_config cfg;
+	bool ok;
+
+	if (!parse_ok("t.conf", Z "nat-ports 2000-29999\n", &cfg))
+		return false;
+	ok = nat_ports_values(&cfg);
 	cfg_free(&cfg);
 	return ok;
 }
@@ -1204,6 +1231,7 @@ static const struct value_case {
 	{ "port-forward values", test_port_forward_values },
 	{ "zone values", test_zone_values },
 	{ "shape values", test_shape_values },
+	{ "nat-ports values", test_nat_ports },
 	{ "rate units", test_rates },
 	{ "small error buffer", test_small_error_buffer },
 	{ "set file", test_set_file },
