@@ -44,6 +44,12 @@ enum l3_kind {
 	L3_UNTRACKED,		/* other protocols and ICMP types: policy only */
 };
 
+enum l3_nat {
+	L3_NAT_NONE = 0,
+	L3_NAT_FLOW,		/* a packet of a translated flow */
+	L3_NAT_ICMP_ERROR,	/* an ICMP error about one: the quote too (RFC 5508) */
+};
+
 /* Everything the tracker needs, copied out of the packet by the l3 stage:
  * the decision below runs as a BPF global function, which the verifier
  * checks once on its own instead of once per path through the stages
@@ -67,9 +73,12 @@ struct l3_facts {
 	__u8 egress_xdp;		/* out: the egress port transmits XDP frames */
 	__u8 df;			/* IPv4 don't-fragment */
 	__u8 masq_out;			/* the egress zone masquerades (IPv4 only) */
-	__u8 nat;			/* out: the packet leaves as xlat */
+	__u8 nat;			/* out: enum l3_nat */
+	__u8 iplain;			/* ICMP error: the quote's IP header has no options */
 	__be32 masq;			/* masq_out: the egress interface's address, 0 none yet */
-	struct sluice_ct_nat4 xlat;	/* nat: the tuple it leaves with */
+	struct sluice_ct_nat4 xlat;	/* nat: the tuple it leaves with (an ICMP
+					 * error: its addresses) */
+	struct sluice_ct_nat4 ixlat;	/* L3_NAT_ICMP_ERROR: the quoted packet's */
 	/* out, with a REDIRECT */
 	__u32 egress, egress_slot;
 	__u8 dmac[6], smac[6];
@@ -495,7 +504,7 @@ static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct
 				   : PKT_CONTINUE;
 	}
 	if (e->flags & SLUICE_CT_NAT) {
-		f->nat = 1;
+		f->nat = L3_NAT_FLOW;
 		f->xlat = e->nat;
 	}
 	g = gstats();
@@ -565,6 +574,53 @@ static __always_inline struct sluice_ct_entry *ct_find(const struct l3_facts *f,
 	return 0;
 }
 
+/* An ICMP error quotes the packet it is about; the error is related when
+ * that packet's flow is tracked. The quoted packet went out towards the
+ * error's sender, so the error arrives like that flow's replies, from the
+ * same zone: look up the reverse of the quoted tuple. */
+static __always_inline struct sluice_ct_entry *ct_related(const struct l3_facts *f)
+{
+	struct sluice_ct_entry *e;
+	struct ct_key k = {};
+
+	k.v6 = f->v6;
+	if (!f->v6) {
+		k.k4.src = f->idst[0];
+		k.k4.dst = f->isrc[0];
+		k.k4.sport = f->idport;
+		k.k4.dport = f->isport;
+		k.k4.proto = f->iproto;
+		k.k4.zone = f->zone_in;
+	} else {
+		__builtin_memcpy(k.k6.src, f->idst, 16);
+		__builtin_memcpy(k.k6.dst, f->isrc, 16);
+		k.k6.sport = f->idport;
+		k.k6.dport = f->isport;
+		k.k6.proto = f->iproto;
+		k.k6.zone = f->zone_in;
+	}
+	e = ct_get(&k, 1);
+	return e ? e : ct_get(&k, 0);
+}
+
+/* An ICMP error about a translated flow is translated with it (RFC 5508):
+ * E is the entry of the direction the error travels (the reverse of the
+ * quoted packet's), whose translated tuple says where it goes. The quoted
+ * packet becomes what its sender sent (that tuple reversed); the error's
+ * source, when it is the quoted packet's destination (the end host
+ * answering), becomes the address the sender knows it by. A router on the
+ * path (time exceeded) keeps its own. */
+static __always_inline void nat_icmp_error(struct l3_facts *f, const struct sluice_ct_entry *e)
+{
+	f->nat = L3_NAT_ICMP_ERROR;
+	f->xlat.saddr = f->src[0] == f->idst[0] ? e->nat.saddr : f->src[0];
+	f->xlat.daddr = e->nat.daddr;
+	f->ixlat.saddr = e->nat.daddr;
+	f->ixlat.daddr = e->nat.saddr;
+	f->ixlat.sport = e->nat.dport;
+	f->ixlat.dport = e->nat.sport;
+}
+
 /* Find the packet's flow before routing: a translated flow's packets are
  * routed to where they leave for (a reply to the masquerade address goes
  * to the inside host). Returns its entry for l3_decide (the time, and the
@@ -581,11 +637,17 @@ static __always_inline struct sluice_ct_entry *l3_lookup(struct l3_facts *f,
 	if (!s)
 		return 0;
 	s->now = bpf_ktime_get_coarse_ns();
+	if (f->kind == L3_ICMP_ERROR && f->icmp_error && !f->v6) {
+		e = ct_related(f);
+		if (e && (e->flags & SLUICE_CT_NAT))
+			nat_icmp_error(f, e);
+		return 0;
+	}
 	if (f->kind != L3_TRACKED || f->later_fragment)
 		return 0;
 	e = ct_find(f, cfg, s->now, &s->keys.k, &s->keys.r, &confirmed, &peer);
 	if (e && (e->flags & SLUICE_CT_NAT) && !f->v6) {
-		f->nat = 1;
+		f->nat = L3_NAT_FLOW;
 		f->xlat = e->nat;
 	}
 	return e;
@@ -661,33 +723,6 @@ static __always_inline int ct_track(void *ctx, struct l3_facts *f,
 	return PKT_CONTINUE;
 }
 
-/* An ICMP error quotes the packet it is about; the error is related when
- * that packet's flow is tracked. The quoted packet went out towards the
- * error's sender, so the error arrives like that flow's replies, from the
- * same zone: look up the reverse of the quoted tuple. */
-static __always_inline int ct_related(const struct l3_facts *f)
-{
-	struct ct_key k = {};
-
-	k.v6 = f->v6;
-	if (!f->v6) {
-		k.k4.src = f->idst[0];
-		k.k4.dst = f->isrc[0];
-		k.k4.sport = f->idport;
-		k.k4.dport = f->isport;
-		k.k4.proto = f->iproto;
-		k.k4.zone = f->zone_in;
-	} else {
-		__builtin_memcpy(k.k6.src, f->idst, 16);
-		__builtin_memcpy(k.k6.dst, f->isrc, 16);
-		k.k6.sport = f->idport;
-		k.k6.dport = f->isport;
-		k.k6.proto = f->iproto;
-		k.k6.zone = f->zone_in;
-	}
-	return ct_get(&k, 1) || ct_get(&k, 0);
-}
-
 /* The zone verdict of a forwarded packet, and its connection's state:
  * PKT_CONTINUE (accepted) or a packed drop. E: what l3_lookup found. */
 static __always_inline int l3_decide(void *ctx, struct l3_facts *f,
@@ -696,8 +731,11 @@ static __always_inline int l3_decide(void *ctx, struct l3_facts *f,
 	int why;
 
 	if (f->kind == L3_ICMP_ERROR) {
-		if (f->masq_out)	/* quoted headers would leave untranslated */
-			return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_UNSUPPORTED);
+		if (f->nat == L3_NAT_ICMP_ERROR)	/* related, translated (l3_lookup) */
+			return f->iplain ? PKT_CONTINUE
+				: L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_UNSUPPORTED);
+		if (f->masq_out)	/* about no translated flow: it would leak */
+			return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
 		return f->icmp_error && ct_related(f) ? PKT_CONTINUE
 			: L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
 	}

@@ -227,7 +227,7 @@ static __always_inline void nat_rewrite(struct pkt *p, const struct sluice_ct_na
 		ip->daddr = x->daddr;
 	}
 	if (proto == IPPROTO_ICMP) {	/* the echo identifier, l4[2] */
-		if (l4[2] != x->sport) {
+		if (cs && l4[2] != x->sport) {	/* (cs is set: for the verifier) */
 			csum_upd16(cs, l4[2], x->sport);
 			l4[2] = x->sport;
 		}
@@ -245,6 +245,87 @@ static __always_inline void nat_rewrite(struct pkt *p, const struct sluice_ct_na
 	}
 	if (cs && udp && !*cs)
 		*cs = 0xffff;
+}
+
+/* A 16-bit word of an ICMP message changes to V: the ICMP checksum (no
+ * pseudo header) follows it. */
+static __always_inline void icmp_word(__u16 *ics, __u16 *w, __u16 v)
+{
+	if (*w == v)
+		return;
+	csum_upd16(ics, *w, v);
+	*w = v;
+}
+
+static __always_inline void icmp_addr(__u16 *ics, __be32 *a, __be32 v)
+{
+	if (*a == v)
+		return;
+	csum_upd32(ics, *a, v);
+	*a = v;
+}
+
+/* An ICMP error about a translated flow (RFC 5508): the outer addresses
+ * become O's, the quoted packet becomes Q's tuple, with every checksum: the
+ * outer IP header's, the quoted IP header's, the quoted L4 checksum when
+ * the quote holds it (UDP's unless zero, TCP's if 18 bytes were quoted,
+ * ICMP echo's), and the error's own ICMP checksum over all of it. A quote
+ * with IP options never gets here (l3_decide drops it). */
+static __always_inline void nat_rewrite_icmp_error(struct pkt *p, const struct sluice_ct_nat4 *o,
+						   const struct sluice_ct_nat4 *q)
+{
+	struct iphdr *ip = p->f.l3, *in;
+	__u16 *ics, *il4, *l4cs = 0, c;
+	__u8 *icmp = p->f.l4;
+	void *end = p->data_end;
+
+	if (!ip || (void *)(ip + 1) > end || !icmp || (void *)(icmp + 8) > end)
+		return;
+	in = (void *)(icmp + 8);
+	if ((void *)(in + 1) > end || in->ihl != 5)
+		return;
+	il4 = (void *)(in + 1);
+	if ((void *)(il4 + 4) > end)
+		return;
+	ics = (__u16 *)(icmp + 2);
+	if (ip->saddr != o->saddr) {
+		csum_upd32(&ip->check, ip->saddr, o->saddr);
+		ip->saddr = o->saddr;
+	}
+	if (ip->daddr != o->daddr) {
+		csum_upd32(&ip->check, ip->daddr, o->daddr);
+		ip->daddr = o->daddr;
+	}
+	if (in->protocol == IPPROTO_UDP && il4[3])
+		l4cs = &il4[3];
+	else if (in->protocol == IPPROTO_TCP && (void *)(il4 + 9) <= end)
+		l4cs = &il4[8];
+	/* the quoted IP header's checksum, as a word of the ICMP message */
+	c = in->check;
+	csum_upd32(&c, in->saddr, q->saddr);
+	csum_upd32(&c, in->daddr, q->daddr);
+	icmp_word(ics, &in->check, c);
+	if (in->protocol == IPPROTO_ICMP) {	/* echo: identifier il4[2], checksum il4[1] */
+		c = il4[1];
+		csum_upd16(&c, il4[2], q->sport);
+		icmp_word(ics, &il4[1], c);
+		icmp_word(ics, &il4[2], q->sport);
+	} else {
+		if (l4cs) {	/* pseudo header and ports */
+			c = *l4cs;
+			csum_upd32(&c, in->saddr, q->saddr);
+			csum_upd32(&c, in->daddr, q->daddr);
+			csum_upd16(&c, il4[0], q->sport);
+			csum_upd16(&c, il4[1], q->dport);
+			if (in->protocol == IPPROTO_UDP && !c)
+				c = 0xffff;
+			icmp_word(ics, l4cs, c);
+		}
+		icmp_word(ics, &il4[0], q->sport);
+		icmp_word(ics, &il4[1], q->dport);
+	}
+	icmp_addr(ics, &in->saddr, q->saddr);
+	icmp_addr(ics, &in->daddr, q->daddr);
 }
 
 #endif /* SLUICE_NAT_H */

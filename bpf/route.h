@@ -165,6 +165,7 @@ static __always_inline void l3_quote(struct pkt *p, struct l3_facts *f)
 		f->iproto = ip->protocol;
 		f->isrc[0] = ip->saddr;
 		f->idst[0] = ip->daddr;
+		f->iplain = ip->ihl == 5;
 	} else {
 		struct ipv6hdr *ip6 = inner;
 
@@ -360,7 +361,7 @@ static __always_inline void l3_rewrite(struct pkt *p)
  * kernel answers the remote about the packet as it would forward it. */
 static __always_inline void nat_untranslated_src(struct l3_facts *f)
 {
-	if (f->nat && (f->xlat.saddr != f->src[0] || f->xlat.sport != f->sport))
+	if (f->nat == L3_NAT_FLOW && (f->xlat.saddr != f->src[0] || f->xlat.sport != f->sport))
 		f->nat = 0;
 }
 
@@ -491,7 +492,7 @@ static __always_inline int l3_forward(struct pkt *p, struct l3_call *c)
 	v = l3_route(p->ctx, p->hook, f, &s->fib);
 	c->reason = v & 0xff;
 	v >>= 8;
-	c->nat = f->nat && v != SLUICE_VERDICT_DROP;
+	c->nat = v != SLUICE_VERDICT_DROP ? f->nat : 0;
 	if (v == SLUICE_VERDICT_REDIRECT) {
 		__builtin_memcpy(c->dmac, f->dmac, ETH_ALEN);
 		__builtin_memcpy(c->smac, f->smac, ETH_ALEN);
@@ -503,15 +504,15 @@ static __always_inline int l3_forward(struct pkt *p, struct l3_call *c)
 	return v;
 }
 
-/* The tuple a translated packet leaves with (pkt.nat): left in the scratch
- * map by the l3 stage, which ran earlier in this same program run on this
- * CPU (nothing else runs there in between). */
-static __always_inline const struct sluice_ct_nat4 *l3_xlat(void)
+/* What a translated packet leaves as (pkt.nat): left in the scratch map by
+ * the l3 stage, which ran earlier in this same program run on this CPU
+ * (nothing else runs there in between). */
+static __always_inline const struct l3_facts *l3_xlat(void)
 {
 	__u32 key0 = 0;
 	struct l3_scratch *s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
 
-	return s ? &s->f.xlat : 0;
+	return s ? &s->f : 0;
 }
 
 /* The body of the l3 stage's global functions, one per hook: it rebuilds

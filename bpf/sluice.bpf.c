@@ -42,6 +42,70 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 	return l3_stage(p, hook);	/* routing, conntrack, zone policy (NAT, rules: #10, #11) */
 }
 
+/* ---- NAT ------------------------------------------------------------------------ */
+
+/* The translation of a packet the l3 stage accepted (pkt.nat), written
+ * into the frame: BPF global functions, which the verifier checks once
+ * (inlined, the ICMP error rewrite's branches multiplied with every path
+ * through the pipeline), taking header offsets like the l3 stage's. tc
+ * uses them for ICMP errors (ICMP has no partial checksums) and tc_nat()
+ * for flows. */
+static __always_inline int nat_run(void *ctx, void *data, void *end, __u32 l3_off,
+				   __u32 l4_off, __u8 l4_proto, __u8 kind)
+{
+	const struct l3_facts *f = l3_xlat();
+	struct pkt q;
+
+	if (!f)
+		return 0;
+	__builtin_memset(&q, 0, sizeof(q));
+	q.data = data;
+	q.data_end = end;
+	q.f.l4_proto = l4_proto;
+	q.f.l3 = data + (l3_off & 0x3f);
+	q.f.l4 = data + (l4_off & 0x3fff);
+	if (q.f.l3 + sizeof(struct iphdr) > end || q.f.l4 > end)
+		return 0;
+	if (kind == L3_NAT_ICMP_ERROR)
+		nat_rewrite_icmp_error(&q, &f->xlat, &f->ixlat);
+	else
+		nat_rewrite(&q, &f->xlat);
+	return 0;
+}
+
+__attribute__((noinline)) int sluice_nat_xdp(struct xdp_md *ctx, __u32 l3_off, __u32 l4_off,
+					     __u32 proto_kind)
+{
+	if (!ctx)
+		return 0;
+	return nat_run(ctx, (void *)(long)ctx->data, (void *)(long)ctx->data_end, l3_off, l4_off,
+		       proto_kind & 0xff, proto_kind >> 8);
+}
+
+__attribute__((noinline)) int sluice_nat_tc(struct __sk_buff *ctx, __u32 l3_off, __u32 l4_off,
+					    __u32 proto_kind)
+{
+	if (!ctx)
+		return 0;
+	return nat_run(ctx, (void *)(long)ctx->data, (void *)(long)ctx->data_end, l3_off, l4_off,
+		       proto_kind & 0xff, proto_kind >> 8);
+}
+
+static __always_inline void pkt_nat(struct pkt *p, const int hook)
+{
+	__u32 l3_off, l4_off, pk;
+
+	if (!p->f.l3 || !p->f.l4)
+		return;
+	l3_off = p->f.l3 - p->data;
+	l4_off = p->f.l4 - p->data;
+	pk = p->f.l4_proto | (__u32)p->nat << 8;
+	if (hook == SLUICE_HOOK_TC)
+		sluice_nat_tc(p->ctx, l3_off, l4_off, pk);
+	else
+		sluice_nat_xdp(p->ctx, l3_off, l4_off, pk);
+}
+
 /* ---- what is XDP's own ------------------------------------------------------- */
 
 static __always_inline void pkt_reload(struct pkt *p)
@@ -191,12 +255,8 @@ int sluice_xdp(struct xdp_md *ctx)
 	v = sluice_stages(&p, SLUICE_HOOK_XDP);
 	/* A translated packet leaves translated whichever way it leaves: to
 	 * the kernel too, which would otherwise forward it untranslated. */
-	if (p.nat && v != SLUICE_VERDICT_DROP) {
-		const struct sluice_ct_nat4 *x = l3_xlat();
-
-		if (x)
-			nat_rewrite(&p, x);
-	}
+	if (p.nat && v != SLUICE_VERDICT_DROP)
+		pkt_nat(&p, SLUICE_HOOK_XDP);
 	if (v == SLUICE_VERDICT_REDIRECT)
 		v = p.egress_xdp ? xdp_redirect(&p) : xdp_handoff(&p);
 	if (v == PKT_HANDOFF)
@@ -249,24 +309,31 @@ static __always_inline int tc_finish(struct pkt *p, struct __sk_buff *skb)
  * header's sum, a veth peer's local socket sends such), which the csum
  * helpers update correctly for every checksum state. They may move the
  * packet, so this comes last and the pointers are read again after. A
- * function of its own: the values it keeps across the helper calls would
- * otherwise take stack the l3 stage's call chain needs. */
-static __attribute__((noinline)) void tc_nat(struct pkt *p, struct __sk_buff *skb)
+ * BPF global function, checked once by the verifier (and its stack is not
+ * the l3 stage's call chain's). */
+__attribute__((noinline)) int sluice_nat_tc_flow(struct __sk_buff *skb, __u32 l3o, __u32 l4o,
+						  __u32 proto)
 {
-	const struct sluice_ct_nat4 *x = l3_xlat();
-	struct iphdr *ip = p->f.l3;
-	__u16 *l4 = p->f.l4;
-	__u8 proto = p->f.l4_proto;
+	const struct l3_facts *f = l3_xlat();
+	const struct sluice_ct_nat4 *x = f ? &f->xlat : 0;
+	void *data, *end;
+	struct iphdr *ip;
+	__u16 *l4;
 	int off = nat_csum_off(proto);
-	__u32 l3o, l4o, cso, mangled = proto == IPPROTO_UDP ? BPF_F_MARK_MANGLED_0 : 0;
+	__u32 cso, mangled = proto == IPPROTO_UDP ? BPF_F_MARK_MANGLED_0 : 0;
 	__be32 saddr, daddr;
 	__be16 sport, dport;
 
-	if (!x || !ip || (void *)(ip + 1) > p->data_end || !l4 || off < 0 ||
-	    (void *)l4 + 8 > p->data_end || (void *)l4 + off + 2 > p->data_end)
-		return;
-	l3o = (void *)ip - p->data;
-	l4o = (void *)l4 - p->data;
+	if (!skb || !x || off < 0)
+		return 0;
+	l3o &= 0x3f;
+	l4o &= 0x3ff;
+	data = (void *)(long)skb->data;
+	end = (void *)(long)skb->data_end;
+	ip = data + l3o;
+	l4 = data + l4o;
+	if ((void *)(ip + 1) > end || (void *)l4 + 8 > end || (void *)l4 + off + 2 > end)
+		return 0;
 	cso = l4o + off;
 	saddr = ip->saddr;
 	daddr = ip->daddr;
@@ -301,8 +368,18 @@ static __attribute__((noinline)) void tc_nat(struct pkt *p, struct __sk_buff *sk
 			bpf_skb_store_bytes(skb, l4o + 2, &x->dport, 2, 0);
 		}
 	}
-	p->data = (void *)(long)skb->data;
-	p->data_end = (void *)(long)skb->data_end;
+	return 0;
+}
+
+static __always_inline void tc_nat(struct pkt *p, struct __sk_buff *skb)
+{
+	struct __sk_buff *s = p->ctx;
+
+	if (!p->f.l3 || !p->f.l4)
+		return;
+	sluice_nat_tc_flow(skb, p->f.l3 - p->data, p->f.l4 - p->data, p->f.l4_proto);
+	p->data = (void *)(long)s->data;
+	p->data_end = (void *)(long)s->data_end;
 }
 
 static __always_inline int tc_exit(struct pkt *p, int v, __u32 len)
@@ -345,7 +422,9 @@ int sluice_tc(struct __sk_buff *skb)
 		v = pkt_pass(&p, SLUICE_PASS_UNSUPPORTED);
 	if (v == SLUICE_VERDICT_REDIRECT)
 		v = tc_redirect(&p);
-	if (p.nat && v != SLUICE_VERDICT_DROP)	/* the kernel's too (see sluice_xdp) */
+	if (p.nat == L3_NAT_ICMP_ERROR && v != SLUICE_VERDICT_DROP)
+		pkt_nat(&p, SLUICE_HOOK_TC);
+	else if (p.nat && v != SLUICE_VERDICT_DROP)	/* the kernel's too (see sluice_xdp) */
 		tc_nat(&p, skb);
 	return tc_exit(&p, v, len);
 }

@@ -363,7 +363,9 @@ static void stop_daemon(const char *pin)
 	if (!pid || pid == getpid())
 		return;
 	kill(pid, SIGTERM);
-	for (int i = 0; i < 50 && dp_daemon_pid(pin); i++)
+	/* It ends between two steps; one may be a program load (the
+	 * verifier takes seconds on a slow box): wait up to 30 s. */
+	for (int i = 0; i < 300 && dp_daemon_pid(pin); i++)
 		usleep(100 * 1000);
 	if (dp_daemon_pid(pin))
 		log_warn("daemon pid %d did not exit", (int)pid);

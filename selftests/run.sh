@@ -91,10 +91,11 @@ run_local() {
 			# (TCX on the host kernel, clsact filters on 6.1), and on
 			# a mixed box (XDP ports handing frames to tc): the host
 			# runs all six; to keep `make check` within its half
-			# hour each guest runs one, 6.1 (clsact) routing in tc
-			# mode, 6.12 (TCX) bridging on the mixed box
+			# hour each guest runs one, 6.1 (clsact) routing and NAT
+			# in tc mode (test_nat: the csum helpers on 6.1), 6.12
+			# (TCX) bridging on the mixed box
 			local runs="tc:bridge tc:route tc:nat mixed:bridge mixed:route mixed:nat" r
-			[ "$LABEL" = 6.1 ] && runs=tc:route
+			[ "$LABEL" = 6.1 ] && runs=tc:nat
 			[ "$LABEL" = 6.12 ] && runs=mixed:bridge
 			for r in $runs; do
 				SLUICE_TEST_PORT_MODE=${r%:*} run_suite "tcmode/${r%:*}/test_${r#*:}" \

@@ -200,6 +200,50 @@ t_counters() {
 		fail "stats counts mappings in use and made, ports preserved, mappings reused ($(json_get "$s" "j.get('nat')"))"
 }
 
+# ICMP errors about translated flows (RFC 5508), with a host one router
+# beyond the internet namespace ($TAG-far, 198.18.0.2, behind a 1280-byte
+# link): traceroute from a LAN host lists the router, the internet's router
+# and the destination (the time-exceeded of the second hop comes to the
+# WAN address and must be translated to the host), and a TCP upload with
+# DF across the small link succeeds only if fragmentation-needed reaches
+# the host (path MTU discovery).
+t_icmp_errors() {
+	local far=$TAG-far out mode
+	ip netns add "$far"
+	ip -n "$far" link set lo up
+	ip -n "$INET" link add far0 type veth peer name eth0 netns "$far"
+	ip -n "$INET" addr add 198.18.0.1/24 dev far0
+	ip -n "$INET" link set far0 mtu 1280 up
+	ip -n "$far" addr add 198.18.0.2/24 dev eth0
+	ip -n "$far" link set eth0 up
+	ip -n "$far" route add default via 198.18.0.1
+	ip netns exec "$INET" sysctl -qw net.ipv4.ip_forward=1
+	in_ns "$far" ethtool -K eth0 tx off >/dev/null 2>&1
+	if command -v traceroute >/dev/null; then
+		for mode in "" -I; do
+			out=$(in_ns "$H2" timeout $((20 * SLOW)) traceroute -n $mode -w 2 -q 1 -m 5 198.18.0.2 2>&1)
+			if grep -q '^ 1  192.168.10.1 ' <<<"$out" && grep -q '^ 2  203.0.113.1 ' <<<"$out" &&
+			   grep -q '^ 3  198.18.0.2 ' <<<"$out"; then
+				pass "traceroute ${mode:-(UDP)} through the NAT lists the router, the next router and the destination"
+			else
+				fail "traceroute ${mode:-(UDP)} through the NAT lists the router, the next router and the destination"
+				printf '%s\n' "$out" | sed 's/^/    /'
+			fi
+		done
+	else
+		skip "traceroute through the NAT: traceroute is not installed"
+	fi
+	in_ns "$far" iperf3 -s -B 198.18.0.2 -D -p 5402
+	wait_for 3000 listening "$far" 5402 t
+	if in_ns "$H3" timeout $((30 * SLOW)) iperf3 -c 198.18.0.2 -p 5402 -n 2M -J >"$WORK/pmtu.json" 2>&1 &&
+	   [ "$(json_get "$(cat "$WORK/pmtu.json")" "j['end']['sum_received']['bytes'] >= 2000000")" = True ]; then
+		pass "path MTU discovery through the NAT: a TCP upload across a 1280-byte link completes"
+	else
+		fail "path MTU discovery through the NAT: a TCP upload across a 1280-byte link completes"
+		detail "$WORK/pmtu.json"
+	fi
+}
+
 # The WAN address changes (a new DHCP lease) under the daemon: within a
 # second or two the flows of the old address are gone and the same inside
 # endpoint reaches the server from the new address, without a reload.
@@ -227,7 +271,7 @@ t_wan_address() {
 	DAEMON_PID=
 }
 
-for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_wan_address; do
+for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_icmp_errors t_wan_address; do
 	start=$SECONDS
 	$t
 	echo "# $t: $((SECONDS - start)) s"

@@ -630,6 +630,7 @@ struct l3d {
 	/* NAT: what the routed frame carries instead (0/NULL: unchanged) */
 	const char *nat_src, *nat_dst;
 	__u16 nat_sport, nat_dport;
+	const struct l3d *nat_quote;	/* an ICMP error's quote, translated */
 };
 
 /* The L4 checksum of an IPv4 packet, computed whole (the datapath updates
@@ -679,6 +680,8 @@ static void l3_l4(struct pkt *p, const struct l3d *d)
 			ip->check = 0;
 			ip->check = csum16(ip, sizeof(*ip), 0);
 			pkt_udp(&q, d->quote->sport, d->quote->dport, 0);
+			if (d->quote->csum)	/* (over the 8 quoted bytes) */
+				l4_csum4(ip, 8);
 			pkt_put(p, q.b, q.len);
 		} else {
 			pkt_put(p, NULL, d->payload);
@@ -722,6 +725,7 @@ static void l3_build(struct pkt *p, const struct l3d *d, int routed)
 			x.dst = d->nat_dst ? d->nat_dst : d->dst;
 			x.sport = d->nat_sport ? d->nat_sport : d->sport;
 			x.dport = d->nat_dport ? d->nat_dport : d->dport;
+			x.quote = d->nat_quote ? d->nat_quote : d->quote;
 		}
 		start = p->len;
 		l3_l4(p, &x);
@@ -830,6 +834,30 @@ L3(nttl1_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 
 L3(nfrag_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .frag = 185,
    .payload = 24)
 L3(ngre_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_GRE, .payload = 24)
+
+/* ICMP errors about masqueraded flows: the quote as it left, and as the
+ * inside host sent (or got) it. */
+static const struct l3d q_left_d = { .src = WAN_ADDR, .dst = INET_HOST, .proto = IPPROTO_UDP,
+				     .sport = 40000, .dport = 53, .csum = 1 };
+static const struct l3d q_sent_d = { .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP,
+				     .sport = 40000, .dport = 53, .csum = 1 };
+static const struct l3d q_reply_in_d = { .src = INET_HOST, .dst = LAN_HOST,
+					 .proto = IPPROTO_UDP, .sport = 53, .dport = 40000,
+					 .csum = 1 };
+static const struct l3d q_reply_out_d = { .src = INET_HOST, .dst = WAN_ADDR,
+					  .proto = IPPROTO_UDP, .sport = 53, .dport = 40000,
+					  .csum = 1 };
+L3(nunreach_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_ICMP,
+   .icmp_type = 3, .icmp_code = 3, .quote = &q_left_d, .csum = 1, .nat_dst = LAN_HOST,
+   .nat_quote = &q_sent_d)
+L3(nexceeded_in, .from_wan = 1, .src = "198.51.100.9", .dst = WAN_ADDR, .proto = IPPROTO_ICMP,
+   .icmp_type = 11, .quote = &q_left_d, .csum = 1, .nat_dst = LAN_HOST,
+   .nat_quote = &q_sent_d)
+L3(nunreach_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_ICMP, .icmp_type = 3,
+   .icmp_code = 3, .quote = &q_reply_in_d, .csum = 1, .nat_src = WAN_ADDR,
+   .nat_quote = &q_reply_out_d)
+L3(nunreach_none, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_ICMP,
+   .icmp_type = 3, .icmp_code = 3, .quote = &q_left_d, .csum = 1)
 
 /* Flows and policy changes, one function per fixture. */
 static void f_udp_open(void)
@@ -1157,6 +1185,17 @@ static const struct fixture fixtures[] = {
 	{ "nat: a port another host's live mapping holds is not shared (REQ-3)", nu_second,
 	  REDIRECT_, .ingress = P_LAN5, .setup = f_masq_taken, .expect = nu_second_out,
 	  .egress = P_WAN, .ct_new = 1 },
+	{ "nat: port unreachable from the server translated to the inside host (RFC 5508: "
+	  "outer and quoted headers, every checksum)", nunreach_in, REDIRECT_, .ingress = P_WAN,
+	  .setup = f_masq_udp, .expect = nunreach_in_out, .egress = P_LAN5 },
+	{ "nat: time exceeded from a router on the path keeps its source, rest translated",
+	  nexceeded_in, REDIRECT_, .ingress = P_WAN, .setup = f_masq_udp,
+	  .expect = nexceeded_in_out, .egress = P_LAN5 },
+	{ "nat: an inside host's port unreachable about a reply leaves translated",
+	  nunreach_out, REDIRECT_, .ingress = P_LAN5, .setup = f_masq_udp,
+	  .expect = nunreach_out_out, .egress = P_WAN },
+	{ "nat: an ICMP error to the WAN address about no flow goes to the router", nunreach_none,
+	  PASS_(LOCAL), .ingress = P_WAN, .setup = f_masq },
 	{ "nat: TTL 1 goes to the kernel untranslated (its time-exceeded reaches the host)",
 	  nttl1_out, PASS_(TTL), .ingress = P_LAN5, .setup = f_masq, .ct_new = 1 },
 	{ "nat: a later fragment towards a masquerading zone dropped, never sent untranslated",
