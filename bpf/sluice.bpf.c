@@ -315,7 +315,7 @@ __attribute__((noinline)) int sluice_nat_tc_flow(struct __sk_buff *skb, __u32 l3
 						  __u32 proto)
 {
 	const struct l3_facts *f = l3_xlat();
-	const struct sluice_ct_nat4 *x = f ? &f->xlat : 0;
+	const struct sluice_ct_nat4 *x;
 	void *data, *end;
 	struct iphdr *ip;
 	__u16 *l4;
@@ -324,8 +324,9 @@ __attribute__((noinline)) int sluice_nat_tc_flow(struct __sk_buff *skb, __u32 l3
 	__be32 saddr, daddr;
 	__be16 sport, dport;
 
-	if (!skb || !x || off < 0)
+	if (!skb || !f || off < 0)
 		return 0;
+	x = &f->xlat;	/* (only after the null check: 6.1 refuses arithmetic before it) */
 	l3o &= 0x3f;
 	l4o &= 0x3ff;
 	data = (void *)(long)skb->data;
