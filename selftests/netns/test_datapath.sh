@@ -168,8 +168,9 @@ t_bpftool() {
 # selftests/qemu/repro-reload-panic.sh runs this test with
 # SLUICE_RELOADS=80 in a guest: it is how the multi-threaded TCG panic of
 # selftests/qemu/README.md is reproduced. Under emulation a reload takes
-# about 6 s: 10 there keep `make check` within its half hour.
-RELOADS=${SLUICE_RELOADS:-$([ "$SLOW" -gt 1 ] && echo 10 || echo 25)}
+# 10 s (6.12) to 20 s (6.1: its verifier, emulated, on the program with
+# NAT): 5 there keep `make check` within its half hour.
+RELOADS=${SLUICE_RELOADS:-$([ "$SLOW" -gt 1 ] && echo 5 || echo 25)}
 FLOOD_INTERVAL=0.002	# 500 echo requests a second per flood
 
 # replies_at_least LOG N: LOG holds at least N echo replies.
