@@ -40,23 +40,6 @@ forward lan -> wan
 EOF
 topo_modes "$CFG"
 
-# udp_peer NS ADDR PORT: a UDP server that answers every datagram with the
-# address and port it came from ("ADDR:PORT"), 60 s at most.
-udp_peer() {
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.settimeout(60)
-while True:
-    try:
-        d, a = s.recvfrom(100)
-    except socket.timeout:
-        break
-    s.sendto(("%s:%d" % a).encode(), a)
-EOF
-}
-
 # udp_seen NS SPORT DST DPORT...: from source port SPORT (0: any) to each
 # DST:DPORT in turn on one socket; prints what each server saw, one a line.
 udp_seen() {

@@ -22,6 +22,23 @@ while True:
 EOF
 }
 
+# udp_peer NS ADDR PORT: a UDP server that answers every datagram with the
+# address and port it came from ("ADDR:PORT"), 60 s at most.
+udp_peer() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.settimeout(60)
+while True:
+    try:
+        d, a = s.recvfrom(100)
+    except socket.timeout:
+        break
+    s.sendto(("%s:%d" % a).encode(), a)
+EOF
+}
+
 # tcp_open NS DST PORT: exit 0 when a TCP connection is accepted in 2 s.
 tcp_open() {
 	in_ns "$1" /usr/bin/python3 - "$2" "$3" <<'EOF'
