@@ -189,7 +189,10 @@ t_counters() {
 # and the destination (the time-exceeded of the second hop comes to the
 # WAN address and must be translated to the host), and a TCP upload with
 # DF across the small link succeeds only if fragmentation-needed reaches
-# the host (path MTU discovery).
+# the host (path MTU discovery). The sender must get all 2 MB out (it
+# stalls for good if full-size segments never shrink); the receiver's count
+# is taken when the sender ends, with data still in flight under emulation,
+# so it only has to show that segments of the reduced size got through.
 t_icmp_errors() {
 	local far=$TAG-far out mode
 	ip netns add "$far"
@@ -219,7 +222,7 @@ t_icmp_errors() {
 	in_ns "$far" iperf3 -s -B 198.18.0.2 -D -p 5402
 	wait_for 3000 listening "$far" 5402 t
 	if in_ns "$H3" timeout $((30 * SLOW)) iperf3 -c 198.18.0.2 -p 5402 -n 2M -J >"$WORK/pmtu.json" 2>&1 &&
-	   [ "$(json_get "$(cat "$WORK/pmtu.json")" "'error' not in j and j['end']['sum_received']['bytes'] >= 1000000")" = True ]; then
+	   [ "$(json_get "$(cat "$WORK/pmtu.json")" "'error' not in j and j['end']['sum_sent']['bytes'] >= 2000000 and j['end']['sum_received']['bytes'] >= 100000")" = True ]; then
 		pass "path MTU discovery through the NAT: a TCP upload across a 1280-byte link completes"
 	else
 		fail "path MTU discovery through the NAT: a TCP upload across a 1280-byte link completes"
