@@ -50,6 +50,13 @@ enum l3_nat {
 	L3_NAT_ICMP_ERROR,	/* an ICMP error about one: the quote too (RFC 5508) */
 };
 
+/* What opened a connection to an external endpoint (l3_facts.dnat). */
+enum nat_in {
+	NAT_IN_NONE = 0,
+	NAT_IN_FORWARD,		/* a port forward */
+	NAT_IN_MAPPING,		/* a masquerade mapping its zone's filtering opens */
+};
+
 /* Everything the tracker needs, copied out of the packet by the l3 stage:
  * the decision below runs as a BPF global function, which the verifier
  * checks once on its own instead of once per path through the stages
@@ -75,6 +82,11 @@ struct l3_facts {
 	__u8 masq_out;			/* the egress zone masquerades (IPv4 only) */
 	__u8 nat;			/* out: enum l3_nat */
 	__u8 iplain;			/* ICMP error: the quote's IP header has no options */
+	/* A new connection to an external endpoint (nat_inbound): a port
+	 * forward or an open mapping; xlat holds the inside endpoint. */
+	__u8 dnat;			/* enum nat_in */
+	__u8 hairpin;			/* ... from inside: its source is translated too */
+	__u8 dnat_zone;			/* ... the zone whose forward or mapping it is */
 	__be32 masq;			/* masq_out: the egress interface's address, 0 none yet */
 	struct sluice_ct_nat4 xlat;	/* nat: the tuple it leaves with (an ICMP
 					 * error: its addresses) */
@@ -218,7 +230,11 @@ static __always_inline int l3_admit(void *ctx, const struct l3_facts *f)
 	struct sluice_zone *z;
 	__u32 key0 = 0, zin = f->zone_in;
 
-	if (!zone_allows(f->zone_in, f->zone_out))
+	/* A port forward or an open mapping is its own permission from the
+	 * outside; from inside (hairpin), the zone may do what it may do
+	 * towards the forward's zone. */
+	if (f->dnat ? f->hairpin && !zone_allows(f->zone_in, f->dnat_zone)
+		    : !zone_allows(f->zone_in, f->zone_out))
 		return SLUICE_DROP_POLICY;
 	z = bpf_map_lookup_elem(&sluice_zones, &zin);
 	if (z && (z->flags & SLUICE_ZONE_BOGONS) && src_bogon(f))
@@ -405,36 +421,68 @@ static __always_inline void ct_promote(const struct ct_key *k, const struct ct_k
 		g->ct_confirmed++;
 }
 
-/* A new connection leaving by a masquerading zone: map its inside endpoint
- * and fill in both entries' translations (the forward one leaves from the
- * external address and port, the reply one goes back to the inside
- * endpoint). ICMP echo: the identifier is both "ports". Returns 0 or a
- * drop reason. */
-static __always_inline int ct_masquerade(void *ctx, const struct l3_facts *f,
-					 const struct sluice_dp_config *cfg, __u64 now,
-					 struct sluice_ct_entry *e, struct sluice_ct_entry *re)
+/* Address-dependent filtering remembers whom an external endpoint sent
+ * to (its zone's filtering says so). */
+static __always_inline void nat_peer_note(const struct l3_facts *f, const struct sluice_ct_nat4 *x,
+					  __u64 now)
+{
+	__u32 z = f->zone_out, key0 = 0;
+	struct sluice_zone *zone = bpf_map_lookup_elem(&sluice_zones, &z);
+	struct l3_scratch *s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+
+	if (!s || !zone || !(zone->flags & SLUICE_ZONE_FILTER_ADF))
+		return;
+	__builtin_memset(&s->nat.pk, 0, sizeof(s->nat.pk));
+	s->nat.pk.addr = x->saddr;
+	s->nat.pk.port = x->sport;
+	s->nat.pk.proto = f->proto;
+	s->nat.pk.remote = x->daddr;
+	bpf_map_update_elem(&sluice_nat4_peer, &s->nat.pk, &now, BPF_ANY);
+}
+
+/* A new connection's translation, in both entries: the forward one leaves
+ * with E->nat, the reply one goes back to the original tuple reversed.
+ *  - masquerade (leaving by a masquerading zone): the source becomes the
+ *    zone's address and the inside endpoint's mapped port;
+ *  - a port forward or an open mapping (f->dnat): the destination becomes
+ *    the inside endpoint; from inside (hairpin) the source also becomes the
+ *    client's own mapping on the external address it connected to (RFC
+ *    4787 REQ-9: the server sees an address it answers through the router).
+ * ICMP echo: the identifier is both "ports". Returns 0 or a drop reason. */
+static __always_inline int ct_nat(void *ctx, const struct l3_facts *f,
+				  const struct sluice_dp_config *cfg, __u64 now,
+				  struct sluice_ct_entry *e, struct sluice_ct_entry *re)
 {
 	struct l3_scratch *s;
 	__u32 key0 = 0;
+	__be32 masq = f->dnat ? f->dst[0] : f->masq;
 	__be16 port;
 
-	if (!f->masq)
-		return SLUICE_DROP_NAT_NO_ADDR;	/* no address yet (DHCP) */
-	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
-	if (!s)
-		return SLUICE_DROP_NAT_NO_PORT;
-	s->nat.ik.addr = f->src[0];
-	s->nat.ik.port = f->sport;
-	s->nat.ik.proto = f->proto;
-	s->nat.ik.zone = f->zone_in;
-	port = nat_port(ctx, cfg, &s->nat, f->masq, f->dst[0], f->dport, now);
-	if (!port)
-		return SLUICE_DROP_NAT_NO_PORT;
+	e->nat.saddr = f->src[0];
+	e->nat.sport = f->sport;
+	e->nat.daddr = f->dnat ? f->xlat.daddr : f->dst[0];
+	e->nat.dport = f->dnat ? f->xlat.dport : f->dport;
+	if (!f->dnat || f->hairpin) {
+		if (!masq)
+			return SLUICE_DROP_NAT_NO_ADDR;	/* no address yet (DHCP) */
+		s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+		if (!s)
+			return SLUICE_DROP_NAT_NO_PORT;
+		s->nat.ik.addr = f->src[0];
+		s->nat.ik.port = f->sport;
+		s->nat.ik.proto = f->proto;
+		s->nat.ik.zone = f->zone_in;
+		port = nat_port(ctx, cfg, &s->nat, masq, e->nat.daddr, e->nat.dport, now);
+		if (!port)
+			return SLUICE_DROP_NAT_NO_PORT;
+		e->nat.saddr = masq;
+		e->nat.sport = port;
+		if (f->proto == IPPROTO_ICMP)
+			e->nat.dport = port;
+		if (!f->dnat)
+			nat_peer_note(f, &e->nat, now);
+	}
 	e->flags |= SLUICE_CT_NAT;
-	e->nat.saddr = f->masq;
-	e->nat.daddr = f->dst[0];
-	e->nat.sport = port;
-	e->nat.dport = f->proto == IPPROTO_ICMP ? port : f->dport;
 	re->flags |= SLUICE_CT_NAT;
 	re->nat.saddr = f->dst[0];
 	re->nat.daddr = f->src[0];
@@ -465,8 +513,8 @@ static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct
 	__builtin_memset(re, 0, sizeof(*re));
 	if (f->proto == IPPROTO_TCP) {
 		if (f->tcp_flags & L4_RST)	/* allowed, nothing to track */
-			return f->masq_out ? L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY)
-					   : PKT_CONTINUE;
+			return f->masq_out || f->dnat
+				? L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY) : PKT_CONTINUE;
 		if ((f->tcp_flags & (L4_SYN | L4_ACK)) == L4_SYN) {
 			state = SLUICE_CT_SYN_SENT;
 		} else {
@@ -483,8 +531,8 @@ static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct
 	e->zone_out = f->zone_out;
 	re->zone_out = f->zone_in;
 	re->flags |= SLUICE_CT_REPLY;
-	if (f->masq_out) {
-		why = ct_masquerade(ctx, f, cfg, now, e, re);
+	if (f->masq_out || f->dnat) {
+		why = ct_nat(ctx, f, cfg, now, e, re);
 		if (why)
 			return L3_VERDICT(SLUICE_VERDICT_DROP, why);
 	}
@@ -492,24 +540,31 @@ static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct
 	if (ct_put(k, e, 0, BPF_NOEXIST))
 		/* another CPU created it just now: this packet goes on as it
 		 * is, or (translated flows) is dropped, never untranslated */
-		return f->masq_out ? L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_NO_PORT)
-				   : PKT_CONTINUE;
+		return e->flags & SLUICE_CT_NAT
+			? L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_NO_PORT) : PKT_CONTINUE;
 	if (ct_put(r, re, 0, BPF_NOEXIST)) {
 		/* The reverse tuple is another flow's (a simultaneous open
 		 * from the other side): that flow's entries carry both. With
 		 * NAT: the external port is that flow's, this one cannot
 		 * have it. */
 		ct_del(k, 0);
-		return f->masq_out ? L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_NO_PORT)
-				   : PKT_CONTINUE;
+		return e->flags & SLUICE_CT_NAT
+			? L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_NO_PORT) : PKT_CONTINUE;
 	}
 	if (e->flags & SLUICE_CT_NAT) {
 		f->nat = L3_NAT_FLOW;
 		f->xlat = e->nat;
 	}
 	g = gstats();
-	if (g)
+	if (g) {
 		g->ct_new++;
+		if (f->dnat == NAT_IN_FORWARD)
+			g->nat_forwarded++;
+		else if (f->dnat)
+			g->nat_inbound++;
+		if (f->hairpin)
+			g->nat_hairpin++;
+	}
 	return PKT_CONTINUE;
 }
 

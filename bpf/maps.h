@@ -154,6 +154,17 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_nat4_int SEC(".maps");
 
+/* Address-dependent filtering's memory of who each mapping talked to
+ * (zones with `filtering address-dependent` only). LRU: losing an old
+ * entry only refuses an inbound connection the filter might have let in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_CT_FLOWS_DEFAULT / 4);
+	__type(key, struct sluice_nat4_peer);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_nat4_peer SEC(".maps");
+
 static __always_inline struct sluice_gstats *gstats(void)
 {
 	__u32 zero = 0;

@@ -41,6 +41,7 @@ struct nat_scratch {
 	struct sluice_nat4_key ik, xk;	/* the inside endpoint, a candidate port */
 	struct sluice_nat4_map v;
 	struct bpf_sock_tuple t;	/* a candidate port as the router's socket */
+	struct sluice_nat4_peer pk;	/* address-dependent filtering's */
 };
 
 static __always_inline __u64 nat_hold_ns(const struct sluice_dp_config *cfg)
@@ -75,8 +76,10 @@ static __always_inline int nat_port_is_routers(void *ctx, struct bpf_sock_tuple 
 }
 
 /* Claim external port XK for the inside endpoint V: free, already this
- * endpoint's, or held by a mapping nothing refreshed for the hold time
- * (its connections are gone; the sweep had not removed it yet). */
+ * endpoint's (a port forward to it included: a server's own connections
+ * leave from its forwarded port), or held by a mapping nothing refreshed
+ * for the hold time (its connections are gone; the sweep had not removed it
+ * yet). */
 static __always_inline int nat_claim(const struct sluice_nat4_key *xk,
 				     const struct sluice_nat4_map *v, __u64 hold, __u64 now)
 {
@@ -88,7 +91,8 @@ static __always_inline int nat_claim(const struct sluice_nat4_key *xk,
 	m = bpf_map_lookup_elem(&sluice_nat4_ext, xk);
 	if (!m)
 		return 0;
-	if (m->addr == v->addr && m->port == v->port && m->zone == v->zone) {
+	if (m->addr == v->addr && m->port == v->port &&
+	    (m->zone == v->zone || (m->flags & SLUICE_NAT_RESERVED))) {
 		m->last_seen = now;
 		return 1;
 	}

@@ -264,6 +264,79 @@ static __always_inline int l3_local(void *ctx, const struct l3_facts *f)
 	return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_INPUT_POLICY);
 }
 
+/* ---- connections to an external endpoint ---------------------------------------------- */
+
+/* Did the inside endpoint of a mapping send to this remote address? (zones
+ * with address-dependent filtering) */
+static __always_inline int nat_peer_seen(const struct l3_facts *f, struct nat_scratch *n,
+					 const struct sluice_dp_config *cfg, __u64 now)
+{
+	__u64 *seen;
+
+	__builtin_memset(&n->pk, 0, sizeof(n->pk));
+	n->pk.addr = f->dst[0];
+	n->pk.port = f->dport;
+	n->pk.proto = f->proto;
+	n->pk.remote = f->src[0];
+	seen = bpf_map_lookup_elem(&sluice_nat4_peer, &n->pk);
+	return seen && now < *seen + nat_hold_ns(cfg);
+}
+
+/* A TCP or UDP packet of no known flow, to an external endpoint: a port
+ * forward's (from anywhere: hairpin when it does not arrive by the
+ * interface holding the address), or a masquerade mapping's that its
+ * zone's filtering opens (RFC 4787 REQ-8: endpoint-independent, or
+ * address-dependent to a remote the inside endpoint sent to; from the
+ * outside only). The packet is then routed to the inside endpoint, and the
+ * tracker decides (l3_admit, ct_nat). A reply to a connection of the
+ * router's own, on a forwarded port, stays the router's. */
+static __always_inline void nat_inbound(void *ctx, struct l3_facts *f,
+					const struct sluice_dp_config *cfg)
+{
+	const struct sluice_nat4_map *m;
+	const struct sluice_zone *z;
+	const struct sluice_l3 *in;
+	struct l3_scratch *s;
+	__u32 ifindex = f->l3_ifindex, zin = f->zone_in, key0 = 0;
+	int outside;
+
+	if (f->v6 || (f->proto != IPPROTO_TCP && f->proto != IPPROTO_UDP))
+		return;
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (!s)
+		return;
+	__builtin_memset(&s->nat.xk, 0, sizeof(s->nat.xk));
+	s->nat.xk.addr = f->dst[0];
+	s->nat.xk.port = f->dport;
+	s->nat.xk.proto = f->proto;
+	m = bpf_map_lookup_elem(&sluice_nat4_ext, &s->nat.xk);
+	if (!m)
+		return;
+	in = bpf_map_lookup_elem(&sluice_l3, &ifindex);
+	outside = in && in->addr4 == f->dst[0];
+	if (m->flags & SLUICE_NAT_RESERVED) {
+		if (input_own_socket(ctx, f))
+			return;
+		f->dnat = NAT_IN_FORWARD;
+		f->dnat_zone = m->zone;
+	} else {
+		z = bpf_map_lookup_elem(&sluice_zones, &zin);
+		if (!outside || !z || !(z->flags & (SLUICE_ZONE_FILTER_EIF | SLUICE_ZONE_FILTER_ADF)))
+			return;
+		if (!(z->flags & SLUICE_ZONE_FILTER_EIF) &&
+		    !nat_peer_seen(f, &s->nat, cfg, s->now))
+			return;
+		f->dnat = NAT_IN_MAPPING;
+		f->dnat_zone = f->zone_in;
+	}
+	f->hairpin = !outside;
+	f->nat = L3_NAT_FLOW;
+	f->xlat.saddr = f->src[0];
+	f->xlat.sport = f->sport;
+	f->xlat.daddr = m->addr;
+	f->xlat.dport = m->port;
+}
+
 /* ---- routing ------------------------------------------------------------------------ */
 
 static __always_inline int l3_fib(void *ctx, const struct l3_facts *f,
@@ -389,6 +462,8 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
 	f->route_by_kernel = !!(cfg->flags & SLUICE_CFG_ROUTE_BY_KERNEL);
 	e = l3_lookup(f, cfg);	/* a translated flow routes to where it leaves for */
+	if (!e && f->kind == L3_TRACKED && !f->later_fragment)
+		nat_inbound(ctx, f, cfg);	/* so does a port forward's */
 	rc = l3_fib(ctx, f, fibp, f->tot_len);
 	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)	/* find the egress: policy first */
 		rc = l3_fib(ctx, f, fibp, 0) ?: BPF_FIB_LKUP_RET_FRAG_NEEDED;

@@ -170,6 +170,9 @@ struct sluice_gstats {
 	__u64 nat_preserved;	/* ... of them keeping the inside port */
 	__u64 nat_reused;	/* new connections that found their endpoint's mapping */
 	__u64 nat_taken_over;	/* stale mappings a new one replaced */
+	__u64 nat_forwarded;	/* new connections through a port forward */
+	__u64 nat_hairpin;	/* ... of them from inside, to the external address */
+	__u64 nat_inbound;	/* new connections from outside to a mapping (filtering allowed) */
 };
 
 enum sluice_attach_mode {
@@ -286,6 +289,10 @@ enum sluice_zone_flags {
 	SLUICE_ZONE_INPUT_DROP	= 1 << 0,
 	SLUICE_ZONE_MASQUERADE	= 1 << 1,
 	SLUICE_ZONE_BOGONS	= 1 << 2,	/* new flows from bogon sources are dropped */
+	/* masquerade's filtering (RFC 4787 REQ-8), address-and-port-dependent
+	 * when neither: who may open a connection to a mapping from outside */
+	SLUICE_ZONE_FILTER_EIF	= 1 << 3,	/* anyone */
+	SLUICE_ZONE_FILTER_ADF	= 1 << 4,	/* an address the inside endpoint sent to */
 };
 
 /* Zones map: key is the zone index (__u32), in config file order. */

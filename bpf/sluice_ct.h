@@ -83,17 +83,32 @@ struct sluice_nat4_key {
 SLUICE_ASSERT(sizeof(struct sluice_nat4_key) == 8, "struct sluice_nat4_key layout");
 
 enum sluice_nat_flags {
-	SLUICE_NAT_RESERVED	= 1 << 0,	/* a port forward's: never taken over */
+	/* A port forward's (written by the loader, for each address of the
+	 * forward's zone and each port): never taken over or swept. */
+	SLUICE_NAT_RESERVED	= 1 << 0,
 };
 
 struct sluice_nat4_map {
 	__u64 last_seen;		/* a connection was created with it (or the sweep saw one) */
 	__be32 addr;			/* the other side of the mapping */
 	__be16 port;
-	__u8 zone;			/* ext map: the inside endpoint's zone */
+	__u8 zone;			/* ext map: the inside endpoint's zone; a port
+					 * forward's: the forward's zone */
 	__u8 flags;			/* enum sluice_nat_flags */
 };
 SLUICE_ASSERT(sizeof(struct sluice_nat4_map) == 16, "struct sluice_nat4_map layout");
+
+/* Address-dependent filtering (sluice_nat4_peer, LRU): the remote addresses
+ * each external endpoint sent to, with when it last opened a connection to
+ * one; the value is that time (bpf_ktime_get_coarse_ns()). */
+struct sluice_nat4_peer {
+	__be32 addr;			/* the external endpoint */
+	__be16 port;
+	__u8 proto;
+	__u8 pad;
+	__be32 remote;
+};
+SLUICE_ASSERT(sizeof(struct sluice_nat4_peer) == 12, "struct sluice_nat4_peer layout");
 
 /* Masquerade ports (config `nat-ports`): kept clear of the router's own
  * ephemeral ports (net.ipv4.ip_local_port_range, 32768-60999 by default),

@@ -926,6 +926,12 @@ static int parse_port_forward(struct parser *p, struct cfg_loc at)
 	    take_target(p, &f))
 		return -1;
 	f.proto = proto ? IPPROTO_UDP : IPPROTO_TCP;
+	if (f.to.family == AF_INET6)
+		return perr(p, at, "port-forward to an IPv6 address: sluice translates IPv4 only "
+			    "(IPv6 is routed; open the port with a forward or a rule)");
+	if (f.to_port && f.to_port + (f.port_hi - f.port_lo) > 65535)
+		return perr(p, at, "port-forward %u-%u -> port %u: the target range ends past 65535",
+			    f.port_lo, f.port_hi, f.to_port);
 	v = reserve(p, cfg->port_forwards, cfg->n_port_forwards, &p->cap_port_forwards,
 		    sizeof(*v));
 	if (!v)
@@ -1865,8 +1871,6 @@ static bool not_yet_active(enum inactive_kind kind)
 {
 	switch (kind) {
 	case IN_MSS_CLAMP:
-	case IN_FILTERING:
-	case IN_PORT_FORWARD:
 	case IN_SET:
 	case IN_RULE:
 	case IN_SHAPE:

@@ -147,9 +147,9 @@ struct sweep_ctx {
 };
 
 /* A live flow's external endpoint: its mapping stays. */
-static void note_mapping(struct sweep_ctx *s, const void *key, const struct sluice_ct_entry *e)
+static void note_mapping(struct sweep_ctx *s, const void *key, const struct sluice_ct_nat4 *nat)
 {
-	struct sluice_nat4_key k = { .addr = e->nat.saddr, .port = e->nat.sport,
+	struct sluice_nat4_key k = { .addr = nat->saddr, .port = nat->sport,
 				     .proto = ((const struct sluice_ct4_key *)key)->proto };
 
 	if (s->n_used == s->cap_used) {
@@ -233,8 +233,14 @@ static int sweep_one(void *c, int fd, bool v6, const void *key, const struct slu
 	if (have_peer && peer.last_seen > last)
 		last = peer.last_seen;
 	if (s->now <= last + (uint64_t)ct_timeout_s(s->t, proto, e->state) * 1000000000ULL) {
-		if (!v6 && (e->flags & SLUICE_CT_NAT))
-			note_mapping(s, key, e);
+		/* the flow's external endpoint: where the originator's packets
+		 * leave from (masquerade, hairpin), or what it connected to
+		 * (an open mapping's inbound connection, the reply's source) */
+		if (!v6 && (e->flags & SLUICE_CT_NAT)) {
+			note_mapping(s, key, &e->nat);
+			if (have_peer)
+				note_mapping(s, key, &peer.nat);
+		}
 		return 0;
 	}
 	bpf_map_delete_elem(fd, key);
@@ -331,7 +337,7 @@ static int list_one(void *ctx, int fd, bool v6, const void *key, const struct sl
 	const struct sluice_ct4_key *k4 = key;
 	const struct sluice_ct6_key *k6 = key;
 	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN], zb[2][16], pb[8];
-	char rkey[sizeof(struct sluice_ct6_key)], nat[64];
+	char rkey[sizeof(struct sluice_ct6_key)], nat[128];
 	struct sluice_ct_entry peer = {};
 	int proto = v6 ? k6->proto : k4->proto, zin = v6 ? k6->zone : k4->zone;
 	double age;
@@ -348,11 +354,21 @@ static int list_one(void *ctx, int fd, bool v6, const void *key, const struct sl
 						  peer.last_seen : e->last_seen)) / 1e9 : 0;
 	nat[0] = 0;
 	if (!v6 && (e->flags & SLUICE_CT_NAT)) {
-		char ns[INET_ADDRSTRLEN];
+		char ns[INET_ADDRSTRLEN], nd[INET_ADDRSTRLEN];
+		int n = 0;
 
 		inet_ntop(AF_INET, &e->nat.saddr, ns, sizeof(ns));
-		snprintf(nat, sizeof(nat), c->json ? ", \"nat_src\": \"%s\", \"nat_sport\": %u"
-				: " as %s:%u", ns, ntohs(e->nat.sport));
+		inet_ntop(AF_INET, &e->nat.daddr, nd, sizeof(nd));
+		/* a port forward translates the destination, masquerade (and
+		 * hairpin) the source */
+		if (e->nat.saddr != k4->src || e->nat.sport != k4->sport)
+			n = snprintf(nat, sizeof(nat), c->json
+				     ? ", \"nat_src\": \"%s\", \"nat_sport\": %u" : " as %s:%u",
+				     ns, ntohs(e->nat.sport));
+		if (e->nat.daddr != k4->dst || (proto != IPPROTO_ICMP && e->nat.dport != k4->dport))
+			snprintf(nat + n, sizeof(nat) - n, c->json
+				 ? ", \"nat_dst\": \"%s\", \"nat_dport\": %u" : " to %s:%u",
+				 nd, ntohs(e->nat.dport));
 	}
 	if (c->json) {
 		fprintf(c->out, "%s\n  {\"from\": \"%s\", \"to\": \"%s\", \"proto\": \"%s\", "
@@ -443,7 +459,11 @@ static int flush_one(void *ctx, int fd, bool v6, const void *key, const struct s
 
 	if (e->flags & SLUICE_CT_REPLY || !matches(c->f, v6, key))
 		return 0;
-	if (c->f->nat_src && (v6 || !(e->flags & SLUICE_CT_NAT) || e->nat.saddr != c->f->nat_src))
+	/* nat_src: the flows translated from (masquerade) or to (a port
+	 * forward's) that external address */
+	if (c->f->nat_src && (v6 || !(e->flags & SLUICE_CT_NAT) ||
+			      (e->nat.saddr != c->f->nat_src &&
+			       ((const struct sluice_ct4_key *)key)->dst != c->f->nat_src)))
 		return 0;
 	reverse_key(v6, key, e, rkey);
 	bpf_map_delete_elem(fd, rkey);

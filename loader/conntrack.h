@@ -24,7 +24,7 @@ struct ct_filter {
 	bool has_addr;
 	int proto;		/* IPPROTO_*, or -1 */
 	int port;		/* either port, or -1 */
-	__be32 nat_src;		/* IPv4 flows translated to this source; 0: any */
+	__be32 nat_src;		/* IPv4 flows translated from or to this external address; 0: any */
 };
 
 struct ct_sweep_stats {

@@ -181,7 +181,7 @@ static const char *const map_names[] = {
 	"sluice_meta", "sluice_ports", "sluice_zones", "sluice_stats",
 	"sluice_gstats", "sluice_fdb", "sluice_vlans", "sluice_tx",
 	"sluice_l3", "sluice_config", "sluice_ct4", "sluice_ct4_new", "sluice_ct6",
-	"sluice_ct6_new", "sluice_nat4_ext", "sluice_nat4_int",
+	"sluice_ct6_new", "sluice_nat4_ext", "sluice_nat4_int", "sluice_nat4_peer",
 };
 
 static int *map_fd(struct dp *dp, size_t i)
@@ -189,7 +189,8 @@ static int *map_fd(struct dp *dp, size_t i)
 	int *fds[] = { &dp->meta_fd, &dp->ports_fd, &dp->zones_fd, &dp->stats_fd,
 		       &dp->gstats_fd, &dp->fdb_fd, &dp->vlans_fd, &dp->tx_fd,
 		       &dp->l3_fd, &dp->config_fd, &dp->ct4_fd, &dp->ct4_new_fd,
-		       &dp->ct6_fd, &dp->ct6_new_fd, &dp->nat_ext_fd, &dp->nat_int_fd };
+		       &dp->ct6_fd, &dp->ct6_new_fd, &dp->nat_ext_fd, &dp->nat_int_fd,
+		       &dp->nat_peer_fd };
 
 	return fds[i];
 }
@@ -319,6 +320,7 @@ static void ct_sizes(struct dp *dp)
 	ct_size(dp, s->maps.sluice_ct6_new, "sluice_ct6_new", flows / 2);
 	ct_size(dp, s->maps.sluice_nat4_ext, "sluice_nat4_ext", flows / 4);
 	ct_size(dp, s->maps.sluice_nat4_int, "sluice_nat4_int", flows / 4);
+	ct_size(dp, s->maps.sluice_nat4_peer, "sluice_nat4_peer", flows / 4);
 }
 
 /* The kernel reports a devmap's flags with BPF_F_RDONLY_PROG added, and
@@ -392,6 +394,7 @@ int dp_load(struct dp *dp)
 	dp->ct6_new_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ct6_new));
 	dp->nat_ext_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_ext));
 	dp->nat_int_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_int));
+	dp->nat_peer_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_peer));
 	return 0;
 }
 
@@ -1297,7 +1300,9 @@ static int write_zones(struct dp *dp, const struct sluice_config *cfg, const str
 			snprintf(v.name, sizeof(v.name), "%s", cz->name);
 			v.flags = (cz->input == CFG_DROP ? SLUICE_ZONE_INPUT_DROP : 0) |
 				  (cz->masquerade ? SLUICE_ZONE_MASQUERADE : 0) |
-				  (cfg_zone_bogons(cz) ? SLUICE_ZONE_BOGONS : 0);
+				  (cfg_zone_bogons(cz) ? SLUICE_ZONE_BOGONS : 0) |
+				  (cz->filtering == CFG_FILTER_ENDPOINT ? SLUICE_ZONE_FILTER_EIF : 0) |
+				  (cz->filtering == CFG_FILTER_ADDR ? SLUICE_ZONE_FILTER_ADF : 0);
 			for (int f = 0; f < cfg->n_forwards; f++)
 				if (cfg->forwards[f].from == (int)z)
 					v.forward |= 1U << cfg->forwards[f].to;
@@ -1372,6 +1377,131 @@ static int write_l3(struct dp *dp, const struct sluice_config *cfg, const struct
 			return -errno;
 	}
 	return delete_unwanted(dp->l3_fd, w, wanted_l3);
+}
+
+/* ---- port forwards ------------------------------------------------------- */
+
+/* A port forward is a reserved mapping in sluice_nat4_ext, one for each
+ * IPv4 address of its zone's interfaces and each port of its range: the
+ * datapath sends new connections to it on to the target, and masquerade
+ * never gives its port away (sluice_ct.h). */
+struct fwd_set {
+	size_t n, cap;
+	struct sluice_nat4_key *k;
+	struct sluice_nat4_map *v;
+};
+
+static int fwd_add(struct fwd_set *s, __be32 addr, const struct cfg_port_forward *pf, int port)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		void *k = realloc(s->k, cap * sizeof(*s->k)), *v;
+
+		if (!k)
+			return -ENOMEM;
+		s->k = k;
+		if (!(v = realloc(s->v, cap * sizeof(*s->v))))
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->k[s->n] = (struct sluice_nat4_key){ .addr = addr, .port = htons(port),
+					       .proto = pf->proto };
+	s->v[s->n] = (struct sluice_nat4_map){
+		.addr = *(const __be32 *)pf->to.addr,
+		.port = htons(pf->to_port ? pf->to_port + (port - pf->port_lo) : port),
+		.zone = pf->zone,
+		.flags = SLUICE_NAT_RESERVED,
+	};
+	s->n++;
+	return 0;
+}
+
+/* Every (address, port) the config forwards, with the addresses the zones'
+ * interfaces have now. */
+static int fwd_wanted(const struct sluice_config *cfg, const struct wants *w, struct fwd_set *s)
+{
+	for (int f = 0; f < cfg->n_port_forwards; f++) {
+		const struct cfg_port_forward *pf = &cfg->port_forwards[f];
+		__be32 seen[SLUICE_MAX_PORTS];
+		int n_seen = 0;
+
+		for (int i = 0; i < w->n; i++) {
+			__be32 a = w->v[i].port.ipv4;
+			bool dup = false;
+
+			if (w->v[i].zone != pf->zone || !a)
+				continue;
+			for (int j = 0; j < n_seen; j++)
+				dup |= seen[j] == a;
+			if (dup)	/* (the ports of one bridge share its address) */
+				continue;
+			seen[n_seen++] = a;
+			for (int p = pf->port_lo; p <= pf->port_hi; p++)
+				if (fwd_add(s, a, pf, p))
+					return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static bool fwd_has(const struct fwd_set *s, const struct sluice_nat4_key *k)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!memcmp(&s->k[i], k, sizeof(*k)))
+			return true;
+	return false;
+}
+
+/* A masquerade mapping on a port a forward now wants: its inside endpoint
+ * gets another port with its next connection (its open flows keep their
+ * entries). */
+static void fwd_evict(struct dp *dp, const struct sluice_nat4_key *k)
+{
+	struct sluice_nat4_map old, iv;
+	struct sluice_nat4_key ik;
+
+	if (bpf_map_lookup_elem(dp->nat_ext_fd, k, &old) || (old.flags & SLUICE_NAT_RESERVED))
+		return;
+	ik = (struct sluice_nat4_key){ .addr = old.addr, .port = old.port, .proto = k->proto,
+				       .zone = old.zone };
+	if (!bpf_map_lookup_elem(dp->nat_int_fd, &ik, &iv) && iv.addr == k->addr &&
+	    iv.port == k->port)
+		bpf_map_delete_elem(dp->nat_int_fd, &ik);
+}
+
+static int write_forwards(struct dp *dp, const struct sluice_config *cfg, const struct wants *w)
+{
+	struct sluice_nat4_key k, next, *kp = NULL;
+	struct bpf_map_info info = {};
+	struct fwd_set s = { 0 };
+	__u32 len = sizeof(info);
+	struct sluice_nat4_map v;
+	int ret = fwd_wanted(cfg, w, &s);
+
+	if (!ret && !bpf_obj_get_info_by_fd(dp->nat_ext_fd, &info, &len) &&
+	    s.n > info.max_entries / 2) {
+		log_err("port forwards: %zu (address, port) pairs, more than half of the NAT "
+			"mapping table (%u entries, a quarter of conntrack's size)", s.n,
+			info.max_entries);
+		ret = -ENOSPC;
+	}
+	for (size_t i = 0; !ret && i < s.n; i++) {
+		fwd_evict(dp, &s.k[i]);
+		if (bpf_map_update_elem(dp->nat_ext_fd, &s.k[i], &s.v[i], BPF_ANY))
+			ret = -errno;
+	}
+	/* then the forwards (or addresses) that are gone */
+	while (!ret && !bpf_map_get_next_key(dp->nat_ext_fd, kp, &next)) {
+		k = next;
+		kp = &k;
+		if (!bpf_map_lookup_elem(dp->nat_ext_fd, &k, &v) && (v.flags & SLUICE_NAT_RESERVED) &&
+		    !fwd_has(&s, &k))
+			bpf_map_delete_elem(dp->nat_ext_fd, &k);
+	}
+	free(s.k);
+	free(s.v);
+	return ret;
 }
 
 /* A packet sluice translates but the kernel forwards (its next hop not
@@ -1655,6 +1785,8 @@ static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *
 		ret = write_vlans(dp, w, links, false);
 	if (!ret)
 		ret = write_l3(dp, cfg, w);
+	if (!ret)
+		ret = write_forwards(dp, cfg, w);
 	if (!ret)
 		set_accept_local(cfg, w);
 	if (!ret)
@@ -2034,9 +2166,15 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 		struct sluice_dp_config c = {};
 		__u32 len = sizeof(info), key0 = 0;
 
+		struct sluice_nat4_map v;
+
 		while (!bpf_map_get_next_key(dp->nat_ext_fd, kp, &k)) {
 			kp = &k;
-			view->nat_mappings++;
+			if (!bpf_map_lookup_elem(dp->nat_ext_fd, &k, &v) &&
+			    (v.flags & SLUICE_NAT_RESERVED))
+				view->nat_forwards++;
+			else
+				view->nat_mappings++;
 		}
 		if (!bpf_obj_get_info_by_fd(dp->nat_ext_fd, &info, &len))
 			view->nat_size = info.max_entries;

@@ -35,7 +35,8 @@ struct dp {
 	int tc_fd;		/* the tc ingress program, -1 when none is pinned */
 	int ports_fd, zones_fd, stats_fd, meta_fd;
 	int gstats_fd, fdb_fd, vlans_fd, tx_fd;
-	int l3_fd, config_fd, ct4_fd, ct4_new_fd, ct6_fd, ct6_new_fd, nat_ext_fd, nat_int_fd;
+	int l3_fd, config_fd, ct4_fd, ct4_new_fd, ct6_fd, ct6_new_fd, nat_ext_fd, nat_int_fd,
+	    nat_peer_fd;
 	__u32 fdb_size;		/* for dp_load: sluice_fdb's size, 0: the default */
 	__u32 ct_flows;		/* for dp_load: conntrack size in flows, 0: the default */
 	__u16 local_ports[2];	/* dp_apply: net.ipv4.ip_local_port_range, read at its start */
@@ -96,6 +97,7 @@ struct dp_view {
 	bool ct_ok;			/* ct was read */
 	struct ct_census ct;
 	__u32 nat_mappings, nat_size;	/* NAT mappings in use, and room for */
+	__u32 nat_forwards;		/* (address, port) pairs port forwards reserve */
 	__u32 nat_ports;		/* masquerade's range (nat-ports), in ports */
 };
 

@@ -37,6 +37,8 @@ zone wan {
 	masquerade
 }
 forward lan -> wan
+port-forward wan tcp 8080 -> 192.168.10.13:80
+port-forward wan udp 7200-7201 -> 192.168.10.14:7300
 EOF
 topo_modes "$CFG"
 
@@ -183,6 +185,77 @@ t_counters() {
 		fail "stats counts mappings in use and made, ports preserved, mappings reused ($(json_get "$s" "j.get('nat')"))"
 }
 
+# Port forwards from the internet, and hairpin from the LAN to the WAN
+# address (RFC 4787 REQ-9): the server sees the client's external endpoint,
+# which it answers through the router.
+t_port_forward() {
+	local out ct s
+	tcp_peer "$H3" 192.168.10.13 80
+	udp_peer "$H4" 192.168.10.14 7300
+	udp_peer "$H4" 192.168.10.14 7301
+	wait_for 3000 listening "$H3" 80 t
+	wait_for 3000 listening "$H4" 7301 u
+	out=$(tcp_seen "$INET" 203.0.113.2 8080)
+	case $out in
+	203.0.113.1:*) pass "port forward: a TCP connection to 203.0.113.2:8080 reaches 192.168.10.13:80 ($out)" ;;
+	*) fail "port forward: a TCP connection to 203.0.113.2:8080 reaches 192.168.10.13:80 ($out)" ;;
+	esac
+	out=$(udp_seen "$INET" 0 203.0.113.2 7200 203.0.113.2 7201 | tr '\n' ' ')
+	case $out in
+	"203.0.113.1:"*" 203.0.113.1:"*) pass "port forward: UDP to a port range reaches the target's range ($out)" ;;
+	*) fail "port forward: UDP to a port range reaches the target's range ($out)" ;;
+	esac
+	out=$(tcp_seen "$H1" 203.0.113.2 8080)
+	case $out in
+	203.0.113.2:*) pass "hairpin: a LAN host reaches the forward at the WAN address; the server sees 203.0.113.2 ($out)" ;;
+	*) fail "hairpin: a LAN host reaches the forward at the WAN address; the server sees 203.0.113.2 ($out)" ;;
+	esac
+	ct=$(ct_json --proto tcp --port 8080)
+	[ "$(json_get "$ct" "any(f.get('nat_dst') == '192.168.10.13' and f.get('nat_dport') == 80 for f in j)")" = True ] &&
+		pass "conntrack shows the forward's translated destination" ||
+		fail "conntrack shows the forward's translated destination ($ct)"
+	s=$(stats_json)
+	[ "$(json_get "$s" "j['nat']['forwarded'] >= 4 and j['nat']['hairpin'] >= 1 and j['nat']['forward_ports'] == 3")" = True ] &&
+		pass "stats counts forwarded and hairpinned connections, and the forwarded ports" ||
+		fail "stats counts forwarded and hairpinned connections, and the forwarded ports ($(json_get "$s" "j.get('nat')"))"
+}
+
+# RFC 5780 behaviour discovery from a LAN host against a STUN server with
+# two addresses in the internet (nat.md): endpoint-independent mapping, and
+# the filtering the WAN zone is configured with.
+natdiscovery() {
+	in_ns "$H5" timeout $((30 * SLOW)) turnutils_natdiscovery -m -f 203.0.113.1 2>&1
+}
+t_natdiscovery() {
+	local out
+	if ! command -v turnserver >/dev/null || ! command -v turnutils_natdiscovery >/dev/null; then
+		skip "RFC 5780 NAT discovery: coturn is not installed"
+		return
+	fi
+	: >"$WORK/turn.conf"
+	in_ns "$INET" turnserver -c "$WORK/turn.conf" -L 203.0.113.1 -L 198.51.100.1 \
+		--no-tcp --no-tls --no-dtls --no-cli -z --log-file stdout >"$WORK/turn.log" 2>&1 &
+	TURN_PID=$!
+	wait_for 5000 listening "$INET" 3478 u
+	out=$(natdiscovery)
+	grep -q "NAT with Endpoint Independent Mapping" <<<"$out" &&
+		grep -q "NAT with Address and Port Dependent Filtering" <<<"$out" &&
+		pass "turnutils_natdiscovery: endpoint-independent mapping, address-and-port-dependent filtering" ||
+		{ fail "turnutils_natdiscovery: endpoint-independent mapping, address-and-port-dependent filtering"; printf '%s\n' "$out" | sed 's/^/    /'; }
+	sed 's/^\tmasquerade$/\tmasquerade\n\tfiltering endpoint-independent/' "$CFG" >"$WORK/eif.conf"
+	if ! rsluice reload -c "$WORK/eif.conf" >"$WORK/reload.log" 2>&1; then
+		fail "reload with endpoint-independent filtering"; detail "$WORK/reload.log"
+	else
+		out=$(natdiscovery)
+		grep -q "NAT with Endpoint Independent Mapping" <<<"$out" &&
+			grep -q "NAT with Endpoint Independent Filtering" <<<"$out" &&
+			pass "turnutils_natdiscovery after reload: endpoint-independent mapping and filtering" ||
+			{ fail "turnutils_natdiscovery after reload: endpoint-independent mapping and filtering"; printf '%s\n' "$out" | sed 's/^/    /'; }
+	fi
+	kill "$TURN_PID" 2>/dev/null
+	wait "$TURN_PID" 2>/dev/null
+}
+
 # ICMP errors about translated flows (RFC 5508), with a host one router
 # beyond the internet namespace ($TAG-far, 198.18.0.2, behind a 1280-byte
 # link): traceroute from a LAN host lists the router, the internet's router
@@ -257,7 +330,8 @@ t_wan_address() {
 	DAEMON_PID=
 }
 
-for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_icmp_errors t_wan_address; do
+for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_port_forward \
+	 t_icmp_errors t_natdiscovery t_wan_address; do
 	start=$SECONDS
 	$t
 	echo "# $t: $((SECONDS - start)) s"

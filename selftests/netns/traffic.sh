@@ -80,3 +80,38 @@ except OSError:
 EOF
 }
 
+
+# tcp_peer NS ADDR PORT: a TCP server that tells every client the address
+# and port it came from ("ADDR:PORT"), 60 s at most.
+tcp_peer() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
+import socket, sys
+s = socket.socket(socket.AF_INET)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(8)
+s.settimeout(60)
+while True:
+    try:
+        c, a = s.accept()
+    except socket.timeout:
+        break
+    c.sendall(("%s:%d" % a).encode())
+    c.close()
+EOF
+}
+
+# tcp_seen NS DST PORT: what a tcp_peer at DST:PORT says about us, or
+# "failed".
+tcp_seen() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_INET)
+s.settimeout(3)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+    print(s.recv(100).decode() or "failed")
+except OSError:
+    print("failed")
+EOF
+}

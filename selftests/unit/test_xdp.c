@@ -618,6 +618,7 @@ static void v_other(void) { v_tagged_both(); ports[P_LAN1].flags |= SLUICE_PORT_
  * gateway) and, with ROUTED, as the router must send it on. */
 struct l3d {
 	int v6, from_wan;
+	int to_lan;			/* routed from the LAN back into it (hairpin) */
 	const char *src, *dst;
 	__u8 proto, tcp_flags, ttl, icmp_type, icmp_code;
 	__u16 sport, dport;		/* ICMP echo: the identifier in sport */
@@ -696,8 +697,8 @@ static void l3_build(struct pkt *p, const struct l3d *d, int routed)
 	__u8 ttl = (d->ttl ? d->ttl : 64) - !!routed;
 
 	if (routed) {	/* towards the other side */
-		memcpy(e->h_dest, d->from_wan ? MAC_A : GW_MAC, 6);
-		memcpy(e->h_source, d->from_wan ? br0_mac : wan_mac, 6);
+		memcpy(e->h_dest, d->from_wan || d->to_lan ? MAC_A : GW_MAC, 6);
+		memcpy(e->h_source, d->from_wan || d->to_lan ? br0_mac : wan_mac, 6);
 	} else {
 		memcpy(e->h_dest, d->dst_mac ? d->dst_mac : d->from_wan ? wan_mac : br0_mac, 6);
 		memcpy(e->h_source, d->from_wan ? GW_MAC : MAC_A, 6);
@@ -835,6 +836,30 @@ L3(nfrag_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .frag = 1
    .payload = 24)
 L3(ngre_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_GRE, .payload = 24)
 
+/* Port forwards (203.0.113.2 tcp 8080 -> LAN_HOST:80) and masquerade's
+ * filtering: connections opened from outside. */
+#define LAN_CLIENT	"192.168.10.21"
+L3(fwd_syn_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_TCP,
+   .sport = 5555, .dport = 8080, .tcp_flags = 0x02, .csum = 1, .nat_dst = LAN_HOST,
+   .nat_dport = 80)
+L3(fwd_hairpin, .src = LAN_CLIENT, .dst = WAN_ADDR, .proto = IPPROTO_TCP, .sport = 40005,
+   .dport = 8080, .tcp_flags = 0x02, .csum = 1, .to_lan = 1, .nat_src = WAN_ADDR,
+   .nat_dst = LAN_HOST, .nat_dport = 80)
+L3(fwd_udp_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_UDP,
+   .sport = 5555, .dport = 8080, .payload = 18, .csum = 1)	/* only tcp is forwarded */
+/* a LAN host whose source port is the forwarded port gets another */
+L3(fwd_port_out, .src = LAN_CLIENT, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 8080,
+   .dport = 443, .tcp_flags = 0x02, .csum = 1, .nat_src = WAN_ADDR, .nat_sport = 1024)
+/* the server's own connection from its forwarded port (8081 -> 8081) keeps
+ * it */
+L3(fwd_server_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 8081,
+   .dport = 443, .tcp_flags = 0x02, .csum = 1, .nat_src = WAN_ADDR)
+/* LAN_HOST:40000 is mapped to 203.0.113.2:40000 and talked to INET_HOST:53 */
+L3(map_other_port, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_UDP,
+   .sport = 7000, .dport = 40000, .payload = 18, .csum = 1, .nat_dst = LAN_HOST)
+L3(map_other_host, .from_wan = 1, .src = "192.0.2.99", .dst = WAN_ADDR, .proto = IPPROTO_UDP,
+   .sport = 7000, .dport = 40000, .payload = 18, .csum = 1, .nat_dst = LAN_HOST)
+
 /* ICMP errors about masqueraded flows: the quote as it left, and as the
  * inside host sent (or got) it. */
 static const struct l3d q_left_d = { .src = WAN_ADDR, .dst = INET_HOST, .proto = IPPROTO_UDP,
@@ -948,23 +973,71 @@ static void masq_flow(__u8 proto, __u16 port, __u16 rport)
 }
 static void f_masq_udp(void) { masq_flow(IPPROTO_UDP, 40000, 53); }
 static void f_masq_echo(void) { masq_flow(IPPROTO_ICMP, 77, 77); }
-/* Port 40000 of the WAN address is mapped to another LAN host, live; the
- * range is one port (1024), so the choice is known. */
-static void f_masq_taken(void)
+/* The masquerade range is one port (1024), so a port it must pick is
+ * known. */
+static void nat_one_port(void)
 {
-	struct sluice_nat4_key xk = { .port = htons(40000), .proto = IPPROTO_UDP };
-	struct sluice_nat4_map v = { .last_seen = now_ns(), .port = htons(40000) };
 	struct sluice_dp_config cfg;
 	__u32 zero = 0;
 
-	f_masq();
 	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg);
 	cfg.nat_port_min = cfg.nat_port_max = 1024;
 	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, BPF_ANY);
+}
+/* 203.0.113.2:PORT/PROTO belongs to INSIDE:IPORT (a mapping, or with
+ * SLUICE_NAT_RESERVED a port forward of ZONE's). */
+static void ext_put(__u16 port, __u8 proto, const char *inside, __u16 iport, __u8 zone,
+		    __u8 flags)
+{
+	struct sluice_nat4_key xk = { .port = htons(port), .proto = proto };
+	struct sluice_nat4_map v = { .last_seen = flags ? 0 : now_ns(), .port = htons(iport),
+				     .zone = zone, .flags = flags };
+
 	inet_pton(AF_INET, WAN_ADDR, &xk.addr);
-	inet_pton(AF_INET, LAN_HOST, &v.addr);
+	inet_pton(AF_INET, inside, &v.addr);
 	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_nat4_ext), &xk, &v, BPF_ANY);
 }
+/* Port 40000 of the WAN address is mapped to another LAN host, live. */
+static void f_masq_taken(void)
+{
+	f_masq();
+	nat_one_port();
+	ext_put(40000, IPPROTO_UDP, LAN_HOST, 40000, 0, 0);
+}
+
+/* `port-forward wan tcp 8080 -> LAN_HOST:80` and `... 8081 -> LAN_HOST`
+ * on 203.0.113.2. */
+static void f_forward(void)
+{
+	f_masq();
+	nat_one_port();
+	ext_put(8080, IPPROTO_TCP, LAN_HOST, 80, Z_WAN, SLUICE_NAT_RESERVED);
+	ext_put(8081, IPPROTO_TCP, LAN_HOST, 8081, Z_WAN, SLUICE_NAT_RESERVED);
+}
+/* ... and the LAN may not open connections to the WAN: no hairpin either */
+static void f_forward_lan_closed(void)
+{
+	f_forward();
+	zone_put(Z_LAN, "lan", 0, 0);
+}
+/* LAN_HOST:40000 has a UDP mapping on 203.0.113.2:40000 and a flow to
+ * INET_HOST:53; the WAN's filtering is FLAGS. */
+static void map_filtering(__u32 flags)
+{
+	struct sluice_nat4_peer pk = { .port = htons(40000), .proto = IPPROTO_UDP };
+	__u64 t = now_ns();
+
+	f_masq_udp();
+	zone_put(Z_WAN, "wan", 0, SLUICE_ZONE_INPUT_DROP | flags);
+	ext_put(40000, IPPROTO_UDP, LAN_HOST, 40000, Z_LAN, 0);
+	inet_pton(AF_INET, WAN_ADDR, &pk.addr);
+	inet_pton(AF_INET, INET_HOST, &pk.remote);
+	clear_map(bpf_map__fd(skel->maps.sluice_nat4_peer), 0);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_nat4_peer), &pk, &t, BPF_ANY);
+}
+static void f_map_apdf(void) { map_filtering(0); }
+static void f_map_adf(void) { map_filtering(SLUICE_ZONE_FILTER_ADF); }
+static void f_map_eif(void) { map_filtering(SLUICE_ZONE_FILTER_EIF); }
 
 #define PASS_(r)	XDP_PASS, SLUICE_VERDICT_PASS, SLUICE_PASS_##r
 #define DROP_(r)	XDP_DROP, SLUICE_VERDICT_DROP, SLUICE_DROP_##r
@@ -1198,6 +1271,32 @@ static const struct fixture fixtures[] = {
 	  PASS_(LOCAL), .ingress = P_WAN, .setup = f_masq },
 	{ "nat: TTL 1 goes to the kernel untranslated (its time-exceeded reaches the host)",
 	  nttl1_out, PASS_(TTL), .ingress = P_LAN5, .setup = f_masq, .ct_new = 1 },
+	{ "nat: port forward: a SYN to 203.0.113.2:8080 goes to 192.168.10.20:80, TCP checksum",
+	  fwd_syn_in, REDIRECT_, .ingress = P_WAN, .setup = f_forward, .expect = fwd_syn_in_out,
+	  .egress = P_LAN5, .ct_new = 1 },
+	{ "nat: hairpin: a LAN host's SYN to 203.0.113.2:8080 reaches the server from "
+	  "203.0.113.2:its port", fwd_hairpin, REDIRECT_, .ingress = P_LAN5, .setup = f_forward,
+	  .expect = fwd_hairpin_out, .egress = P_LAN5, .ct_new = 1 },
+	{ "nat: no hairpin for a zone that may not reach the forward's", fwd_hairpin,
+	  DROP_(POLICY), .ingress = P_LAN5, .setup = f_forward_lan_closed },
+	{ "nat: a tcp forward's port takes no UDP (the router's input policy)", fwd_udp_in,
+	  DROP_(INPUT_POLICY), .ingress = P_WAN, .setup = f_forward },
+	{ "nat: masquerade never preserves a forwarded port", fwd_port_out, REDIRECT_,
+	  .ingress = P_LAN5, .setup = f_forward, .expect = fwd_port_out_out, .egress = P_WAN,
+	  .ct_new = 1 },
+	{ "nat: the forward's server connects out from its forwarded port", fwd_server_out,
+	  REDIRECT_, .ingress = P_LAN5, .setup = f_forward, .expect = fwd_server_out_out,
+	  .egress = P_WAN, .ct_new = 1 },
+	{ "nat: address-and-port-dependent filtering: the remote's other port is refused",
+	  map_other_port, DROP_(INPUT_POLICY), .ingress = P_WAN, .setup = f_map_apdf },
+	{ "nat: address-dependent filtering: the remote's other port reaches the mapping",
+	  map_other_port, REDIRECT_, .ingress = P_WAN, .setup = f_map_adf,
+	  .expect = map_other_port_out, .egress = P_LAN5, .ct_new = 1 },
+	{ "nat: address-dependent filtering: another remote is refused", map_other_host,
+	  DROP_(INPUT_POLICY), .ingress = P_WAN, .setup = f_map_adf },
+	{ "nat: endpoint-independent filtering: another remote reaches the mapping",
+	  map_other_host, REDIRECT_, .ingress = P_WAN, .setup = f_map_eif,
+	  .expect = map_other_host_out, .egress = P_LAN5, .ct_new = 1 },
 	{ "nat: a later fragment towards a masquerading zone dropped, never sent untranslated",
 	  nfrag_out, DROP_(NAT_UNSUPPORTED), .ingress = P_LAN5, .setup = f_masq },
 	{ "nat: GRE towards a masquerading zone dropped (no translation for it yet)", ngre_out,
@@ -1484,6 +1583,10 @@ static void run_fixture(const struct fixture *orig, int bench, int tc)
 	diff = after;
 	dp_sub(&diff, &before);
 	expect_delta(f, &before, in.len);
+	if (f->egress && ports[f->egress].slot == slot) {	/* out the way it came (hairpin) */
+		before.fast_tx.packets++;
+		before.fast_tx.bytes += want.len;
+	}
 	if (memcmp(&before, &after, sizeof(after))) {
 		fail(f, "counters of slot %u changed unexpectedly (pass %llu drop %llu "
 		     "redirect %llu, reason %s)", slot,
