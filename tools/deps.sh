@@ -6,7 +6,7 @@ set -e
 PKGS="make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libmnl-dev
       iproute2 util-linux iputils-ping iperf3 python3
       qemu-system-x86 busybox-static kmod xz-utils zstd cpio debootstrap
-      ethtool nftables conntrack gnuplot-nox traceroute"
+      ethtool nftables conntrack gnuplot-nox traceroute coturn"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
@@ -22,3 +22,12 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing
+# coturn is here for its RFC 5780 client and a STUN server the NAT tests
+# start inside their own namespace: the package's system-wide TURN service
+# is not wanted.
+case " $missing " in
+*" coturn "*)
+	if command -v systemctl >/dev/null 2>&1; then
+		systemctl disable --now coturn >/dev/null 2>&1 || true
+	fi ;;
+esac
