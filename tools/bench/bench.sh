@@ -423,21 +423,33 @@ s4() {
 		   --dst-ip 203.0.113.2 --sport 20000 --dport 8443 --flows $flows)
 	local args=("${fwd[@]}" --sink-ns "$H2" --sink-if eth0)
 	if nft_box "" ""; then
-		prime "${fwd[@]}" --count $flows
-		sleep 0.2
-		prime --gen-ns "$H2" --gen-if eth0 --dst-mac "$BR_MAC" --src-ip 192.168.10.12 \
-			--dst-ip 203.0.113.1 --sport 20000 --dport 443 --flows $flows --count $flows --reverse
-		sleep 0.2
+		prime_forward "${fwd[@]}"
 		measure 4 "nftables dnat + ct state" "${args[@]}"
 	else
 		na 4 "nftables dnat + ct state" "nft failed: $(head -1 "$WORK/nft.err")"
 	fi
 	nft_off
-	if have_feature nat "port-forward wan udp 8443 -> 192.168.10.12:443"; then
-		na 4 "sluice port forward" "feature present but not wired into the bench yet"
-	else
+	if ! have_feature nat "port-forward wan udp 8443 -> 192.168.10.12:443"; then
 		na 4 "sluice port forward" "not available yet (NAT, issue #10)"
+	elif topo_config "$WORK/sluice.conf" &&
+	     echo "port-forward wan udp 8443 -> 192.168.10.12:443" >>"$WORK/sluice.conf" &&
+	     rsluice up -c "$WORK/sluice.conf" >"$WORK/sluice.log" 2>&1; then
+		prime_forward "${fwd[@]}"
+		measure 4 "sluice port forward" "${args[@]}"
+		progstat 4 "sluice port forward" "$(sluice_prog_id)" "${args[@]}"
+		sluice_down
+	else
+		na 4 "sluice port forward" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
 	fi
+}
+# Each forwarded flow once each way (ARGS: the inbound generator's), so a
+# tracker sees it answered.
+prime_forward() {
+	prime "$@" --count 253
+	sleep 0.2
+	prime --gen-ns "$H2" --gen-if eth0 --dst-mac "$BR_MAC" --src-ip 192.168.10.12 \
+		--dst-ip 203.0.113.1 --sport 20000 --dport 443 --flows 253 --count 253 --reverse
+	sleep 0.2
 }
 
 # ---- 5: rule scaling --------------------------------------------------------------------
