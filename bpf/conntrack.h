@@ -87,6 +87,7 @@ struct l3_facts {
 	__u8 dnat;			/* enum nat_in */
 	__u8 hairpin;			/* ... from inside: its source is translated too */
 	__u8 dnat_zone;			/* ... the zone whose forward or mapping it is */
+	__u32 out_l3;			/* out, accepted: the FIB's egress device */
 	__be32 masq;			/* masq_out: the egress interface's address, 0 none yet */
 	struct sluice_ct_nat4 xlat;	/* nat: the tuple it leaves with (an ICMP
 					 * error: its addresses) */

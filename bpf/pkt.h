@@ -43,6 +43,7 @@ struct pkt {
 	__u16 gso_size;			/* tc: a GRO/GSO skb's segment payload, else 0 */
 	__u8 dmac[6], smac[6];		/* routed: the next hop's and our MAC */
 	__u8 nat;			/* REDIRECT or PASS: translate first (nat.h) */
+	__u8 mss;			/* REDIRECT or PASS: a SYN mss-clamp may apply to */
 };
 
 /* A stage returns a verdict (enum sluice_verdict) or this: go on. */

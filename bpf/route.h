@@ -491,6 +491,7 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	v = l3_decide(ctx, f, cfg, e);
 	if (v != PKT_CONTINUE)
 		return v;
+	f->out_l3 = fibp->ifindex;	/* (for mss-clamp auto) */
 
 	/* Accepted. Forward it here, or let the kernel finish the job (a
 	 * translated packet goes up translated: the kernel has no NAT state
@@ -536,6 +537,7 @@ struct l3_call {
 	__u8 reason, routed;
 	__u8 egress_xdp;
 	__u8 nat;			/* out: translate to the scratch's f.xlat */
+	__u8 mss;			/* out: a forwarded SYN: mss-clamp may apply */
 	__u16 gso_size;			/* in: the skb's, 0 for XDP */
 	__u32 len;			/* in: the whole frame's length */
 	__u32 egress, egress_slot;
@@ -568,6 +570,7 @@ static __always_inline int l3_forward(struct pkt *p, struct l3_call *c)
 	c->reason = v & 0xff;
 	v >>= 8;
 	c->nat = v != SLUICE_VERDICT_DROP ? f->nat : 0;
+	c->mss = v != SLUICE_VERDICT_DROP && f->proto == IPPROTO_TCP && (f->tcp_flags & L4_SYN);
 	if (v == SLUICE_VERDICT_REDIRECT) {
 		__builtin_memcpy(c->dmac, f->dmac, ETH_ALEN);
 		__builtin_memcpy(c->smac, f->smac, ETH_ALEN);
@@ -666,6 +669,7 @@ static __always_inline int l3_stage(struct pkt *p, const int hook)
 		v = sluice_l3_xdp(p->ctx, &c);
 	p->reason = c.reason;
 	p->nat = c.nat;
+	p->mss = c.mss;
 	if (v == SLUICE_VERDICT_REDIRECT) {
 		p->routed = c.routed;
 		p->egress_xdp = c.egress_xdp;

@@ -42,14 +42,133 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 	return l3_stage(p, hook);	/* routing, conntrack, zone policy (NAT, rules: #10, #11) */
 }
 
+/* ---- MSS clamping ---------------------------------------------------------------- */
+
+/* Where a TCP SYN's MSS option value sits (offset from data), 0: none. The
+ * walk is bounded: a SYN carries a handful of options, MSS usually first. */
+static __always_inline __u32 mss_find(void *data, void *end, __u32 l4o)
+{
+	__u8 *tcp = data + (l4o & 0x3ff), *o;
+	__u32 off = 20, hl, i;
+
+	if ((void *)(tcp + 20) > end)
+		return 0;
+	hl = (tcp[12] >> 4) * 4;
+	for (i = 0; i < 12 && off + 4 <= hl; i++) {
+		o = tcp + (off & 0x3f);
+		if ((void *)(o + 4) > end || o[0] == 0)	/* cut short, end of options */
+			return 0;
+		if (o[0] == 1) {	/* no-op padding */
+			off++;
+			continue;
+		}
+		if (o[0] == 2)
+			return o[1] == 4 ? (l4o & 0x3ff) + (off & 0x3f) + 2 : 0;
+		if (o[1] < 2)
+			return 0;
+		off += o[1];
+	}
+	return 0;
+}
+
+static __always_inline void mss_count(void)
+{
+	struct sluice_gstats *g = gstats();
+
+	if (g)
+		g->mss_clamped++;
+}
+
+/* One side's `mss-clamp`: N, or with `auto` the MTU of its interface less
+ * the IP and TCP headers; 0xffff when the zone has none. */
+static __always_inline __u32 mss_of_zone(void *ctx, __u32 zone, __u32 ifindex, int v6)
+{
+	const struct sluice_zone *z = bpf_map_lookup_elem(&sluice_zones, &zone);
+	__u32 mtu = 0;
+
+	if (!z || !z->mss)
+		return 0xffff;
+	if (z->mss != SLUICE_MSS_AUTO)
+		return z->mss;
+	if (bpf_check_mtu(ctx, ifindex, &mtu, 0, 0) < 0 || mtu < 1280)
+		return 0xffff;	/* (no MTU gives that answer: leave the SYN alone) */
+	return mtu - (v6 ? 60 : 40);
+}
+
+/* The MSS a forwarded SYN or SYN-ACK may announce: the lower of its two
+ * zones' clamps (a SYN's way out limits what the far end sends back; a
+ * SYN-ACK coming in limits what the inside host sends out); the l3 stage
+ * left the zones and devices in its facts. 0xffff: no clamp. */
+static __always_inline __u32 mss_clamp(void *ctx)
+{
+	const struct l3_facts *f = l3_xlat();
+	__u32 a, b;
+
+	if (!f)
+		return 0xffff;
+	a = mss_of_zone(ctx, f->zone_in, f->l3_ifindex, f->v6);
+	b = mss_of_zone(ctx, f->zone_out, f->out_l3, f->v6);
+	return b < a ? b : a;
+}
+
+/* A forwarded SYN's MSS option lowered to its clamp (`mss-clamp`), the TCP
+ * checksum updated; part of the rewrite's global functions below. tc goes
+ * through bpf_l4_csum_replace, which leaves a partial checksum (a local
+ * sender's, computed later over the bytes) alone. */
+static __always_inline int mss_xdp(struct xdp_md *ctx, __u32 l4o)
+{
+	void *data, *end;
+	__u16 *v, *cs, want;
+	__u32 at, mss;
+
+	if (!ctx || (mss = mss_clamp(ctx)) >= 0xffff)
+		return 0;
+	want = bpf_htons(mss);
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	at = mss_find(data, end, l4o);
+	v = data + (at & 0x3ff);
+	cs = data + (l4o & 0x3ff) + 16;
+	if (!at || (void *)(v + 1) > end || (void *)(cs + 1) > end || bpf_ntohs(*v) <= mss)
+		return 0;
+	csum_upd16(cs, *v, want);
+	*v = want;
+	mss_count();
+	return 1;
+}
+
+static __always_inline int mss_tc(struct __sk_buff *skb, __u32 l4o)
+{
+	void *data, *end;
+	__u16 *v, old, want;
+	__u32 at, mss;
+
+	if (!skb || (mss = mss_clamp(skb)) >= 0xffff)
+		return 0;
+	want = bpf_htons(mss);
+	data = (void *)(long)skb->data;
+	end = (void *)(long)skb->data_end;
+	at = mss_find(data, end, l4o);
+	v = data + (at & 0x3ff);
+	if (!at || (void *)(v + 1) > end || bpf_ntohs(*v) <= mss)
+		return 0;
+	old = *v;
+	bpf_l4_csum_replace(skb, (l4o & 0x3ff) + 16, old, want, 2);
+	bpf_skb_store_bytes(skb, at & 0x3ff, &want, 2, 0);
+	mss_count();
+	return 1;
+}
+
 /* ---- NAT ------------------------------------------------------------------------ */
 
-/* The translation of a packet the l3 stage accepted (pkt.nat), written
- * into the frame: BPF global functions, which the verifier checks once
- * (inlined, the ICMP error rewrite's branches multiplied with every path
- * through the pipeline), taking header offsets like the l3 stage's. tc
- * uses them for ICMP errors (ICMP has no partial checksums) and tc_nat()
- * for flows. */
+/* The translation of a packet the l3 stage accepted (pkt.nat), and the MSS
+ * clamp of a SYN (pkt.mss), written into the frame: BPF global functions,
+ * which the verifier checks once (inlined, the ICMP error rewrite's
+ * branches multiplied with every path through the pipeline), taking header
+ * offsets like the l3 stage's; one call does both, so the entry points
+ * branch once. tc uses them for ICMP errors (ICMP has no partial
+ * checksums) and tc_nat() for flows and the clamp. PK: the L4 protocol |
+ * enum l3_nat << 8 | clamp << 16. */
 static __always_inline int nat_run(void *ctx, void *data, void *end, __u32 l3_off,
 				   __u32 l4_off, __u8 l4_proto, __u8 kind)
 {
@@ -74,12 +193,16 @@ static __always_inline int nat_run(void *ctx, void *data, void *end, __u32 l3_of
 }
 
 __attribute__((noinline)) int sluice_nat_xdp(struct xdp_md *ctx, __u32 l3_off, __u32 l4_off,
-					     __u32 proto_kind)
+					     __u32 pk)
 {
 	if (!ctx)
 		return 0;
-	return nat_run(ctx, (void *)(long)ctx->data, (void *)(long)ctx->data_end, l3_off, l4_off,
-		       proto_kind & 0xff, proto_kind >> 8);
+	if ((pk >> 8) & 0xff)
+		nat_run(ctx, (void *)(long)ctx->data, (void *)(long)ctx->data_end, l3_off, l4_off,
+			pk & 0xff, (pk >> 8) & 0xff);
+	if (pk >> 16)
+		mss_xdp(ctx, l4_off);
+	return 0;
 }
 
 __attribute__((noinline)) int sluice_nat_tc(struct __sk_buff *ctx, __u32 l3_off, __u32 l4_off,
@@ -88,7 +211,7 @@ __attribute__((noinline)) int sluice_nat_tc(struct __sk_buff *ctx, __u32 l3_off,
 	if (!ctx)
 		return 0;
 	return nat_run(ctx, (void *)(long)ctx->data, (void *)(long)ctx->data_end, l3_off, l4_off,
-		       proto_kind & 0xff, proto_kind >> 8);
+		       proto_kind & 0xff, (proto_kind >> 8) & 0xff);
 }
 
 static __always_inline void pkt_nat(struct pkt *p, const int hook)
@@ -99,7 +222,7 @@ static __always_inline void pkt_nat(struct pkt *p, const int hook)
 		return;
 	l3_off = p->f.l3 - p->data;
 	l4_off = p->f.l4 - p->data;
-	pk = p->f.l4_proto | (__u32)p->nat << 8;
+	pk = p->f.l4_proto | (__u32)p->nat << 8 | (__u32)p->mss << 16;
 	if (hook == SLUICE_HOOK_TC)
 		sluice_nat_tc(p->ctx, l3_off, l4_off, pk);
 	else
@@ -255,7 +378,7 @@ int sluice_xdp(struct xdp_md *ctx)
 	v = sluice_stages(&p, SLUICE_HOOK_XDP);
 	/* A translated packet leaves translated whichever way it leaves: to
 	 * the kernel too, which would otherwise forward it untranslated. */
-	if (p.nat && v != SLUICE_VERDICT_DROP)
+	if ((p.nat || p.mss) && v != SLUICE_VERDICT_DROP)
 		pkt_nat(&p, SLUICE_HOOK_XDP);
 	if (v == SLUICE_VERDICT_REDIRECT)
 		v = p.egress_xdp ? xdp_redirect(&p) : xdp_handoff(&p);
@@ -311,8 +434,8 @@ static __always_inline int tc_finish(struct pkt *p, struct __sk_buff *skb)
  * packet, so this comes last and the pointers are read again after. A
  * BPF global function, checked once by the verifier (and its stack is not
  * the l3 stage's call chain's). */
-__attribute__((noinline)) int sluice_nat_tc_flow(struct __sk_buff *skb, __u32 l3o, __u32 l4o,
-						  __u32 proto)
+static __always_inline int nat_tc_flow(struct __sk_buff *skb, __u32 l3o, __u32 l4o,
+				       __u32 proto)
 {
 	const struct l3_facts *f = l3_xlat();
 	const struct sluice_ct_nat4 *x;
@@ -372,13 +495,27 @@ __attribute__((noinline)) int sluice_nat_tc_flow(struct __sk_buff *skb, __u32 l3
 	return 0;
 }
 
+/* A flow's translation and a SYN's clamp at tc (PK as sluice_nat_xdp's). */
+__attribute__((noinline)) int sluice_nat_tc_flow(struct __sk_buff *skb, __u32 l3o, __u32 l4o,
+						  __u32 pk)
+{
+	if (!skb)
+		return 0;
+	if ((pk >> 8) & 0xff)
+		nat_tc_flow(skb, l3o, l4o, pk & 0xff);
+	if (pk >> 16)
+		mss_tc(skb, l4o);
+	return 0;
+}
+
 static __always_inline void tc_nat(struct pkt *p, struct __sk_buff *skb)
 {
 	struct __sk_buff *s = p->ctx;
 
 	if (!p->f.l3 || !p->f.l4)
 		return;
-	sluice_nat_tc_flow(skb, p->f.l3 - p->data, p->f.l4 - p->data, p->f.l4_proto);
+	sluice_nat_tc_flow(skb, p->f.l3 - p->data, p->f.l4 - p->data,
+			   p->f.l4_proto | (__u32)p->nat << 8 | (__u32)p->mss << 16);
 	p->data = (void *)(long)s->data;
 	p->data_end = (void *)(long)s->data_end;
 }
@@ -425,7 +562,7 @@ int sluice_tc(struct __sk_buff *skb)
 		v = tc_redirect(&p);
 	if (p.nat == L3_NAT_ICMP_ERROR && v != SLUICE_VERDICT_DROP)
 		pkt_nat(&p, SLUICE_HOOK_TC);
-	else if (p.nat && v != SLUICE_VERDICT_DROP)	/* the kernel's too (see sluice_xdp) */
+	else if ((p.nat || p.mss) && v != SLUICE_VERDICT_DROP)	/* the kernel's too (see sluice_xdp) */
 		tc_nat(&p, skb);
 	return tc_exit(&p, v, len);
 }

@@ -173,6 +173,7 @@ struct sluice_gstats {
 	__u64 nat_forwarded;	/* new connections through a port forward */
 	__u64 nat_hairpin;	/* ... of them from inside, to the external address */
 	__u64 nat_inbound;	/* new connections from outside to a mapping (filtering allowed) */
+	__u64 mss_clamped;	/* SYNs whose MSS option was lowered (mss-clamp) */
 };
 
 enum sluice_attach_mode {
@@ -301,8 +302,12 @@ struct sluice_zone {
 	__u32 flags;			/* enum sluice_zone_flags */
 	__u32 n_ports;
 	__u32 forward;			/* bit z: `forward THIS -> z` */
-	__u32 pad;
+	__u16 mss;			/* `mss-clamp N`, SLUICE_MSS_AUTO, 0: none */
+	__u16 pad;
 };
+
+/* `mss-clamp auto`: the MTU of the interface, less the IP and TCP headers. */
+#define SLUICE_MSS_AUTO		0xffff
 SLUICE_ASSERT(sizeof(struct sluice_zone) == 48, "struct sluice_zone layout");
 
 /* L3 interfaces map (sluice_l3): key is the ifindex of every interface a

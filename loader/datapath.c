@@ -1303,6 +1303,7 @@ static int write_zones(struct dp *dp, const struct sluice_config *cfg, const str
 				  (cfg_zone_bogons(cz) ? SLUICE_ZONE_BOGONS : 0) |
 				  (cz->filtering == CFG_FILTER_ENDPOINT ? SLUICE_ZONE_FILTER_EIF : 0) |
 				  (cz->filtering == CFG_FILTER_ADDR ? SLUICE_ZONE_FILTER_ADF : 0);
+			v.mss = cz->mss_clamp < 0 ? SLUICE_MSS_AUTO : cz->mss_clamp;
 			for (int f = 0; f < cfg->n_forwards; f++)
 				if (cfg->forwards[f].from == (int)z)
 					v.forward |= 1U << cfg->forwards[f].to;

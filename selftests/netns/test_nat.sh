@@ -35,6 +35,7 @@ zone wan {
 	interfaces wan0
 	input drop
 	masquerade
+	mss-clamp 1400
 }
 forward lan -> wan
 port-forward wan tcp 8080 -> 192.168.10.13:80
@@ -220,6 +221,54 @@ t_port_forward() {
 		fail "stats counts forwarded and hairpinned connections, and the forwarded ports ($(json_get "$s" "j.get('nat')"))"
 }
 
+# syn_mss NS PORT: the MSS option of the first TCP SYN to PORT that NS
+# receives in 5 s (an AF_PACKET capture), or "none".
+syn_mss() {
+	in_ns "$1" timeout 6 /usr/bin/python3 - "$2" <<'EOF'
+import socket, struct, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+s.settimeout(5)
+end = time.time() + 5
+while time.time() < end:
+    try:
+        f = s.recv(2048)
+    except socket.timeout:
+        break
+    ip = f[14:]
+    if ip[9] != 6:
+        continue
+    t = ip[(ip[0] & 15) * 4:]
+    if struct.unpack("!H", t[2:4])[0] != int(sys.argv[1]) or not t[13] & 2:
+        continue
+    o, i = t[20:(t[12] >> 4) * 4], 0
+    while i < len(o) and o[i] != 0:
+        if o[i] == 1:
+            i += 1
+            continue
+        if o[i] == 2:
+            print(struct.unpack("!H", o[i + 2:i + 4])[0])
+            sys.exit(0)
+        i += max(o[i + 1], 2)
+    break
+print("none")
+EOF
+}
+
+# `mss-clamp 1400` on the WAN: a SYN leaves announcing 1400 (the LAN
+# host's own is 1460).
+t_mss() {
+	local out
+	tcp_peer "$INET" 203.0.113.1 7401
+	wait_for 3000 listening "$INET" 7401 t
+	syn_mss "$INET" 7401 >"$WORK/mss.out" &
+	sleep 0.5
+	tcp_seen "$H2" 203.0.113.1 7401 >/dev/null
+	wait $!
+	out=$(cat "$WORK/mss.out")
+	[ "$out" = 1400 ] && pass "mss-clamp 1400: a LAN host's SYN reaches the internet announcing 1400" ||
+		fail "mss-clamp 1400: a LAN host's SYN reaches the internet announcing 1400 ($out)"
+}
+
 # RFC 5780 behaviour discovery from a LAN host against a STUN server with
 # two addresses in the internet (nat.md): endpoint-independent mapping, and
 # the filtering the WAN zone is configured with.
@@ -330,7 +379,7 @@ t_wan_address() {
 	DAEMON_PID=
 }
 
-for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_port_forward \
+for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_port_forward t_mss \
 	 t_icmp_errors t_natdiscovery t_wan_address; do
 	start=$SECONDS
 	$t

@@ -680,11 +680,9 @@ static bool test_inactive(void)
 	return true;
 }
 
+/* Every zone setting and port forwards are live: none is listed. */
 static bool test_inactive_zone_settings(void)
 {
-	static const char *const want[] = {
-		"1:23 mss-clamp (zone a)",
-	};
 	struct inactive_list l = { 0 };
 	struct sluice_config cfg;
 
@@ -693,9 +691,7 @@ static bool test_inactive_zone_settings(void)
 		return false;
 	cfg_inactive(&cfg, collect_inactive, &l);
 	cfg_free(&cfg);
-	EXPECT_INT(l.n, ARRAY_SIZE(want));
-	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
-		EXPECT_STR(l.lines[i], want[i]);
+	EXPECT_INT(l.n, 0);
 	return true;
 }
 

@@ -628,6 +628,7 @@ struct l3d {
 	const unsigned char *dst_mac;	/* instead of the router's */
 	const struct l3d *quote;	/* ICMP error: the packet it is about */
 	int csum;			/* compute the L4 checksum (else UDP's is 0) */
+	__u16 mss, nat_mss;		/* TCP: an MSS option (after a no-op), and as routed */
 	/* NAT: what the routed frame carries instead (0/NULL: unchanged) */
 	const char *nat_src, *nat_dst;
 	__u16 nat_sport, nat_dport;
@@ -665,6 +666,12 @@ static void l3_l4(struct pkt *p, const struct l3d *d)
 		struct tcphdr *t = pkt_tcp(p, d->sport, d->dport);
 
 		((__u8 *)t)[13] = d->tcp_flags;
+		if (d->mss) {	/* no-op, window scale 7, MSS: the walk steps over both */
+			__u8 o[8] = { 1, 3, 3, 7, 2, 4, d->mss >> 8, d->mss & 0xff };
+
+			t->doff = 7;
+			pkt_put(p, o, sizeof(o));
+		}
 		pkt_put(p, NULL, d->payload);
 	} else {	/* ICMP, ICMPv6: type, code, checksum (not checked), id, seq */
 		__u8 *ic = pkt_put(p, NULL, 8);
@@ -727,6 +734,7 @@ static void l3_build(struct pkt *p, const struct l3d *d, int routed)
 			x.sport = d->nat_sport ? d->nat_sport : d->sport;
 			x.dport = d->nat_dport ? d->nat_dport : d->dport;
 			x.quote = d->nat_quote ? d->nat_quote : d->quote;
+			x.mss = d->nat_mss ? d->nat_mss : d->mss;
 		}
 		start = p->len;
 		l3_l4(p, &x);
@@ -859,6 +867,16 @@ L3(map_other_port, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IP
    .sport = 7000, .dport = 40000, .payload = 18, .csum = 1, .nat_dst = LAN_HOST)
 L3(map_other_host, .from_wan = 1, .src = "192.0.2.99", .dst = WAN_ADDR, .proto = IPPROTO_UDP,
    .sport = 7000, .dport = 40000, .payload = 18, .csum = 1, .nat_dst = LAN_HOST)
+
+/* mss-clamp on the WAN zone: 1400, or auto (wan0's MTU 1400: 1360) */
+L3(mss_syn_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
+   .dport = 443, .tcp_flags = 0x02, .csum = 1, .mss = 1460, .nat_mss = 1400,
+   .nat_src = WAN_ADDR)
+L3(mss_low_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
+   .dport = 443, .tcp_flags = 0x02, .csum = 1, .mss = 1200, .nat_src = WAN_ADDR)
+L3(mss_synack_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_TCP,
+   .sport = 443, .dport = 40001, .tcp_flags = 0x12, .csum = 1, .mss = 8960, .nat_mss = 1360,
+   .nat_dst = LAN_HOST)
 
 /* ICMP errors about masqueraded flows: the quote as it left, and as the
  * inside host sent (or got) it. */
@@ -1004,6 +1022,19 @@ static void f_masq_taken(void)
 	nat_one_port();
 	ext_put(40000, IPPROTO_UDP, LAN_HOST, 40000, 0, 0);
 }
+
+/* The WAN zone's mss-clamp (SLUICE_MSS_AUTO: auto). */
+static void wan_mss(__u16 mss)
+{
+	struct sluice_zone z;
+	__u32 k = Z_WAN;
+
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_zones), &k, &z);
+	z.mss = mss;
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_zones), &k, &z, BPF_ANY);
+}
+static void f_mss_1400(void) { f_masq(); wan_mss(1400); }
+static void f_mss_auto_synack(void) { masq_flow(IPPROTO_TCP, 40001, 443); wan_mss(SLUICE_MSS_AUTO); }
 
 /* `port-forward wan tcp 8080 -> LAN_HOST:80` and `... 8081 -> LAN_HOST`
  * on 203.0.113.2. */
@@ -1297,6 +1328,15 @@ static const struct fixture fixtures[] = {
 	{ "nat: endpoint-independent filtering: another remote reaches the mapping",
 	  map_other_host, REDIRECT_, .ingress = P_WAN, .setup = f_map_eif,
 	  .expect = map_other_host_out, .egress = P_LAN5, .ct_new = 1 },
+	{ "mss-clamp 1400: a SYN announcing 1460 leaves announcing 1400, TCP checksum",
+	  mss_syn_out, REDIRECT_, .ingress = P_LAN5, .setup = f_mss_1400, .expect = mss_syn_out_out,
+	  .egress = P_WAN, .ct_new = 1 },
+	{ "mss-clamp 1400: an MSS below the clamp is left alone", mss_low_out, REDIRECT_,
+	  .ingress = P_LAN5, .setup = f_mss_1400, .expect = mss_low_out_out, .egress = P_WAN,
+	  .ct_new = 1 },
+	{ "mss-clamp auto: a SYN-ACK announcing 8960 comes in announcing 1360 (wan0's MTU 1400)",
+	  mss_synack_in, REDIRECT_, .ingress = P_WAN, .setup = f_mss_auto_synack,
+	  .expect = mss_synack_in_out, .egress = P_LAN5 },
 	{ "nat: a later fragment towards a masquerading zone dropped, never sent untranslated",
 	  nfrag_out, DROP_(NAT_UNSUPPORTED), .ingress = P_LAN5, .setup = f_masq },
 	{ "nat: GRE towards a masquerading zone dropped (no translation for it yet)", ngre_out,
@@ -1402,14 +1442,15 @@ static void fail(const struct fixture *f, const char *fmt, ...)
 	failed++;
 }
 
+/* The first few differing bytes: a checksum alone, or the field too. */
 static void hexdiff(const unsigned char *a, const unsigned char *b, unsigned int len)
 {
-	for (unsigned int i = 0; i < len; i++)
-		if (a[i] != b[i]) {
-			printf("    first difference at byte %u: expected %02x, got %02x\n", i,
-			       a[i], b[i]);
-			return;
-		}
+	int n = 0;
+
+	for (unsigned int i = 0; i < len && n < 6; i++)
+		if (a[i] != b[i])
+			printf("    %s byte %u: expected %02x, got %02x\n", n++ ? "and" : "first difference at",
+			       i, a[i], b[i]);
 }
 
 static void dp_sub(struct sluice_port_stats *a, const struct sluice_port_stats *b)
