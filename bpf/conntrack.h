@@ -48,6 +48,7 @@ enum l3_nat {
 	L3_NAT_NONE = 0,
 	L3_NAT_FLOW,		/* a packet of a translated flow */
 	L3_NAT_ICMP_ERROR,	/* an ICMP error about one: the quote too (RFC 5508) */
+	L3_NAT_ADDR,		/* a later fragment of one: the addresses only */
 };
 
 /* What opened a connection to an external endpoint (l3_facts.dnat). */
@@ -76,6 +77,8 @@ struct l3_facts {
 	__u8 local;			/* broadcast/multicast, or the router's by address */
 	__u8 not_ours;			/* a routed port's frame for another MAC */
 	__u8 later_fragment;
+	__u8 first_fragment;		/* offset 0, more to come */
+	__be16 ip_id;			/* IPv4 identification, for fragments */
 	__u8 route_by_kernel;		/* out: SLUICE_CFG_ROUTE_BY_KERNEL */
 	__u8 egress_xdp;		/* out: the egress port transmits XDP frames */
 	__u8 df;			/* IPv4 don't-fragment */
@@ -677,6 +680,53 @@ static __always_inline void nat_icmp_error(struct l3_facts *f, const struct slui
 	f->ixlat.dport = e->nat.sport;
 }
 
+/* ---- fragments ----------------------------------------------------------------- */
+
+static __always_inline void frag_key(struct sluice_frag4_key *k, const struct l3_facts *f)
+{
+	k->src = f->src[0];
+	k->dst = f->dst[0];
+	k->id = f->ip_id;
+	k->proto = f->proto;
+	k->zone = f->zone_in;
+}
+
+/* A translated first fragment: its datagram's later fragments, which carry
+ * no ports, leave with the same addresses. */
+static __always_inline void frag_note(const struct l3_facts *f, struct nat_scratch *n, __u64 now)
+{
+	frag_key(&n->fk, f);
+	n->fv.last_seen = now;
+	n->fv.saddr = f->xlat.saddr;
+	n->fv.daddr = f->xlat.daddr;
+	bpf_map_update_elem(&sluice_frag4, &n->fk, &n->fv, BPF_ANY);
+}
+
+/* A later fragment of a translated datagram whose first fragment passed:
+ * translated like it (the first was policed; it decided for them all).
+ * Out of order (before its first) it finds nothing: to a masquerading
+ * zone it is then dropped (frag-no-first), never sent untranslated. */
+static __always_inline void frag_lookup(struct l3_facts *f, struct nat_scratch *n, __u64 now)
+{
+	struct sluice_gstats *g;
+	struct sluice_frag4 *v;
+
+	if (f->v6)
+		return;
+	frag_key(&n->fk, f);
+	v = bpf_map_lookup_elem(&sluice_frag4, &n->fk);
+	if (!v || now > v->last_seen + SLUICE_FRAG_TIMEOUT_NS)
+		return;
+	v->last_seen = now;
+	g = gstats();
+	if (g)
+		g->nat_fragments++;
+	f->nat = L3_NAT_ADDR;
+	f->xlat.saddr = v->saddr;
+	f->xlat.daddr = v->daddr;
+	f->xlat.sport = f->xlat.dport = 0;
+}
+
 /* Find the packet's flow before routing: a translated flow's packets are
  * routed to where they leave for (a reply to the masquerade address goes
  * to the inside host). Returns its entry for l3_decide (the time, and the
@@ -699,7 +749,11 @@ static __always_inline struct sluice_ct_entry *l3_lookup(struct l3_facts *f,
 			nat_icmp_error(f, e);
 		return 0;
 	}
-	if (f->kind != L3_TRACKED || f->later_fragment)
+	if (f->later_fragment) {
+		frag_lookup(f, &s->nat, s->now);
+		return 0;
+	}
+	if (f->kind != L3_TRACKED)
 		return 0;
 	e = ct_find(f, cfg, s->now, &s->keys.k, &s->keys.r, &confirmed, &peer);
 	if (e && (e->flags & SLUICE_CT_NAT) && !f->v6) {

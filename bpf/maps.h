@@ -154,6 +154,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_nat4_int SEC(".maps");
 
+/* Fragments of translated datagrams in flight (sluice_ct.h). Not pinned: a
+ * reload forgets at most the datagrams in flight. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_FRAG_ENTRIES);
+	__type(key, struct sluice_frag4_key);
+	__type(value, struct sluice_frag4);
+} sluice_frag4 SEC(".maps");
+
 /* Address-dependent filtering's memory of who each mapping talked to
  * (zones with `filtering address-dependent` only). LRU: losing an old
  * entry only refuses an inbound connection the filter might have let in. */

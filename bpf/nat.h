@@ -42,6 +42,8 @@ struct nat_scratch {
 	struct sluice_nat4_map v;
 	struct bpf_sock_tuple t;	/* a candidate port as the router's socket */
 	struct sluice_nat4_peer pk;	/* address-dependent filtering's */
+	struct sluice_frag4_key fk;	/* a fragment's datagram */
+	struct sluice_frag4 fv;
 };
 
 static __always_inline __u64 nat_hold_ns(const struct sluice_dp_config *cfg)
@@ -249,6 +251,24 @@ static __always_inline void nat_rewrite(struct pkt *p, const struct sluice_ct_na
 	}
 	if (cs && udp && !*cs)
 		*cs = 0xffff;
+}
+
+/* A later fragment: the addresses and the IP checksum; its payload holds
+ * no L4 header to update (the first fragment's checksum covers it all). */
+static __always_inline void nat_rewrite_addr(struct pkt *p, const struct sluice_ct_nat4 *x)
+{
+	struct iphdr *ip = p->f.l3;
+
+	if (!ip || (void *)(ip + 1) > p->data_end)
+		return;
+	if (ip->saddr != x->saddr) {
+		csum_upd32(&ip->check, ip->saddr, x->saddr);
+		ip->saddr = x->saddr;
+	}
+	if (ip->daddr != x->daddr) {
+		csum_upd32(&ip->check, ip->daddr, x->daddr);
+		ip->daddr = x->daddr;
+	}
 }
 
 /* A 16-bit word of an ICMP message changes to V: the ICMP checksum (no

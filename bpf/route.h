@@ -103,6 +103,7 @@ static __always_inline int l3_facts(struct pkt *p, const struct l4_info *l4, str
 	f->zone_in = p->port->zone;
 	f->l3_ifindex = p->port->l3_ifindex;
 	f->later_fragment = p->f.fragment == FRAG_LATER;
+	f->first_fragment = p->f.fragment == FRAG_FIRST;
 	if (p->f.eth_proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = p->f.l3;
 
@@ -114,6 +115,7 @@ static __always_inline int l3_facts(struct pkt *p, const struct l4_info *l4, str
 		f->ttl = ip->ttl;
 		f->options = ip->ihl > 5;
 		f->df = !!(ip->frag_off & bpf_htons(0x4000));
+		f->ip_id = ip->id;
 	} else {
 		struct ipv6hdr *ip6 = p->f.l3;
 
@@ -427,6 +429,16 @@ static __always_inline void l3_rewrite(struct pkt *p)
 
 #define PASS_(r)	L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_##r)
 
+static __always_inline void l3_frag_note(const struct l3_facts *f)
+{
+	struct l3_scratch *s;
+	__u32 key0 = 0;
+
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (s)
+		frag_note(f, &s->nat, s->now);
+}
+
 /* A translated packet the kernel must answer rather than forward (TTL
  * expired, too big with DF set) goes up as it came when its source would
  * change: the kernel's time-exceeded or fragmentation-needed then reaches
@@ -482,15 +494,19 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_MARTIAN_SRC);
 	if (f->later_fragment) {
 		/* No ports to track; useless without the first fragment,
-		 * which was policed. The kernel forwards it, unless it would
-		 * leave untranslated (fragment tracking: not yet). */
-		if (f->masq_out)
-			return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_UNSUPPORTED);
-		return PASS_(FRAGMENT);
+		 * which was policed. Of a translated datagram (l3_lookup
+		 * found its first): forwarded like the first. Else the
+		 * kernel forwards it, unless it would leave untranslated. */
+		if (f->nat != L3_NAT_ADDR)
+			return f->masq_out ? L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_FRAG_NO_FIRST)
+					   : PASS_(FRAGMENT);
+	} else {
+		v = l3_decide(ctx, f, cfg, e);
+		if (v != PKT_CONTINUE)
+			return v;
+		if (f->first_fragment && f->nat == L3_NAT_FLOW)
+			l3_frag_note(f);
 	}
-	v = l3_decide(ctx, f, cfg, e);
-	if (v != PKT_CONTINUE)
-		return v;
 	f->out_l3 = fibp->ifindex;	/* (for mss-clamp auto) */
 
 	/* Accepted. Forward it here, or let the kernel finish the job (a

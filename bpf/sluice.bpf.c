@@ -187,6 +187,8 @@ static __always_inline int nat_run(void *ctx, void *data, void *end, __u32 l3_of
 		return 0;
 	if (kind == L3_NAT_ICMP_ERROR)
 		nat_rewrite_icmp_error(&q, &f->xlat, &f->ixlat);
+	else if (kind == L3_NAT_ADDR)
+		nat_rewrite_addr(&q, &f->xlat);
 	else
 		nat_rewrite(&q, &f->xlat);
 	return 0;
@@ -218,10 +220,10 @@ static __always_inline void pkt_nat(struct pkt *p, const int hook)
 {
 	__u32 l3_off, l4_off, pk;
 
-	if (!p->f.l3 || !p->f.l4)
+	if (!p->f.l3 || (!p->f.l4 && p->nat != L3_NAT_ADDR))
 		return;
 	l3_off = p->f.l3 - p->data;
-	l4_off = p->f.l4 - p->data;
+	l4_off = p->f.l4 ? p->f.l4 - p->data : 0;
 	pk = p->f.l4_proto | (__u32)p->nat << 8 | (__u32)p->mss << 16;
 	if (hook == SLUICE_HOOK_TC)
 		sluice_nat_tc(p->ctx, l3_off, l4_off, pk);
@@ -495,13 +497,43 @@ static __always_inline int nat_tc_flow(struct __sk_buff *skb, __u32 l3o, __u32 l
 	return 0;
 }
 
-/* A flow's translation and a SYN's clamp at tc (PK as sluice_nat_xdp's). */
+/* A later fragment's addresses at tc (no L4 header to update). */
+static __always_inline void nat_tc_addr(struct __sk_buff *skb, __u32 l3o)
+{
+	const struct l3_facts *f = l3_xlat();
+	struct iphdr *ip;
+	__be32 saddr, daddr, to;
+
+	if (!f)
+		return;
+	l3o &= 0x3f;
+	ip = (void *)(long)skb->data + l3o;
+	if ((void *)(ip + 1) > (void *)(long)skb->data_end)
+		return;
+	saddr = ip->saddr;
+	daddr = ip->daddr;
+	to = f->xlat.saddr;
+	if (saddr != to) {
+		bpf_l3_csum_replace(skb, l3o + 10, saddr, to, 4);
+		bpf_skb_store_bytes(skb, l3o + 12, &to, 4, 0);
+	}
+	to = f->xlat.daddr;
+	if (daddr != to) {
+		bpf_l3_csum_replace(skb, l3o + 10, daddr, to, 4);
+		bpf_skb_store_bytes(skb, l3o + 16, &to, 4, 0);
+	}
+}
+
+/* A flow's translation, a later fragment's, and a SYN's clamp at tc (PK
+ * as sluice_nat_xdp's). */
 __attribute__((noinline)) int sluice_nat_tc_flow(struct __sk_buff *skb, __u32 l3o, __u32 l4o,
 						  __u32 pk)
 {
 	if (!skb)
 		return 0;
-	if ((pk >> 8) & 0xff)
+	if (((pk >> 8) & 0xff) == L3_NAT_ADDR)
+		nat_tc_addr(skb, l3o);
+	else if ((pk >> 8) & 0xff)
 		nat_tc_flow(skb, l3o, l4o, pk & 0xff);
 	if (pk >> 16)
 		mss_tc(skb, l4o);
@@ -512,9 +544,9 @@ static __always_inline void tc_nat(struct pkt *p, struct __sk_buff *skb)
 {
 	struct __sk_buff *s = p->ctx;
 
-	if (!p->f.l3 || !p->f.l4)
+	if (!p->f.l3 || (!p->f.l4 && p->nat != L3_NAT_ADDR))
 		return;
-	sluice_nat_tc_flow(skb, p->f.l3 - p->data, p->f.l4 - p->data,
+	sluice_nat_tc_flow(skb, p->f.l3 - p->data, p->f.l4 ? p->f.l4 - p->data : 0,
 			   p->f.l4_proto | (__u32)p->nat << 8 | (__u32)p->mss << 16);
 	p->data = (void *)(long)s->data;
 	p->data_end = (void *)(long)s->data_end;

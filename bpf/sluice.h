@@ -65,7 +65,8 @@ enum sluice_verdict {
 	X(SPOOFED_SRC,    spoofed_src,    "spoofed-src")		\
 	X(NAT_NO_PORT,    nat_no_port,    "nat-no-port")		\
 	X(NAT_NO_ADDR,    nat_no_addr,    "nat-no-addr")		\
-	X(NAT_UNSUPPORTED, nat_unsupported, "nat-unsupported")
+	X(NAT_UNSUPPORTED, nat_unsupported, "nat-unsupported")	\
+	X(FRAG_NO_FIRST,  frag_no_first,  "frag-no-first")
 
 /* Pass reasons: why a frame was handed to the kernel unchanged. Same
  * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"
@@ -174,6 +175,7 @@ struct sluice_gstats {
 	__u64 nat_hairpin;	/* ... of them from inside, to the external address */
 	__u64 nat_inbound;	/* new connections from outside to a mapping (filtering allowed) */
 	__u64 mss_clamped;	/* SYNs whose MSS option was lowered (mss-clamp) */
+	__u64 nat_fragments;	/* later IPv4 fragments translated like their first */
 };
 
 enum sluice_attach_mode {

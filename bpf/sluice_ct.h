@@ -110,6 +110,28 @@ struct sluice_nat4_peer {
 };
 SLUICE_ASSERT(sizeof(struct sluice_nat4_peer) == 12, "struct sluice_nat4_peer layout");
 
+/* IPv4 fragments of translated flows (sluice_frag4, LRU, not pinned): the
+ * first fragment's translated addresses, for the later fragments of the
+ * same datagram, which carry no ports. Keyed as the fragments arrive. */
+struct sluice_frag4_key {
+	__be32 src, dst;
+	__be16 id;
+	__u8 proto;
+	__u8 zone;			/* ingress zone */
+};
+SLUICE_ASSERT(sizeof(struct sluice_frag4_key) == 12, "struct sluice_frag4_key layout");
+
+struct sluice_frag4 {
+	__u64 last_seen;		/* the first fragment (or the last later one) */
+	__be32 saddr, daddr;		/* what the fragments leave with */
+};
+SLUICE_ASSERT(sizeof(struct sluice_frag4) == 16, "struct sluice_frag4 layout");
+
+/* Later fragments find their first for this long (the kernel's own
+ * ipfrag_time is 30 s). */
+#define SLUICE_FRAG_TIMEOUT_NS		(30ULL * 1000000000ULL)
+#define SLUICE_FRAG_ENTRIES		4096
+
 /* Masquerade ports (config `nat-ports`): kept clear of the router's own
  * ephemeral ports (net.ipv4.ip_local_port_range, 32768-60999 by default),
  * which the loader refuses to overlap. */

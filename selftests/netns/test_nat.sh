@@ -221,6 +221,30 @@ t_port_forward() {
 		fail "stats counts forwarded and hairpinned connections, and the forwarded ports ($(json_get "$s" "j.get('nat')"))"
 }
 
+# A 3000-byte UDP datagram each way through the NAT: fragmented by the
+# LAN host and by the server, every later fragment translated like its
+# first (the address-only rewrite, sluice_frag4).
+t_fragments() {
+	local out s
+	udp_echo "$INET" 203.0.113.1 7500
+	wait_for 3000 listening "$INET" 7500 u
+	out=$(in_ns "$H1" /usr/bin/python3 - <<'EOF'
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+try:
+    s.sendto(b"x" * 3000, ("203.0.113.1", 7500))
+    print(len(s.recvfrom(65535)[0]))
+except socket.timeout:
+    print("timeout")
+EOF
+)
+	s=$(stats_json)
+	[ "$out" = 3005 ] && [ "$(json_get "$s" "j['nat']['fragments'] >= 4")" = True ] &&
+		pass "a fragmented UDP datagram each way through the NAT (later fragments translated: $(json_get "$s" "j['nat']['fragments']"))" ||
+		fail "a fragmented UDP datagram each way through the NAT ($out, $(json_get "$s" "j['nat']"))"
+}
+
 # syn_mss NS PORT: the MSS option of the first TCP SYN to PORT that NS
 # receives in 5 s (an AF_PACKET capture), or "none".
 syn_mss() {
@@ -379,7 +403,7 @@ t_wan_address() {
 	DAEMON_PID=
 }
 
-for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_port_forward t_mss \
+for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_port_forward t_mss t_fragments \
 	 t_icmp_errors t_natdiscovery t_wan_address; do
 	start=$SECONDS
 	$t

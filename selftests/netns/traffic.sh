@@ -15,7 +15,7 @@ s.bind((addr, port))
 s.settimeout(60)
 while True:
     try:
-        d, a = s.recvfrom(100)
+        d, a = s.recvfrom(65535)
     except socket.timeout:
         break
     s.sendto(b"echo:" + d, a)

@@ -841,7 +841,12 @@ L3(nu_second, .src = "192.168.10.21", .dst = INET_HOST, .proto = IPPROTO_UDP, .s
 L3(nttl1_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
    .dport = 33434, .ttl = 1, .csum = 1)
 L3(nfrag_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .frag = 185,
-   .payload = 24)
+   .payload = 24, .nat_src = WAN_ADDR)
+/* a first fragment (more fragments, offset 0), and a later one coming in */
+L3(nfirst_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 53, .frag = 0x2000, .payload = 24, .csum = 1, .nat_src = WAN_ADDR)
+L3(nfrag_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_UDP,
+   .frag = 185, .payload = 24, .nat_dst = LAN_HOST)
 L3(ngre_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_GRE, .payload = 24)
 
 /* Port forwards (203.0.113.2 tcp 8080 -> LAN_HOST:80) and masquerade's
@@ -1022,6 +1027,27 @@ static void f_masq_taken(void)
 	nat_one_port();
 	ext_put(40000, IPPROTO_UDP, LAN_HOST, 40000, 0, 0);
 }
+
+/* The first fragment of datagram 0 from SRC to DST (zone Z) passed,
+ * translated to XS -> XD; or (SRC NULL) no first fragment was seen. */
+static void frag_seen(const char *src, const char *dst, __u8 z, const char *xs, const char *xd)
+{
+	struct sluice_frag4_key k = { .proto = IPPROTO_UDP, .zone = z };
+	struct sluice_frag4 v = { .last_seen = now_ns() };
+
+	f_masq();
+	clear_map(bpf_map__fd(skel->maps.sluice_frag4), 0);
+	if (!src)
+		return;
+	inet_pton(AF_INET, src, &k.src);
+	inet_pton(AF_INET, dst, &k.dst);
+	inet_pton(AF_INET, xs, &v.saddr);
+	inet_pton(AF_INET, xd, &v.daddr);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_frag4), &k, &v, BPF_ANY);
+}
+static void f_frag_none(void) { frag_seen(NULL, NULL, 0, NULL, NULL); }
+static void f_frag_out(void) { frag_seen(LAN_HOST, INET_HOST, Z_LAN, WAN_ADDR, INET_HOST); }
+static void f_frag_in(void) { frag_seen(INET_HOST, WAN_ADDR, Z_WAN, INET_HOST, LAN_HOST); }
 
 /* The WAN zone's mss-clamp (SLUICE_MSS_AUTO: auto). */
 static void wan_mss(__u16 mss)
@@ -1337,8 +1363,16 @@ static const struct fixture fixtures[] = {
 	{ "mss-clamp auto: a SYN-ACK announcing 8960 comes in announcing 1360 (wan0's MTU 1400)",
 	  mss_synack_in, REDIRECT_, .ingress = P_WAN, .setup = f_mss_auto_synack,
 	  .expect = mss_synack_in_out, .egress = P_LAN5 },
-	{ "nat: a later fragment towards a masquerading zone dropped, never sent untranslated",
-	  nfrag_out, DROP_(NAT_UNSUPPORTED), .ingress = P_LAN5, .setup = f_masq },
+	{ "nat: a later fragment whose first was not seen dropped, never sent untranslated",
+	  nfrag_out, DROP_(FRAG_NO_FIRST), .ingress = P_LAN5, .setup = f_frag_none },
+	{ "nat: a first fragment masqueraded (the UDP header is in it)", nfirst_out, REDIRECT_,
+	  .ingress = P_LAN5, .setup = f_frag_none, .expect = nfirst_out_out, .egress = P_WAN,
+	  .ct_new = 1 },
+	{ "nat: a later fragment leaves with its first's source address, IP checksum",
+	  nfrag_out, REDIRECT_, .ingress = P_LAN5, .setup = f_frag_out, .expect = nfrag_out_out,
+	  .egress = P_WAN },
+	{ "nat: a later fragment of a reply goes to the inside host", nfrag_in, REDIRECT_,
+	  .ingress = P_WAN, .setup = f_frag_in, .expect = nfrag_in_out, .egress = P_LAN5 },
 	{ "nat: GRE towards a masquerading zone dropped (no translation for it yet)", ngre_out,
 	  DROP_(NAT_UNSUPPORTED), .ingress = P_LAN5, .setup = f_masq },
 	/* l3: sources */
