@@ -164,6 +164,31 @@ static void note_mapping(struct sweep_ctx *s, const void *key, const struct slui
 	s->used[s->n_used++] = k;
 }
 
+/* Every key of a NAT mapping table (*KEYS malloc'ed, *N of them). */
+static int nat_keys(int fd, struct sluice_nat4_key **keys, size_t *n)
+{
+	struct sluice_nat4_key k, *kp = NULL;
+	size_t cap = 0;
+
+	*keys = NULL;
+	*n = 0;
+	while (!bpf_map_get_next_key(fd, kp, &k)) {
+		if (*n == cap) {
+			void *v = realloc(*keys, (cap = cap ? 2 * cap : 256) * sizeof(k));
+
+			if (!v) {
+				free(*keys);
+				*keys = NULL;
+				return -ENOMEM;
+			}
+			*keys = v;
+		}
+		(*keys)[(*n)++] = k;
+		kp = &(*keys)[*n - 1];
+	}
+	return 0;
+}
+
 static int cmp_nat_key(const void *a, const void *b)
 {
 	return memcmp(a, b, sizeof(struct sluice_nat4_key));
@@ -178,15 +203,20 @@ static int cmp_nat_key(const void *a, const void *b)
 
 static void sweep_mappings(const struct ct_maps *m, struct sweep_ctx *s)
 {
-	struct sluice_nat4_key k, next, *kp = NULL;
+	struct sluice_nat4_key k, *keys = NULL;
 	struct sluice_nat4_map v;
+	size_t n = 0;
 
 	if (m->nat_ext < 0 || m->nat_int < 0)
 		return;
 	qsort(s->used, s->n_used, sizeof(*s->used), cmp_nat_key);
-	while (!bpf_map_get_next_key(m->nat_ext, kp, &next)) {
-		k = next;
-		kp = &k;
+	/* The keys first: an update re-inserts the element at the head of
+	 * its hash bucket, so refreshing while walking with get_next_key can
+	 * visit two elements of one bucket in turn forever. */
+	if (nat_keys(m->nat_ext, &keys, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		k = keys[i];
 		if (bpf_map_lookup_elem(m->nat_ext, &k, &v) || (v.flags & SLUICE_NAT_RESERVED))
 			continue;
 		if (s->used && bsearch(&k, s->used, s->n_used, sizeof(k), cmp_nat_key)) {
@@ -208,6 +238,7 @@ static void sweep_mappings(const struct ct_maps *m, struct sweep_ctx *s)
 		bpf_map_delete_elem(m->nat_ext, &k);
 		s->st->mappings_freed++;
 	}
+	free(keys);
 }
 
 static int sweep_one(void *c, int fd, bool v6, const void *key, const struct sluice_ct_entry *e)

@@ -40,6 +40,8 @@ zone wan {
 forward lan -> wan
 port-forward wan tcp 8080 -> 192.168.10.13:80
 port-forward wan udp 7200-7201 -> 192.168.10.14:7300
+# a small range, so that t_exhaustion can fill it
+nat-ports 20000-20127
 EOF
 topo_modes "$CFG"
 
@@ -306,7 +308,9 @@ t_natdiscovery() {
 		return
 	fi
 	: >"$WORK/turn.conf"
-	in_ns "$INET" turnserver -c "$WORK/turn.conf" -L 203.0.113.1 -L 198.51.100.1 \
+	# (not in_ns: a backgrounded function is a subshell, and $! would
+	# not be the server)
+	ip netns exec "$INET" turnserver -c "$WORK/turn.conf" -L 203.0.113.1 -L 198.51.100.1 \
 		--no-tcp --no-tls --no-dtls --no-cli -z --log-file stdout >"$WORK/turn.log" 2>&1 &
 	TURN_PID=$!
 	wait_for 5000 listening "$INET" 3478 u
@@ -376,6 +380,43 @@ t_icmp_errors() {
 	fi
 }
 
+# The range exhausted from one host (300 inside ports the router's own
+# range keeps from being preserved, for 128 external ports): the rest are
+# dropped as nat-no-port, never given a shared port, and another host's
+# flow keeps working. Runs late: the mappings stay until the address
+# changes (t_wan_address) or the daemon frees them.
+t_exhaustion() {
+	local out s
+	udp_peer "$INET" 203.0.113.1 7600
+	wait_for 3000 listening "$INET" 7600 u
+	out=$(in_ns "$H5" /usr/bin/python3 - <<'EOF'
+import select, socket, time
+socks = []
+for p in range(33000, 33300):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", p))
+    s.setblocking(False)
+    s.sendto(b"x", ("203.0.113.1", 7600))
+    socks.append(s)
+seen, end = set(), time.time() + 3
+while time.time() < end and len(seen) < len(socks):
+    r, _, _ = select.select(socks, [], [], 0.5)
+    for s in r:
+        seen.add(s.recv(100).decode())
+print(len(seen), len(set(a.split(":")[1] for a in seen)))
+EOF
+)
+	s=$(stats_json)
+	set -- $out
+	[ "${1:-0}" -ge 64 ] && [ "${1:-0}" -le 128 ] && [ "${1:-0}" = "${2:-}" ] &&
+		[ "$(json_get "$s" "j['total']['drop_reasons']['nat-no-port'] > 0")" = True ] &&
+		pass "300 ports from one host on a 128-port range: $1 answered on $2 distinct ports, the rest dropped as nat-no-port" ||
+		fail "300 ports from one host on a 128-port range: answered, distinct ports: ${out:-none}; nat-no-port $(json_get "$s" "j['total']['drop_reasons']['nat-no-port']")"
+	out=$(udp_seen "$H1" 20001 203.0.113.1 7100)
+	[ "$out" = 203.0.113.2:20001 ] && pass "another host's existing flow keeps working ($out)" ||
+		fail "another host's existing flow keeps working ($out)"
+}
+
 # The WAN address changes (a new DHCP lease) under the daemon: within a
 # second or two the flows of the old address are gone and the same inside
 # endpoint reaches the server from the new address, without a reload.
@@ -404,7 +445,7 @@ t_wan_address() {
 }
 
 for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_port_forward t_mss t_fragments \
-	 t_icmp_errors t_natdiscovery t_wan_address; do
+	 t_icmp_errors t_natdiscovery t_exhaustion t_wan_address; do
 	start=$SECONDS
 	$t
 	echo "# $t: $((SECONDS - start)) s"
