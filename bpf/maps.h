@@ -154,6 +154,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_nat4_int SEC(".maps");
 
+/* When this CPU last answered port exhaustion with an ICMP error (the
+ * answers are rate-limited). Not pinned. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} sluice_icmp_rl SEC(".maps");
+
 /* Fragments of translated datagrams in flight (sluice_ct.h). Not pinned: a
  * reload forgets at most the datagrams in flight. */
 struct {

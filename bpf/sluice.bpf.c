@@ -231,6 +231,129 @@ static __always_inline void pkt_nat(struct pkt *p, const int hook)
 		sluice_nat_xdp(p->ctx, l3_off, l4_off, pk);
 }
 
+/* ---- port exhaustion: ICMP administratively prohibited ----------------------------- */
+
+/* A packet dropped as nat-no-port is answered, at most once per 100 ms per
+ * CPU, with an ICMP destination unreachable, code 13 (communication
+ * administratively prohibited; RFC 5508 REQ-8), from the router's address
+ * on the interface it came in by: the frame itself becomes the answer and
+ * leaves by the port it came in on. */
+#define ICMP_PROHIBITED_GAP_NS	(100ULL * 1000000ULL)
+#define ICMP_ANSWER_LEN		70	/* Ethernet, IP, ICMP, the quoted IP header and 8 bytes */
+
+struct icmp_answer {
+	__u8 pad[2];			/* (so the IP header is 4-byte aligned) */
+	__u8 eth[14];
+	struct iphdr ip;
+	__u8 icmp[8];
+	__u8 quote[28];
+};
+
+static __always_inline __u16 csum_fold_full(__s64 s)
+{
+	__u32 v = (__u32)s;
+
+	v = (v & 0xffff) + (v >> 16);
+	v = (v & 0xffff) + (v >> 16);
+	return ~v;
+}
+
+/* Build the answer to the frame at DATA (untagged IPv4 at l3_off 14, no
+ * options) in A. 0, or -1 when it cannot be answered (or the rate limit
+ * says no). */
+static __always_inline int icmp_answer(struct icmp_answer *a, void *data, void *end,
+				       __u32 ingress)
+{
+	const struct sluice_port *port;
+	const struct sluice_l3 *l3;
+	struct iphdr *ip = data + 14;
+	__u64 now = bpf_ktime_get_coarse_ns(), *last;
+	__u32 key0 = 0, l3if;
+
+	if (data + 14 + 28 > end || ip->ihl != 5)
+		return -1;
+	port = bpf_map_lookup_elem(&sluice_ports, &ingress);
+	if (!port)
+		return -1;
+	l3if = port->l3_ifindex;
+	l3 = bpf_map_lookup_elem(&sluice_l3, &l3if);
+	last = bpf_map_lookup_elem(&sluice_icmp_rl, &key0);
+	if (!l3 || !l3->addr4 || !last || now < *last + ICMP_PROHIBITED_GAP_NS)
+		return -1;
+	*last = now;
+	__builtin_memcpy(a->eth, data + 6, 6);		/* back to the sender */
+	__builtin_memcpy(a->eth + 6, data, 6);		/* from the MAC it sent to */
+	a->eth[12] = 0x08;
+	a->eth[13] = 0x00;
+	__builtin_memcpy(a->quote, ip, 28);
+	__builtin_memset(&a->ip, 0, sizeof(a->ip));
+	a->ip.version = 4;
+	a->ip.ihl = 5;
+	a->ip.tos = 0xc0;		/* internetwork control, as the kernel's ICMP */
+	a->ip.tot_len = bpf_htons(ICMP_ANSWER_LEN - 14);
+	a->ip.ttl = 64;
+	a->ip.protocol = IPPROTO_ICMP;
+	a->ip.saddr = l3->addr4;
+	a->ip.daddr = ip->saddr;
+	a->ip.check = csum_fold_full(bpf_csum_diff(0, 0, (__be32 *)&a->ip, 20, 0));
+	__builtin_memset(a->icmp, 0, sizeof(a->icmp));
+	a->icmp[0] = ICMP4_DEST_UNREACH;
+	a->icmp[1] = 13;
+	*(__u16 *)(a->icmp + 2) = csum_fold_full(bpf_csum_diff(0, 0, (__be32 *)a->icmp, 36, 0));
+	return 0;
+}
+
+static __always_inline void icmp_count(void)
+{
+	struct sluice_gstats *g = gstats();
+
+	if (g)
+		g->nat_prohibited++;
+}
+
+/* The frame becomes the answer: 1, or 0 (dropped as it is). */
+__attribute__((noinline)) int sluice_prohibited_xdp(struct xdp_md *ctx)
+{
+	struct icmp_answer a;
+	void *data, *end;
+	__u32 len;
+
+	if (!ctx)
+		return 0;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	len = end - data;
+	if (icmp_answer(&a, data, end, ctx->ingress_ifindex))
+		return 0;
+	/* 70 bytes: a shorter frame grows at the front (XDP guarantees
+	 * headroom; tailroom depends on the driver, and a veth's skb may
+	 * have none), a longer one is cut at the end */
+	if (len < ICMP_ANSWER_LEN ? bpf_xdp_adjust_head(ctx, (int)len - ICMP_ANSWER_LEN)
+				  : bpf_xdp_adjust_tail(ctx, ICMP_ANSWER_LEN - (int)len))
+		return 0;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	if (data + ICMP_ANSWER_LEN > end)
+		return 0;
+	__builtin_memcpy(data, a.eth, ICMP_ANSWER_LEN);
+	icmp_count();
+	return 1;
+}
+
+__attribute__((noinline)) int sluice_prohibited_tc(struct __sk_buff *skb)
+{
+	struct icmp_answer a;
+
+	if (!skb ||
+	    icmp_answer(&a, (void *)(long)skb->data, (void *)(long)skb->data_end,
+			skb->ingress_ifindex) ||
+	    bpf_skb_change_tail(skb, ICMP_ANSWER_LEN, 0) ||
+	    bpf_skb_store_bytes(skb, 0, a.eth, ICMP_ANSWER_LEN, 0))
+		return 0;
+	icmp_count();
+	return 1;
+}
+
 /* ---- what is XDP's own ------------------------------------------------------- */
 
 static __always_inline void pkt_reload(struct pkt *p)
@@ -378,6 +501,14 @@ int sluice_xdp(struct xdp_md *ctx)
 
 	pkt_init(&p, ctx, data, data_end, ctx->ingress_ifindex, SLUICE_HOOK_XDP);
 	v = sluice_stages(&p, SLUICE_HOOK_XDP);
+	if (v == SLUICE_VERDICT_DROP && p.reason == SLUICE_DROP_NAT_NO_PORT &&
+	    p.f.l3 == p.data + 14 && sluice_prohibited_xdp(ctx)) {
+		pkt_count(&p, v, len);	/* dropped; its frame carries the answer */
+		/* Out of the port it came in by through the devmap, like the
+		 * fast path's frames (a veth's own XDP_TX was lost on a port
+		 * with tc beside it; the devmap's path is the tested one). */
+		return bpf_redirect_map(&sluice_tx, p.ifindex, XDP_TX);
+	}
 	/* A translated packet leaves translated whichever way it leaves: to
 	 * the kernel too, which would otherwise forward it untranslated. */
 	if ((p.nat || p.mss) && v != SLUICE_VERDICT_DROP)
@@ -590,6 +721,11 @@ int sluice_tc(struct __sk_buff *skb)
 		/* Headers cut short by the linear part, not by the frame:
 		 * not provably malformed. The kernel decides. */
 		v = pkt_pass(&p, SLUICE_PASS_UNSUPPORTED);
+	if (v == SLUICE_VERDICT_DROP && p.reason == SLUICE_DROP_NAT_NO_PORT &&
+	    p.f.l3 == p.data + 14 && sluice_prohibited_tc(skb)) {
+		pkt_count(&p, v, len);	/* dropped; its skb carries the answer */
+		return bpf_redirect(skb->ingress_ifindex, 0);
+	}
 	if (v == SLUICE_VERDICT_REDIRECT)
 		v = tc_redirect(&p);
 	if (p.nat == L3_NAT_ICMP_ERROR && v != SLUICE_VERDICT_DROP)

@@ -176,6 +176,7 @@ struct sluice_gstats {
 	__u64 nat_inbound;	/* new connections from outside to a mapping (filtering allowed) */
 	__u64 mss_clamped;	/* SYNs whose MSS option was lowered (mss-clamp) */
 	__u64 nat_fragments;	/* later IPv4 fragments translated like their first */
+	__u64 nat_prohibited;	/* ICMP "administratively prohibited" sent on port exhaustion */
 };
 
 enum sluice_attach_mode {

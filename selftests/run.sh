@@ -137,13 +137,39 @@ if [ "$(id -u)" != 0 ]; then
 	echo "the tests need root (namespaces, BPF): sudo make check" >&2
 	exit 2
 fi
+# The guests run side by side after the host's suites: each is one
+# single-threaded TCG process, so on a 2-core machine two of them take
+# about as long as one (make check's half hour). Each keeps its own log;
+# their lines, labelled by kernel, stream as they come.
+guests=
 for k in $KERNELS; do
 	if [ "$k" = host ]; then
 		run_local
 	else
-		run_guest "$k"
+		guests="$guests $k"
 	fi
 done
+if [ -n "$guests" ]; then
+	gpids=
+	for k in $guests; do
+		: >"$LOG.$k.out"
+		( LOG="$LOG.$k"; trap on_interrupt INT TERM; run_guest "$k" ) >"$LOG.$k.out" 2>&1 &
+		gpids="$gpids $!"
+	done
+	trap 'kill -TERM $gpids 2>/dev/null; wait; echo interrupted; exit 130' INT TERM
+	# (tail follows the files until the last guest ends)
+	tail -q -s 0.5 -n +1 -f $(for k in $guests; do echo "$LOG.$k.out"; done) &
+	tpid=$!
+	wait $gpids
+	sleep 1
+	kill "$tpid" 2>/dev/null
+	wait "$tpid" 2>/dev/null
+	for k in $guests; do
+		cat "$LOG.$k" >>"$LOG" 2>/dev/null
+		rm -f "$LOG.$k" "$LOG.$k.out"
+	done
+	trap on_interrupt INT TERM
+fi
 
 if [ "$LABEL" != host ]; then
 	exit 0	# the host's runner counts a guest's lines

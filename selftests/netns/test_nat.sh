@@ -390,20 +390,25 @@ t_exhaustion() {
 	udp_peer "$INET" 203.0.113.1 7600
 	wait_for 3000 listening "$INET" 7600 u
 	out=$(in_ns "$H5" /usr/bin/python3 - <<'EOF'
-import select, socket, time
+import errno, select, socket, time
 socks = []
 for p in range(33000, 33300):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("0.0.0.0", p))
+    s.connect(("203.0.113.1", 7600))	# (so ICMP errors reach it)
     s.setblocking(False)
-    s.sendto(b"x", ("203.0.113.1", 7600))
+    s.send(b"x")
     socks.append(s)
-seen, end = set(), time.time() + 3
-while time.time() < end and len(seen) < len(socks):
+seen, refused, end = set(), 0, time.time() + 3
+while time.time() < end and socks:
     r, _, _ = select.select(socks, [], [], 0.5)
     for s in r:
-        seen.add(s.recv(100).decode())
-print(len(seen), len(set(a.split(":")[1] for a in seen)))
+        try:
+            seen.add(s.recv(100).decode())
+        except OSError as e:
+            refused += e.errno == errno.EHOSTUNREACH
+        socks.remove(s)
+print(len(seen), len(set(a.split(":")[1] for a in seen)), refused)
 EOF
 )
 	s=$(stats_json)
@@ -412,6 +417,9 @@ EOF
 		[ "$(json_get "$s" "j['total']['drop_reasons']['nat-no-port'] > 0")" = True ] &&
 		pass "300 ports from one host on a 128-port range: $1 answered on $2 distinct ports, the rest dropped as nat-no-port" ||
 		fail "300 ports from one host on a 128-port range: answered, distinct ports: ${out:-none}; nat-no-port $(json_get "$s" "j['total']['drop_reasons']['nat-no-port']")"
+	[ "${3:-0}" -ge 1 ] && [ "$(json_get "$s" "j['nat']['prohibited'] >= 1")" = True ] &&
+		pass "exhaustion is answered with ICMP administratively prohibited, rate-limited (the host saw $3, host unreachable)" ||
+		fail "exhaustion is answered with ICMP administratively prohibited ($out; sent $(json_get "$s" "j['nat']['prohibited']"); nat-no-port by port $(json_get "$s" "[(p['name'], p['drop_reasons']['nat-no-port'], p['tx']['packets']) for p in j['ports']]"))"
 	out=$(udp_seen "$H1" 20001 203.0.113.1 7100)
 	[ "$out" = 203.0.113.2:20001 ] && pass "another host's existing flow keeps working ($out)" ||
 		fail "another host's existing flow keeps working ($out)"

@@ -1062,6 +1062,55 @@ static void wan_mss(__u16 mss)
 static void f_mss_1400(void) { f_masq(); wan_mss(1400); }
 static void f_mss_auto_synack(void) { masq_flow(IPPROTO_TCP, 40001, 443); wan_mss(SLUICE_MSS_AUTO); }
 
+/* The one-port range is full too, br0 has its address (the answer's
+ * source), and this CPU has not answered exhaustion lately. */
+static void f_masq_full(void)
+{
+	struct sluice_l3 lan = { .zone = Z_LAN };
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 zeros[ncpu];
+	__u32 zero = 0;
+
+	f_masq_taken();
+	ext_put(1024, IPPROTO_UDP, "192.168.10.99", 1024, 0, 0);
+	inet_pton(AF_INET, "192.168.10.1", &lan.addr4);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_l3), &br0_ifindex, &lan, BPF_ANY);
+	memset(zeros, 0, sizeof(zeros));
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_icmp_rl), &zero, zeros, BPF_ANY);
+}
+/* ... answered: ICMP destination unreachable, code 13, from br0's address
+ * to the sender, quoting its IP header and 8 bytes. */
+static void prohibited_answer(struct pkt *p)
+{
+	struct pkt in = {};
+	struct ethhdr *e;
+	struct iphdr *ip;
+	__u8 *icmp;
+	__u16 c;
+
+	nu_second(&in);
+	e = pkt_put(p, NULL, sizeof(*e));
+	memcpy(e->h_dest, in.b + 6, 6);
+	memcpy(e->h_source, in.b, 6);
+	e->h_proto = htons(ETH_P_IP);
+	ip = pkt_put(p, NULL, sizeof(*ip));
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tos = 0xc0;
+	ip->tot_len = htons(56);
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_ICMP;
+	inet_pton(AF_INET, "192.168.10.1", &ip->saddr);
+	memcpy(&ip->daddr, in.b + ETH_HLEN + 12, 4);
+	ip->check = csum16(ip, sizeof(*ip), 0);
+	icmp = pkt_put(p, NULL, 8);
+	icmp[0] = 3;
+	icmp[1] = 13;
+	pkt_put(p, in.b + ETH_HLEN, 28);
+	c = csum16(icmp, 36, 0);
+	memcpy(icmp + 2, &c, 2);
+}
+
 /* `port-forward wan tcp 8080 -> LAN_HOST:80` and `... 8081 -> LAN_HOST`
  * on 203.0.113.2. */
 static void f_forward(void)
@@ -1328,6 +1377,10 @@ static const struct fixture fixtures[] = {
 	  PASS_(LOCAL), .ingress = P_WAN, .setup = f_masq },
 	{ "nat: TTL 1 goes to the kernel untranslated (its time-exceeded reaches the host)",
 	  nttl1_out, PASS_(TTL), .ingress = P_LAN5, .setup = f_masq, .ct_new = 1 },
+	{ "nat: port exhaustion: dropped (nat-no-port), answered with ICMP administratively "
+	  "prohibited from the router's LAN address", nu_second, XDP_REDIRECT, SLUICE_VERDICT_DROP,
+	  SLUICE_DROP_NAT_NO_PORT, .ingress = P_LAN5, .setup = f_masq_full,
+	  .expect = prohibited_answer },
 	{ "nat: port forward: a SYN to 203.0.113.2:8080 goes to 192.168.10.20:80, TCP checksum",
 	  fwd_syn_in, REDIRECT_, .ingress = P_WAN, .setup = f_forward, .expect = fwd_syn_in_out,
 	  .egress = P_LAN5, .ct_new = 1 },
