@@ -58,6 +58,14 @@ enum nat_in {
 	NAT_IN_MAPPING,		/* a masquerade mapping its zone's filtering opens */
 };
 
+/* Protocols with ports (or the echo identifier) that NAT maps; any other
+ * (GRE, ESP) is translated by address only, one inside host per remote
+ * address. */
+static __always_inline int nat_ported(__u8 proto)
+{
+	return proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_ICMP;
+}
+
 /* Everything the tracker needs, copied out of the packet by the l3 stage:
  * the decision below runs as a BPF global function, which the verifier
  * checks once on its own instead of once per path through the stages
@@ -342,11 +350,12 @@ static __always_inline __u64 ct_timeout_ns(const struct sluice_dp_config *cfg, _
 	switch (state) {
 	case SLUICE_CT_ESTABLISHED: s = t->tcp_established; break;
 	case SLUICE_CT_CLOSING: s = t->tcp_closing; break;
+	/* ICMP echo has its own; UDP's serve every other protocol (GRE, ESP) */
 	case SLUICE_CT_UNREPLIED:
-		s = proto == IPPROTO_UDP ? t->udp_unreplied : t->icmp;
+		s = proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6 ? t->icmp : t->udp_unreplied;
 		break;
 	case SLUICE_CT_REPLIED:
-		s = proto == IPPROTO_UDP ? t->udp : t->icmp;
+		s = proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6 ? t->icmp : t->udp;
 		break;
 	default: s = t->tcp_transitory; break;	/* SYN, FIN_WAIT, RESET */
 	}
@@ -466,7 +475,13 @@ static __always_inline int ct_nat(void *ctx, const struct l3_facts *f,
 	e->nat.sport = f->sport;
 	e->nat.daddr = f->dnat ? f->xlat.daddr : f->dst[0];
 	e->nat.dport = f->dnat ? f->xlat.dport : f->dport;
-	if (!f->dnat || f->hairpin) {
+	if (!nat_ported(f->proto)) {
+		/* The address only: the reply tuple's insert below keeps one
+		 * inside host per remote address and protocol. */
+		if (!masq)
+			return SLUICE_DROP_NAT_NO_ADDR;
+		e->nat.saddr = masq;
+	} else if (!f->dnat || f->hairpin) {
 		if (!masq)
 			return SLUICE_DROP_NAT_NO_ADDR;	/* no address yet (DHCP) */
 		s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
@@ -556,7 +571,7 @@ static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct
 			? L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_NO_PORT) : PKT_CONTINUE;
 	}
 	if (e->flags & SLUICE_CT_NAT) {
-		f->nat = L3_NAT_FLOW;
+		f->nat = nat_ported(f->proto) ? L3_NAT_FLOW : L3_NAT_ADDR;
 		f->xlat = e->nat;
 	}
 	g = gstats();
@@ -757,7 +772,7 @@ static __always_inline struct sluice_ct_entry *l3_lookup(struct l3_facts *f,
 		return 0;
 	e = ct_find(f, cfg, s->now, &s->keys.k, &s->keys.r, &confirmed, &peer);
 	if (e && (e->flags & SLUICE_CT_NAT) && !f->v6) {
-		f->nat = L3_NAT_FLOW;
+		f->nat = nat_ported(f->proto) ? L3_NAT_FLOW : L3_NAT_ADDR;
 		f->xlat = e->nat;
 	}
 	return e;
@@ -852,7 +867,7 @@ static __always_inline int l3_decide(void *ctx, struct l3_facts *f,
 	if (f->kind == L3_TRACKED)
 		return ct_track(ctx, f, cfg, e);
 	why = l3_admit(ctx, f);
-	if (!why && f->masq_out)	/* GRE, ESP...: no translation yet */
+	if (!why && f->masq_out)	/* other ICMP types: no flow to translate by */
 		why = SLUICE_DROP_NAT_UNSUPPORTED;
 	return why ? L3_VERDICT(SLUICE_VERDICT_DROP, why) : PKT_CONTINUE;
 }

@@ -49,7 +49,11 @@ static __always_inline int l3_kind(const struct l3_facts *f)
 		if (t >= 1 && t <= 4)
 			return L3_ICMP_ERROR;
 	}
-	return L3_UNTRACKED;
+	if (f->proto == IPPROTO_ICMP || f->proto == IPPROTO_ICMPV6)
+		return L3_UNTRACKED;
+	/* GRE, ESP, any other protocol: tracked by addresses (ports 0), so
+	 * replies come back and NAT can translate it */
+	return L3_TRACKED;
 }
 
 /* Destinations that are the router's by address family rules: IPv4
@@ -446,7 +450,8 @@ static __always_inline void l3_frag_note(const struct l3_facts *f)
  * kernel answers the remote about the packet as it would forward it. */
 static __always_inline void nat_untranslated_src(struct l3_facts *f)
 {
-	if (f->nat == L3_NAT_FLOW && (f->xlat.saddr != f->src[0] || f->xlat.sport != f->sport))
+	if ((f->nat == L3_NAT_FLOW || (f->nat == L3_NAT_ADDR && !f->later_fragment)) &&
+	    (f->xlat.saddr != f->src[0] || f->xlat.sport != f->sport))
 		f->nat = 0;
 }
 

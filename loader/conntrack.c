@@ -26,8 +26,11 @@ uint32_t ct_timeout_s(const struct sluice_ct_timeouts *t, int proto, int state)
 	switch (state) {
 	case SLUICE_CT_ESTABLISHED: return t->tcp_established;
 	case SLUICE_CT_CLOSING: return t->tcp_closing;
-	case SLUICE_CT_UNREPLIED: return proto == IPPROTO_UDP ? t->udp_unreplied : t->icmp;
-	case SLUICE_CT_REPLIED: return proto == IPPROTO_UDP ? t->udp : t->icmp;
+	/* ICMP echo has its own; UDP's serve every other protocol (GRE, ESP) */
+	case SLUICE_CT_UNREPLIED:
+		return proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6 ? t->icmp : t->udp_unreplied;
+	case SLUICE_CT_REPLIED:
+		return proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6 ? t->icmp : t->udp;
 	default: return t->tcp_transitory;
 	}
 }

@@ -247,6 +247,33 @@ EOF
 		fail "a fragmented UDP datagram each way through the NAT ($out, $(json_get "$s" "j['nat']"))"
 }
 
+# A GRE tunnel from a LAN host to the internet namespace: translated by
+# address (the far end knows the inside host as 203.0.113.2).
+t_gre() {
+	local ct
+	if ! ip -n "$H1" link add gre-t type gre remote 203.0.113.1 local 192.168.10.11 \
+		2>"$WORK/gre.err"; then
+		skip "GRE through the NAT: no GRE in this kernel ($(uname -r)): $(head -1 "$WORK/gre.err")"
+		return
+	fi
+	ip -n "$INET" link add gre-t type gre remote 203.0.113.2 local 203.0.113.1
+	ip -n "$H1" addr add 10.99.0.1/30 dev gre-t
+	ip -n "$INET" addr add 10.99.0.2/30 dev gre-t
+	ip -n "$H1" link set gre-t up
+	ip -n "$INET" link set gre-t up
+	if in_ns "$H1" ping -c3 -i0.2 -W$((2 * SLOW)) 10.99.0.2 >"$WORK/gre.log" 2>&1 &&
+	   in_ns "$INET" ping -c2 -i0.2 -W$((2 * SLOW)) 10.99.0.1 >>"$WORK/gre.log" 2>&1; then
+		pass "a GRE tunnel from a LAN host through the NAT carries pings both ways"
+	else
+		fail "a GRE tunnel from a LAN host through the NAT carries pings both ways"
+		detail "$WORK/gre.log"
+	fi
+	ct=$(ct_json --proto 47)
+	[ "$(json_get "$ct" "[(f['src'], f.get('nat_src')) for f in j]")" = "[('192.168.10.11', '203.0.113.2')]" ] &&
+		pass "conntrack shows the GRE flow and its translated source" ||
+		fail "conntrack shows the GRE flow and its translated source ($ct)"
+}
+
 # syn_mss NS PORT: the MSS option of the first TCP SYN to PORT that NS
 # receives in 5 s (an AF_PACKET capture), or "none".
 syn_mss() {
@@ -452,7 +479,7 @@ t_wan_address() {
 	DAEMON_PID=
 }
 
-for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_port_forward t_mss t_fragments \
+for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_port_forward t_mss t_fragments t_gre \
 	 t_icmp_errors t_natdiscovery t_exhaustion t_wan_address; do
 	start=$SECONDS
 	$t

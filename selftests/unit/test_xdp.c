@@ -847,7 +847,12 @@ L3(nfirst_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport =
    .dport = 53, .frag = 0x2000, .payload = 24, .csum = 1, .nat_src = WAN_ADDR)
 L3(nfrag_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_UDP,
    .frag = 185, .payload = 24, .nat_dst = LAN_HOST)
-L3(ngre_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_GRE, .payload = 24)
+/* GRE: translated by address, one inside host per remote */
+L3(ngre_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_GRE, .payload = 24,
+   .nat_src = WAN_ADDR)
+L3(ngre_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_GRE,
+   .payload = 24, .nat_dst = LAN_HOST)
+L3(ngre_second, .src = "192.168.10.21", .dst = INET_HOST, .proto = IPPROTO_GRE, .payload = 24)
 
 /* Port forwards (203.0.113.2 tcp 8080 -> LAN_HOST:80) and masquerade's
  * filtering: connections opened from outside. */
@@ -996,6 +1001,7 @@ static void masq_flow(__u8 proto, __u16 port, __u16 rport)
 }
 static void f_masq_udp(void) { masq_flow(IPPROTO_UDP, 40000, 53); }
 static void f_masq_echo(void) { masq_flow(IPPROTO_ICMP, 77, 77); }
+static void f_masq_gre(void) { masq_flow(IPPROTO_GRE, 0, 0); }
 /* The masquerade range is one port (1024), so a port it must pick is
  * known. */
 static void nat_one_port(void)
@@ -1426,8 +1432,13 @@ static const struct fixture fixtures[] = {
 	  .egress = P_WAN },
 	{ "nat: a later fragment of a reply goes to the inside host", nfrag_in, REDIRECT_,
 	  .ingress = P_WAN, .setup = f_frag_in, .expect = nfrag_in_out, .egress = P_LAN5 },
-	{ "nat: GRE towards a masquerading zone dropped (no translation for it yet)", ngre_out,
-	  DROP_(NAT_UNSUPPORTED), .ingress = P_LAN5, .setup = f_masq },
+	{ "nat: GRE masqueraded by address, IP checksum", ngre_out, REDIRECT_, .ingress = P_LAN5,
+	  .setup = f_masq, .expect = ngre_out_out, .egress = P_WAN, .ct_new = 1 },
+	{ "nat: GRE back to the inside host, the flow confirmed", ngre_in, REDIRECT_,
+	  .ingress = P_WAN, .setup = f_masq_gre, .expect = ngre_in_out, .egress = P_LAN5,
+	  .ct_confirmed = 1 },
+	{ "nat: a second inside host's GRE to the same remote refused (one per remote)",
+	  ngre_second, DROP_(NAT_NO_PORT), .ingress = P_LAN5, .setup = f_masq_gre },
 	/* l3: sources */
 	{ "l3: a loopback source is never forwarded", martian_out, DROP_(MARTIAN_SRC),
 	  .ingress = P_LAN5, .learn = 1 },
