@@ -24,8 +24,9 @@
  *    open connections is dropped as unsolicited.
  *  - ICMP errors carry no flow of their own: they pass when the packet they
  *    quote belongs to a tracked flow (related), else they are dropped.
- *  - ICMP other than echo and errors, and other IP protocols, are not
- *    tracked: forwarded when the zone policy allows it, dropped otherwise.
+ *  - Protocols without ports (GRE, ESP, ...) are tracked by their addresses
+ *    (ports 0). ICMP other than echo and errors is not tracked: forwarded
+ *    when the zone policy allows it, dropped otherwise.
  */
 #ifndef SLUICE_CONNTRACK_H
 #define SLUICE_CONNTRACK_H
