@@ -223,7 +223,10 @@ static __always_inline void pkt_nat(struct pkt *p, const int hook)
 	if (!p->f.l3 || (!p->f.l4 && p->nat != L3_NAT_ADDR))
 		return;
 	l3_off = p->f.l3 - p->data;
-	l4_off = p->f.l4 ? p->f.l4 - p->data : 0;
+	/* (a later fragment has no L4 header: its offset is unused. Not
+	 * `l4 ? l4 - data : 0`, which clang 19 computes before it selects,
+	 * subtracting a pointer from the NULL the verifier sees as 0) */
+	l4_off = (p->f.l4 ? p->f.l4 : p->f.l3) - p->data;
 	pk = p->f.l4_proto | (__u32)p->nat << 8 | (__u32)p->mss << 16;
 	if (hook == SLUICE_HOOK_TC)
 		sluice_nat_tc(p->ctx, l3_off, l4_off, pk);
@@ -677,7 +680,7 @@ static __always_inline void tc_nat(struct pkt *p, struct __sk_buff *skb)
 
 	if (!p->f.l3 || (!p->f.l4 && p->nat != L3_NAT_ADDR))
 		return;
-	sluice_nat_tc_flow(skb, p->f.l3 - p->data, p->f.l4 ? p->f.l4 - p->data : 0,
+	sluice_nat_tc_flow(skb, p->f.l3 - p->data, (p->f.l4 ? p->f.l4 : p->f.l3) - p->data,
 			   p->f.l4_proto | (__u32)p->nat << 8 | (__u32)p->mss << 16);
 	p->data = (void *)(long)s->data;
 	p->data_end = (void *)(long)s->data_end;
