@@ -407,6 +407,14 @@ t_icmp_errors() {
 	fi
 }
 
+# The server of t_masquerade on 203.0.113.1:7100 again, if it left (it
+# ends after a minute without datagrams, which emulation makes likely).
+peer_7100() {
+	listening "$INET" 7100 u && return
+	udp_peer "$INET" 203.0.113.1 7100
+	wait_for 3000 listening "$INET" 7100 u
+}
+
 # The range exhausted from one host (300 inside ports the router's own
 # range keeps from being preserved, for 128 external ports): the rest are
 # dropped as nat-no-port, never given a shared port, and another host's
@@ -447,6 +455,7 @@ EOF
 	[ "${3:-0}" -ge 1 ] && [ "$(json_get "$s" "j['nat']['prohibited'] >= 1")" = True ] &&
 		pass "exhaustion is answered with ICMP administratively prohibited, rate-limited (the host saw $3, host unreachable)" ||
 		fail "exhaustion is answered with ICMP administratively prohibited ($out; sent $(json_get "$s" "j['nat']['prohibited']"); nat-no-port by port $(json_get "$s" "[(p['name'], p['drop_reasons']['nat-no-port'], p['tx']['packets']) for p in j['ports']]"))"
+	peer_7100
 	out=$(udp_seen "$H1" 20001 203.0.113.1 7100)
 	[ "$out" = 203.0.113.2:20001 ] && pass "another host's existing flow keeps working ($out)" ||
 		fail "another host's existing flow keeps working ($out)"
@@ -460,6 +469,7 @@ t_wan_address() {
 	nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -v -c "$CFG" >"$WORK/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	sleep 1
+	peer_7100
 	out=$(udp_seen "$H1" 20011 203.0.113.1 7100)
 	ip -n "$RTR" addr del 203.0.113.2/24 dev wan0
 	ip -n "$RTR" addr add 203.0.113.3/24 dev wan0
