@@ -481,7 +481,9 @@ t_wan_address() {
 		detail "$WORK/daemon.log"
 	fi
 	[ "$(json_get "$(ct_json)" "[f.get('nat_src') for f in j if f.get('nat_src') == '203.0.113.2']")" = "[]" ] &&
-		grep -q "masquerade address 203.0.113.2 -> 203.0.113.3" "$WORK/daemon.log" &&
+		# (a slow daemon may see the moment with no address between
+		# the two: it removes the old flows then)
+		grep -Eq "masquerade address 203.0.113.2 -> (203.0.113.3|none)" "$WORK/daemon.log" &&
 		pass "the old address's flows and mappings are removed, and the daemon says so" ||
 		{ fail "the old address's flows and mappings are removed, and the daemon says so"; detail "$WORK/daemon.log"; }
 	kill "$DAEMON_PID" 2>/dev/null
