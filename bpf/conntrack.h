@@ -707,21 +707,37 @@ static __always_inline void frag_key(struct sluice_frag4_key *k, const struct l3
 	k->zone = f->zone_in;
 }
 
-/* A translated first fragment: its datagram's later fragments, which carry
- * no ports, leave with the same addresses. */
-static __always_inline void frag_note(const struct l3_facts *f, struct nat_scratch *n, __u64 now)
+/* The datagram of the fragment in N->fk has its first fragment now: later
+ * ones that came before it and are held wait for this (sluice_ct.h). */
+static __always_inline void frag_release(struct nat_scratch *n)
+{
+	if (!bpf_map_lookup_elem(&sluice_frag_wait, &n->fk))
+		return;
+	bpf_map_delete_elem(&sluice_frag_wait, &n->fk);
+	__builtin_memset(&n->ev, 0, sizeof(n->ev));
+	n->ev.kind = SLUICE_FRAG_RELEASE;
+	n->ev.key = n->fk;
+	bpf_ringbuf_output(&sluice_frag_events, &n->ev, sizeof(n->ev), 0);
+}
+
+/* A first fragment, translated or the router's own: its datagram's later
+ * fragments, which carry no ports, leave with the same addresses. */
+static __always_inline void frag_note(const struct l3_facts *f, struct nat_scratch *n, __u64 now,
+				      __be32 saddr, __be32 daddr)
 {
 	frag_key(&n->fk, f);
 	n->fv.last_seen = now;
-	n->fv.saddr = f->xlat.saddr;
-	n->fv.daddr = f->xlat.daddr;
+	n->fv.saddr = saddr;
+	n->fv.daddr = daddr;
 	bpf_map_update_elem(&sluice_frag4, &n->fk, &n->fv, BPF_ANY);
+	frag_release(n);
 }
 
 /* A later fragment of a translated datagram whose first fragment passed:
  * translated like it (the first was policed; it decided for them all).
- * Out of order (before its first) it finds nothing: to a masquerading
- * zone it is then dropped (frag-no-first), never sent untranslated. */
+ * Out of order (before its first) it finds nothing and the key is left in
+ * N->fk: it is then held (frag_held) or dropped (frag-no-first), never sent
+ * untranslated. */
 static __always_inline void frag_lookup(struct l3_facts *f, struct nat_scratch *n, __u64 now)
 {
 	struct sluice_gstats *g;

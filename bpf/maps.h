@@ -172,6 +172,22 @@ struct {
 	__type(value, struct sluice_frag4);
 } sluice_frag4 SEC(".maps");
 
+/* Out-of-order fragments held by the daemon (sluice_ct.h), and the
+ * datagrams they wait for: the first fragment's arrival is announced when
+ * one is here. Pinned: the daemon reads the ring across reloads. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, SLUICE_FRAG_EVENTS_SIZE);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_frag_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct sluice_frag4_key);
+	__type(value, __u64);
+} sluice_frag_wait SEC(".maps");
+
 /* Address-dependent filtering's memory of who each mapping talked to
  * (zones with `filtering address-dependent` only). LRU: losing an old
  * entry only refuses an inbound connection the filter might have let in. */

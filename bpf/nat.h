@@ -44,6 +44,7 @@ struct nat_scratch {
 	struct sluice_nat4_peer pk;	/* address-dependent filtering's */
 	struct sluice_frag4_key fk;	/* a fragment's datagram */
 	struct sluice_frag4 fv;
+	struct sluice_frag_event ev;	/* a release for the daemon */
 };
 
 static __always_inline __u64 nat_hold_ns(const struct sluice_dp_config *cfg)

@@ -433,14 +433,48 @@ static __always_inline void l3_rewrite(struct pkt *p)
 
 #define PASS_(r)	L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_##r)
 
-static __always_inline void l3_frag_note(const struct l3_facts *f)
+static __always_inline void l3_frag_note(const struct l3_facts *f, __be32 saddr, __be32 daddr)
 {
 	struct l3_scratch *s;
 	__u32 key0 = 0;
 
 	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
 	if (s)
-		frag_note(f, &s->nat, s->now);
+		frag_note(f, &s->nat, s->now, saddr, daddr);
+}
+
+/* A later IPv4 fragment that found no first fragment (frag_lookup): held
+ * for the daemon to replay once the first came, when a daemon runs (the
+ * entry point copies it out: sluice_frag_hold_*), else dropped. Never
+ * forwarded untranslated. */
+static __always_inline int l3_frag_orphan(const struct sluice_dp_config *cfg)
+{
+	return L3_VERDICT(SLUICE_VERDICT_DROP, (cfg->flags & SLUICE_CFG_FRAG_HOLD) ?
+			  SLUICE_DROP_FRAG_HELD : SLUICE_DROP_FRAG_NO_FIRST);
+}
+
+/* To the router itself. On an interface that masquerades, a later fragment
+ * may belong to a translated datagram whose first fragment has not come
+ * yet: held like an outbound one (the kernel would keep it for good, as the
+ * first fragment never reaches it). So that one of the router's own
+ * datagrams is not lost that way, its first fragment is noted untranslated
+ * and releases them too. Only while a daemon runs; else the kernel's. */
+static __always_inline int l3_to_router(void *ctx, struct l3_facts *f,
+					const struct sluice_dp_config *cfg)
+{
+	const struct sluice_l3 *in;
+	__u32 ifindex = f->l3_ifindex;
+
+	if (!(f->later_fragment || f->first_fragment) || f->v6 || f->nat ||
+	    !(cfg->flags & SLUICE_CFG_FRAG_HOLD))
+		return l3_local(ctx, f);
+	in = bpf_map_lookup_elem(&sluice_l3, &ifindex);
+	if (!in || !(in->flags & SLUICE_L3_MASQUERADE))
+		return l3_local(ctx, f);
+	if (f->later_fragment)
+		return l3_frag_orphan(cfg);
+	l3_frag_note(f, f->src[0], f->dst[0]);
+	return l3_local(ctx, f);
 }
 
 /* A translated packet the kernel must answer rather than forward (TTL
@@ -485,7 +519,7 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)	/* find the egress: policy first */
 		rc = l3_fib(ctx, f, fibp, 0) ?: BPF_FIB_LKUP_RET_FRAG_NEEDED;
 	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED)
-		return l3_local(ctx, f);
+		return l3_to_router(ctx, f, cfg);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH &&
 	    rc != BPF_FIB_LKUP_RET_FRAG_NEEDED)	/* no route, forwarding off: the kernel answers */
 		return PASS_(NO_ROUTE);
@@ -503,14 +537,13 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 		 * found its first): forwarded like the first. Else the
 		 * kernel forwards it, unless it would leave untranslated. */
 		if (f->nat != L3_NAT_ADDR)
-			return f->masq_out ? L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_FRAG_NO_FIRST)
-					   : PASS_(FRAGMENT);
+			return f->masq_out ? l3_frag_orphan(cfg) : PASS_(FRAGMENT);
 	} else {
 		v = l3_decide(ctx, f, cfg, e);
 		if (v != PKT_CONTINUE)
 			return v;
 		if (f->first_fragment && f->nat == L3_NAT_FLOW)
-			l3_frag_note(f);
+			l3_frag_note(f, f->xlat.saddr, f->xlat.daddr);
 	}
 	f->out_l3 = fibp->ifindex;	/* (for mss-clamp auto) */
 

@@ -357,6 +357,83 @@ __attribute__((noinline)) int sluice_prohibited_tc(struct __sk_buff *skb)
 	return 1;
 }
 
+/* ---- fragments held for the daemon (sluice_ct.h) ------------------------------- */
+
+/* The frame (LEN bytes) of a later fragment whose first has not come, with
+ * the datagram's key the l3 stage left in the scratch map, into the ring
+ * for the daemon; its datagram then waits for its first fragment, which
+ * may have come meanwhile on another CPU (frag_note saw no wait entry
+ * then): looked up again after. 1: held; 0: not (a full ring, a frame
+ * longer than SLUICE_FRAG_HOLD_MAX), dropped as frag-no-first. */
+static __always_inline int frag_hold(void *ctx, __u64 len, __u32 ifindex, const int hook)
+{
+	struct sluice_frag_held *h;
+	struct sluice_gstats *g;
+	struct l3_scratch *s;
+	__u32 key0 = 0;
+	__u64 now;
+
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (!s || len > SLUICE_FRAG_HOLD_MAX)
+		return 0;
+	/* (two tests the verifier sees on LEN itself: merged, clang turns
+	 * them into one range test on a copy and LEN stays unbounded) */
+	asm volatile("" : "+r"(len));
+	if (len < ETH_HLEN)
+		return 0;
+	h = bpf_ringbuf_reserve(&sluice_frag_events, sizeof(*h), 0);
+	if (!h)
+		return 0;
+	if (hook == SLUICE_HOOK_XDP ? bpf_xdp_load_bytes(ctx, 0, h->frame, len)
+				    : bpf_skb_load_bytes(ctx, 0, h->frame, len)) {
+		bpf_ringbuf_discard(h, 0);
+		return 0;
+	}
+	__builtin_memset(&h->ev, 0, sizeof(h->ev));
+	h->ev.kind = SLUICE_FRAG_HOLD;
+	h->ev.ifindex = ifindex;
+	h->ev.len = len;
+	h->ev.key = s->nat.fk;
+	bpf_ringbuf_submit(h, 0);
+	now = bpf_ktime_get_coarse_ns();
+	bpf_map_update_elem(&sluice_frag_wait, &s->nat.fk, &now, BPF_ANY);
+	if (bpf_map_lookup_elem(&sluice_frag4, &s->nat.fk))
+		frag_release(&s->nat);
+	g = gstats();
+	if (g)
+		g->nat_frag_held++;
+	return 1;
+}
+
+__attribute__((noinline)) int sluice_frag_hold_xdp(struct xdp_md *ctx)
+{
+	if (!ctx)
+		return 0;
+	return frag_hold(ctx, (void *)(long)ctx->data_end - (void *)(long)ctx->data,
+			 ctx->ingress_ifindex, SLUICE_HOOK_XDP);
+}
+
+__attribute__((noinline)) int sluice_frag_hold_tc(struct __sk_buff *skb)
+{
+	if (!skb)
+		return 0;
+	return frag_hold(skb, skb->len, skb->ingress_ifindex, SLUICE_HOOK_TC);
+}
+
+/* A held fragment the daemon runs through again: it carries the replay
+ * word as metadata. */
+static __always_inline void frag_replay_count(struct xdp_md *ctx)
+{
+	__u16 *m = (void *)(long)ctx->data_meta;
+	struct sluice_gstats *g;
+
+	if ((void *)(m + 2) > (void *)(long)ctx->data || *m != SLUICE_REPLAY_MAGIC)
+		return;
+	g = gstats();
+	if (g)
+		g->nat_frag_replayed++;
+}
+
 /* ---- what is XDP's own ------------------------------------------------------- */
 
 static __always_inline void pkt_reload(struct pkt *p)
@@ -512,6 +589,11 @@ int sluice_xdp(struct xdp_md *ctx)
 		 * with tc beside it; the devmap's path is the tested one). */
 		return bpf_redirect_map(&sluice_tx, p.ifindex, XDP_TX);
 	}
+	if (v == SLUICE_VERDICT_DROP && p.reason == SLUICE_DROP_FRAG_HELD &&
+	    !sluice_frag_hold_xdp(ctx))
+		p.reason = SLUICE_DROP_FRAG_NO_FIRST;
+	if (p.f.fragment == FRAG_LATER)
+		frag_replay_count(ctx);
 	/* A translated packet leaves translated whichever way it leaves: to
 	 * the kernel too, which would otherwise forward it untranslated. */
 	if ((p.nat || p.mss) && v != SLUICE_VERDICT_DROP)
@@ -709,7 +791,10 @@ int sluice_tc(struct __sk_buff *skb)
 	p.gso_size = skb->gso_size;
 	p.len = len;
 	p.port = bpf_map_lookup_elem(&sluice_ports, &p.ifindex);
-	if (p.port && (p.port->flags & SLUICE_PORT_TC_TOO)) {
+	/* XDP decided already: on a port with XDP beside, or a held
+	 * fragment the daemon replayed through XDP (its metadata says so) */
+	if (p.port && ((p.port->flags & SLUICE_PORT_TC_TOO) ||
+		       (void *)(long)skb->data_meta < p.data)) {
 		v = tc_finish(&p, skb);
 		return v == PKT_HANDOFF ? TC_ACT_OK : tc_exit(&p, v, len);
 	}
@@ -729,6 +814,9 @@ int sluice_tc(struct __sk_buff *skb)
 		pkt_count(&p, v, len);	/* dropped; its skb carries the answer */
 		return bpf_redirect(skb->ingress_ifindex, 0);
 	}
+	if (v == SLUICE_VERDICT_DROP && p.reason == SLUICE_DROP_FRAG_HELD &&
+	    !sluice_frag_hold_tc(skb))
+		p.reason = SLUICE_DROP_FRAG_NO_FIRST;
 	if (v == SLUICE_VERDICT_REDIRECT)
 		v = tc_redirect(&p);
 	if (p.nat == L3_NAT_ICMP_ERROR && v != SLUICE_VERDICT_DROP)

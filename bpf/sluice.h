@@ -66,7 +66,8 @@ enum sluice_verdict {
 	X(NAT_NO_PORT,    nat_no_port,    "nat-no-port")		\
 	X(NAT_NO_ADDR,    nat_no_addr,    "nat-no-addr")		\
 	X(NAT_UNSUPPORTED, nat_unsupported, "nat-unsupported")	\
-	X(FRAG_NO_FIRST,  frag_no_first,  "frag-no-first")
+	X(FRAG_NO_FIRST,  frag_no_first,  "frag-no-first")		\
+	X(FRAG_HELD,      frag_held,      "frag-held")
 
 /* Pass reasons: why a frame was handed to the kernel unchanged. Same
  * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"
@@ -176,6 +177,8 @@ struct sluice_gstats {
 	__u64 nat_inbound;	/* new connections from outside to a mapping (filtering allowed) */
 	__u64 mss_clamped;	/* SYNs whose MSS option was lowered (mss-clamp) */
 	__u64 nat_fragments;	/* later IPv4 fragments translated like their first */
+	__u64 nat_frag_held;	/* later fragments held for their first (frag-held drops) */
+	__u64 nat_frag_replayed;	/* ... of them run again after it came */
 	__u64 nat_prohibited;	/* ICMP "administratively prohibited" sent on port exhaustion */
 };
 

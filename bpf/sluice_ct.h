@@ -132,6 +132,38 @@ SLUICE_ASSERT(sizeof(struct sluice_frag4) == 16, "struct sluice_frag4 layout");
 #define SLUICE_FRAG_TIMEOUT_NS		(30ULL * 1000000000ULL)
 #define SLUICE_FRAG_ENTRIES		4096
 
+/* Out-of-order fragments (RFC 4787 REQ-14; README "Fragments"): a later
+ * fragment that may need translation and arrives before its first goes,
+ * whole, into the ring buffer sluice_frag_events (HOLD) and is dropped
+ * there (frag-held). When the first fragment arrives, a RELEASE with the
+ * datagram's key follows, and the daemon runs each held frame through the
+ * XDP program again (BPF_PROG_TEST_RUN with live frames) with a 4-byte
+ * SLUICE_REPLAY_MAGIC word in front of it as metadata. Only while a daemon
+ * runs (SLUICE_CFG_FRAG_HOLD): nobody else would replay them. */
+enum sluice_frag_event_kind {
+	SLUICE_FRAG_HOLD = 1,
+	SLUICE_FRAG_RELEASE = 2,
+};
+
+#define SLUICE_FRAG_HOLD_MAX		1536	/* frame bytes: a 1500-byte MTU, VLAN tags */
+#define SLUICE_FRAG_EVENTS_SIZE		(256 * 1024)
+#define SLUICE_REPLAY_MAGIC		0x5e9a
+
+struct sluice_frag_event {
+	__u32 kind;			/* enum sluice_frag_event_kind */
+	__u32 ifindex;			/* HOLD: the ingress port */
+	__u32 len;			/* HOLD: frame bytes */
+	__u32 pad;
+	struct sluice_frag4_key key;
+	__u32 pad2;
+};
+SLUICE_ASSERT(sizeof(struct sluice_frag_event) == 32, "struct sluice_frag_event layout");
+
+struct sluice_frag_held {
+	struct sluice_frag_event ev;
+	__u8 frame[SLUICE_FRAG_HOLD_MAX];
+};
+
 /* Masquerade ports (config `nat-ports`): kept clear of the router's own
  * ephemeral ports (net.ipv4.ip_local_port_range, 32768-60999 by default),
  * which the loader refuses to overlap. */
@@ -180,6 +212,8 @@ enum sluice_dp_config_flags {
 	/* Policy routing rules match firewall marks, which netfilter sets
 	 * after XDP: routed packets go to the kernel after the verdict. */
 	SLUICE_CFG_ROUTE_BY_KERNEL	= 1 << 0,
+	/* A daemon runs: hold out-of-order fragments for it to replay. */
+	SLUICE_CFG_FRAG_HOLD		= 1 << 1,
 };
 
 struct sluice_dp_config {

@@ -182,6 +182,7 @@ static const char *const map_names[] = {
 	"sluice_gstats", "sluice_fdb", "sluice_vlans", "sluice_tx",
 	"sluice_l3", "sluice_config", "sluice_ct4", "sluice_ct4_new", "sluice_ct6",
 	"sluice_ct6_new", "sluice_nat4_ext", "sluice_nat4_int", "sluice_nat4_peer",
+	"sluice_frag_events",
 };
 
 static int *map_fd(struct dp *dp, size_t i)
@@ -190,7 +191,7 @@ static int *map_fd(struct dp *dp, size_t i)
 		       &dp->gstats_fd, &dp->fdb_fd, &dp->vlans_fd, &dp->tx_fd,
 		       &dp->l3_fd, &dp->config_fd, &dp->ct4_fd, &dp->ct4_new_fd,
 		       &dp->ct6_fd, &dp->ct6_new_fd, &dp->nat_ext_fd, &dp->nat_int_fd,
-		       &dp->nat_peer_fd };
+		       &dp->nat_peer_fd, &dp->frag_events_fd };
 
 	return fds[i];
 }
@@ -1559,6 +1560,9 @@ static int write_config(struct dp *dp, const struct sluice_config *cfg)
 	 * which packets fwmark rules would route elsewhere, so with any such
 	 * rule routed packets go to the kernel after the verdict. */
 	v.flags = filt.fwmark_rules > 0 ? SLUICE_CFG_ROUTE_BY_KERNEL : 0;
+	/* Out-of-order fragments are held only for a daemon to replay. */
+	if (dp->follow != DP_STRICT || dp_daemon_pid(dp->pin))
+		v.flags |= SLUICE_CFG_FRAG_HOLD;
 	for (int i = 0; i < CFG_CT_TIMEOUTS; i++)
 		t[i] = cfg->ct.timeout[i] ? (__u32)cfg->ct.timeout[i] : defaults[i];
 	v.nat_port_min = cfg->nat_port_min ? cfg->nat_port_min : SLUICE_NAT_PORT_MIN_DEFAULT;
@@ -1941,6 +1945,22 @@ int dp_down(struct dp *dp)
 	if (rmdir(dp->pin) && errno != ENOENT)
 		log_warn("%s: not removed: %s", dp->pin, strerror(errno));
 	return ret;
+}
+
+/* The daemon is going: out-of-order fragments would be held for nobody. */
+void dp_frag_hold_off(const char *pin)
+{
+	struct sluice_dp_config v;
+	__u32 key = 0;
+	struct dp dp;
+
+	if (dp_open(&dp, pin, DP_WRITE))
+		return;
+	if (!open_maps(&dp) && !bpf_map_lookup_elem(dp.config_fd, &key, &v)) {
+		v.flags &= ~SLUICE_CFG_FRAG_HOLD;
+		bpf_map_update_elem(dp.config_fd, &key, &v, BPF_ANY);
+	}
+	dp_close(&dp);
 }
 
 /* ---- the daemon's lock ------------------------------------------------------ */

@@ -36,7 +36,7 @@ struct dp {
 	int ports_fd, zones_fd, stats_fd, meta_fd;
 	int gstats_fd, fdb_fd, vlans_fd, tx_fd;
 	int l3_fd, config_fd, ct4_fd, ct4_new_fd, ct6_fd, ct6_new_fd, nat_ext_fd, nat_int_fd,
-	    nat_peer_fd;
+	    nat_peer_fd, frag_events_fd;
 	__u32 fdb_size;		/* for dp_load: sluice_fdb's size, 0: the default */
 	__u32 ct_flows;		/* for dp_load: conntrack size in flows, 0: the default */
 	__u16 local_ports[2];	/* dp_apply: net.ipv4.ip_local_port_range, read at its start */
@@ -126,6 +126,8 @@ void dp_stats_add(struct sluice_port_stats *sum, const struct sluice_port_stats 
  * dp_daemon_pid returns that daemon's pid, or 0 when none runs. */
 #define SLUICE_RUN_DIR "/run/sluice"
 int dp_daemon_lock(const char *pin);
+/* The daemon's last word: stop holding out-of-order fragments for it. */
+void dp_frag_hold_off(const char *pin);
 pid_t dp_daemon_pid(const char *pin);
 
 /* libbpf's messages: shown with -v, otherwise kept so a failed load can

@@ -18,6 +18,7 @@
 #include "datapath.h"
 #include "conntrack.h"
 #include "fdb.h"
+#include "frag.h"
 #include "nl.h"
 #include "report.h"
 #include "util.h"
@@ -548,6 +549,7 @@ struct daemon {
 	__u64 last_refresh;	/* fdb_now() of the last one */
 	int filter_state;	/* dp_filter_probe() at the last tick */
 	long long next_sweep;	/* now_ms() of the next conntrack sweep */
+	struct frag_keeper *frags;	/* out-of-order fragments held (frag.h) */
 };
 
 static int read_generation(const char *pin, __u64 *generation)
@@ -664,6 +666,10 @@ static bool daemon_tick(struct daemon *d)
 	if (d->batch && fdb_refresh(&dp, d->batch, since) >= 0)
 		d->last_refresh = now;
 	dp_close(&dp);
+	if (!d->frags)	/* (an instance from before the ring existed: after its reload) */
+		d->frags = frag_open(d->a->pin);
+	if (frag_expire(d->frags) && verbose)
+		log_info("fragments: held fragments expired before their first fragment came");
 	filter_state = dp_filter_probe();
 	if (filter_state == d->filter_state)
 		return false;
@@ -686,8 +692,9 @@ static void daemon_fdb_event(struct daemon *d)
 static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl,
 		       struct mnl_socket *fdb_nl)
 {
-	struct pollfd pfd[3] = { { sfd, POLLIN, 0 }, { nl_monitor_fd(nl), POLLIN, 0 },
-				 { fdb_nl ? nl_monitor_fd(fdb_nl) : -1, POLLIN, 0 } };
+	struct pollfd pfd[4] = { { sfd, POLLIN, 0 }, { nl_monitor_fd(nl), POLLIN, 0 },
+				 { fdb_nl ? nl_monitor_fd(fdb_nl) : -1, POLLIN, 0 },
+				 { frag_fd(d->frags), POLLIN, 0 } };
 	long long first = 0, due = 0;	/* due 0: nothing pending */
 	long long tick = now_ms() + TICK_MS;
 	bool reload = false;
@@ -698,7 +705,8 @@ static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl,
 		long long until = due && due < tick ? due : tick;
 
 		timeout = (int)(until > now_ms() ? until - now_ms() : 0);
-		ret = poll(pfd, 3, timeout);
+		pfd[3].fd = frag_fd(d->frags);
+		ret = poll(pfd, 4, timeout);
 		if (ret < 0 && errno != EINTR)
 			return -errno;
 		if (ret > 0 && (pfd[0].revents & POLLIN)) {
@@ -722,6 +730,8 @@ static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl,
 		if (ret > 0 && (pfd[2].revents & (POLLIN | POLLERR)) &&
 		    nl_fdb_monitor_drain(fdb_nl) > 0)
 			daemon_fdb_event(d);
+		if (ret > 0 && (pfd[3].revents & POLLIN))
+			frag_poll(d->frags);
 		if (now_ms() >= tick) {
 			tick = now_ms() + TICK_MS;
 			if (daemon_tick(d) && !due)
@@ -782,12 +792,16 @@ static int cmd_run(struct args *a)
 	if (load_and_apply(a, &d.cfg, false, DP_FOLLOW) || read_generation(a->pin, &d.generation))
 		goto out;
 	log_info("following interface changes (pid %d)", getpid());
+	d.frags = frag_open(a->pin);
 	ret = daemon_loop(&d, sfd, nl, fdb_nl);
 	if (ret == -ENOENT)
 		log_err("%s: the instance was removed; exiting", a->pin);
 	else if (ret)
 		log_err("daemon: %s", strerror(-ret));
-	/* The datapath stays: a stopped daemon must never cut the network. */
+	/* The datapath stays: a stopped daemon must never cut the network.
+	 * Nobody replays held fragments any more: stop holding them. */
+	if (ret != -ENOENT)
+		dp_frag_hold_off(a->pin);
 	ret = ret && ret != -ENOENT ? 1 : 0;
 out:
 	if (sfd >= 0)
@@ -795,6 +809,7 @@ out:
 	nl_monitor_close(nl);
 	nl_monitor_close(fdb_nl);
 	nl_batch_close(d.batch);
+	frag_close(d.frags);
 	cfg_free(&d.cfg);
 	close(lock);
 	return ret;

@@ -386,10 +386,12 @@ static void report_ct(FILE *f, const struct dp_view *v)
 		(unsigned long long)g->nat_taken_over);
 	fprintf(f, "  port forwards: %u external ports, %llu connections (%llu hairpin); "
 		"%llu connections to mappings that filtering let in; %llu SYNs' MSS clamped; "
-		"%llu later fragments translated; %llu ICMP prohibited sent on exhaustion\n",
+		"%llu later fragments translated (%llu came before their first: held, %llu "
+		"of them replayed); %llu ICMP prohibited sent on exhaustion\n",
 		v->nat_forwards, (unsigned long long)g->nat_forwarded,
 		(unsigned long long)g->nat_hairpin, (unsigned long long)g->nat_inbound,
 		(unsigned long long)g->mss_clamped, (unsigned long long)g->nat_fragments,
+		(unsigned long long)g->nat_frag_held, (unsigned long long)g->nat_frag_replayed,
 		(unsigned long long)g->nat_prohibited);
 }
 
@@ -410,13 +412,15 @@ static void ct_json(FILE *f, const struct dp_view *v)
 	fprintf(f, ",\"nat\":{\"mappings\":%u,\"size\":%u,\"ports\":%u,\"mapped\":%llu,"
 		"\"preserved\":%llu,\"reused\":%llu,\"taken_over\":%llu,\"forward_ports\":%u,"
 		"\"forwarded\":%llu,\"hairpin\":%llu,\"inbound\":%llu,\"mss_clamped\":%llu,"
-		"\"fragments\":%llu,\"prohibited\":%llu}",
+		"\"fragments\":%llu,\"fragments_held\":%llu,\"fragments_replayed\":%llu,"
+		"\"prohibited\":%llu}",
 		v->nat_mappings, v->nat_size, v->nat_ports, (unsigned long long)g->nat_mapped,
 		(unsigned long long)g->nat_preserved, (unsigned long long)g->nat_reused,
 		(unsigned long long)g->nat_taken_over, v->nat_forwards,
 		(unsigned long long)g->nat_forwarded, (unsigned long long)g->nat_hairpin,
 		(unsigned long long)g->nat_inbound, (unsigned long long)g->mss_clamped,
-		(unsigned long long)g->nat_fragments, (unsigned long long)g->nat_prohibited);
+		(unsigned long long)g->nat_fragments, (unsigned long long)g->nat_frag_held,
+		(unsigned long long)g->nat_frag_replayed, (unsigned long long)g->nat_prohibited);
 }
 
 static void stats_json(FILE *f, const struct dp_view *prev, const struct dp_view *cur,

@@ -13,7 +13,27 @@ SUITE=nat${SLUICE_TEST_PORT_MODE:+ ($SLUICE_TEST_PORT_MODE mode)}
 require_root
 
 WORK=$(mktemp -d /tmp/sluice-test.XXXXXX)
-cleanup() { topo_down; rm -rf "$WORK"; }
+DAEMON_PID=
+# `sluice run` in the router, up once it applied its config (its applies
+# turn on holding out-of-order fragments).
+start_daemon() {
+	: >"$WORK/daemon.log"
+	nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -v -c "$CFG" >>"$WORK/daemon.log" 2>&1 &
+	DAEMON_PID=$!
+	wait_for 5000 grep -q "following interface changes" "$WORK/daemon.log" && return 0
+	fail "sluice run starts"; detail "$WORK/daemon.log"
+	stop_daemon
+	return 1
+}
+
+stop_daemon() {
+	[ -n "${DAEMON_PID:-}" ] || return 0
+	kill "$DAEMON_PID" 2>/dev/null
+	wait "$DAEMON_PID" 2>/dev/null
+	DAEMON_PID=
+}
+
+cleanup() { stop_daemon; topo_down; rm -rf "$WORK"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -23,6 +43,7 @@ fi
 # A second server address in the internet, for the mapping tests.
 ip -n "$INET" addr add 198.51.100.1/32 dev lo
 stats_json() { rsluice stats --json -i 0; }
+
 ct_json() { rsluice conntrack --json "$@"; }
 
 CFG=$WORK/nat.conf
@@ -249,6 +270,29 @@ EOF
 		fail "a fragmented UDP datagram each way through the NAT ($out, $(json_get "$s" "j['nat']"))"
 }
 
+# RFC 4787 REQ-14: a datagram whose fragments arrive last first, each way
+# (frag_reverse.py: two later fragments out, one in). The later fragments wait in the daemon until the first
+# has passed and are then replayed through the datapath, translated.
+t_frag_order() {
+	local out s pid
+	start_daemon || return
+	in_ns "$INET" timeout 25 /usr/bin/python3 "$TOP/selftests/netns/frag_reverse.py" server \
+		203.0.113.1 7501 2900 >"$WORK/fragrev.srv" 2>&1 &
+	pid=$!
+	wait_for 3000 listening "$INET" 7501 u
+	out=$(in_ns "$H1" timeout 10 /usr/bin/python3 "$TOP/selftests/netns/frag_reverse.py" client \
+		192.168.10.11 7601 203.0.113.1 7501 3000 2>&1)
+	s=$(stats_json)
+	[ "$out" = 2900 ] &&
+		[ "$(json_get "$s" "j['nat']['fragments_held'] >= 3 and j['nat']['fragments_replayed'] >= 3")" = True ] &&
+		pass "fragments out of order each way: the later ones are held until their first came, then forwarded translated (held $(json_get "$s" "j['nat']['fragments_held']"), replayed $(json_get "$s" "j['nat']['fragments_replayed']"))" ||
+		{ fail "fragments out of order each way: the later ones are held until their first came, then forwarded translated ($out; $(json_get "$s" "j['nat']"); drops $(json_get "$s" "j['total']['drop_reasons']"))"
+		  detail "$WORK/daemon.log"; detail "$WORK/fragrev.srv"; }
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	stop_daemon
+}
+
 # A GRE tunnel from a LAN host to the internet namespace: translated by
 # address (the far end knows the inside host as 203.0.113.2).
 t_gre() {
@@ -468,9 +512,7 @@ EOF
 # endpoint reaches the server from the new address, without a reload.
 t_wan_address() {
 	local out
-	nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -v -c "$CFG" >"$WORK/daemon.log" 2>&1 &
-	DAEMON_PID=$!
-	sleep 1
+	start_daemon || return
 	peer_7100
 	out=$(udp_seen "$H1" 20011 203.0.113.1 7100)
 	ip -n "$RTR" addr del 203.0.113.2/24 dev wan0
@@ -488,12 +530,10 @@ t_wan_address() {
 		grep -Eq "masquerade address 203.0.113.2 -> (203.0.113.3|none)" "$WORK/daemon.log" &&
 		pass "the old address's flows and mappings are removed, and the daemon says so" ||
 		{ fail "the old address's flows and mappings are removed, and the daemon says so"; detail "$WORK/daemon.log"; }
-	kill "$DAEMON_PID" 2>/dev/null
-	wait "$DAEMON_PID" 2>/dev/null
-	DAEMON_PID=
+	stop_daemon
 }
 
-for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_port_forward t_mss t_fragments t_gre \
+for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_port_forward t_mss t_fragments t_frag_order t_gre \
 	 t_icmp_errors t_natdiscovery t_exhaustion t_wan_address; do
 	start=$SECONDS
 	$t

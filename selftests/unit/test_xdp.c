@@ -1907,6 +1907,169 @@ static void test_verifier_reason(void)
 	}
 }
 
+/* ---- out-of-order fragments (sluice_ct.h) -------------------------------------- */
+
+static struct {
+	int n;
+	struct sluice_frag_held v[4];
+} ring;
+
+static int on_ring(void *ctx, void *data, size_t size)
+{
+	if (ring.n < 4 && size >= sizeof(struct sluice_frag_event))
+		memcpy(&ring.v[ring.n++], data,
+		       size < sizeof(ring.v[0]) ? size : sizeof(ring.v[0]));
+	return 0;
+}
+
+static void frag_hold_flag(int on)
+{
+	struct sluice_dp_config cfg;
+	__u32 zero = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg);
+	cfg.flags = on ? cfg.flags | SLUICE_CFG_FRAG_HOLD : cfg.flags & ~SLUICE_CFG_FRAG_HOLD;
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, BPF_ANY);
+}
+
+/* Runs BUILD's frame (with META bytes of replay word in front when set)
+ * into PORT; the action, the output frame after the metadata in OUT. */
+static int frag_run(void (*build)(struct pkt *), enum port_id port, int tc, int meta,
+		    struct pkt *out)
+{
+	struct pkt in = {};
+	unsigned char buf[sizeof(in.b) + 4];
+	struct xdp_md ctx = {};
+	struct __sk_buff skb = {};
+	__u16 magic = SLUICE_REPLAY_MAGIC;
+	LIBBPF_OPTS(bpf_test_run_opts, o);
+
+	build(&in);
+	memset(buf, 0, 4);
+	memcpy(buf, &magic, 2);
+	memcpy(buf + (meta ? 4 : 0), in.b, in.len);
+	o.data_in = buf;
+	o.data_size_in = in.len + (meta ? 4 : 0);
+	o.data_out = out->b;
+	o.data_size_out = sizeof(out->b);
+	if (tc) {
+		skb.ifindex = skb.ingress_ifindex = ifindex_of[port];
+		o.ctx_in = &skb;
+		o.ctx_size_in = sizeof(skb);
+	} else {
+		ctx.data = meta ? 4 : 0;
+		ctx.data_end = o.data_size_in;
+		ctx.ingress_ifindex = ifindex_of[port];
+		o.ctx_in = &ctx;
+		o.ctx_size_in = sizeof(ctx);
+	}
+	if (bpf_prog_test_run_opts(bpf_program__fd(tc ? skel->progs.sluice_tc
+						       : skel->progs.sluice_xdp), &o))
+		return -1;
+	out->len = o.data_size_out;
+	return (int)o.retval;
+}
+
+static void frag_ok(int ok, const char *what, ...)
+{
+	va_list ap;
+
+	printf("%s %s: ", ok ? "PASS" : "FAIL", hook);
+	va_start(ap, what);
+	vprintf(what, ap);
+	va_end(ap);
+	printf("\n");
+	failed += !ok;
+}
+
+/* A later fragment before its first: held (its whole frame in the ring,
+ * with its datagram's key and port), released when the first passes, and
+ * replayed through XDP like one that came after its first. */
+static void test_frag_hold(int tc)
+{
+	struct ring_buffer *rb;
+	struct pkt in = {}, out = {}, want = {};
+	struct sluice_frag4_key k = { .proto = IPPROTO_UDP, .zone = Z_LAN };
+	struct sluice_gstats g0, g1;
+	int a;
+
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.sluice_frag_events), on_ring, NULL, NULL);
+	if (!rb) {
+		frag_ok(0, "fragments: the ring buffer opens (%s)", strerror(errno));
+		return;
+	}
+	baseline();
+	f_frag_none();
+	write_ports();
+	frag_hold_flag(1);
+	ring_buffer__consume(rb);
+	ring.n = 0;
+	inet_pton(AF_INET, LAN_HOST, &k.src);
+	inet_pton(AF_INET, INET_HOST, &k.dst);
+
+	read_gstats(&g0);
+	a = frag_run(nfrag_out, P_LAN5, tc, 0, &out);
+	read_gstats(&g1);
+	ring_buffer__consume(rb);
+	nfrag_out(&in);
+	frag_ok(a == (tc ? 2 : XDP_DROP) && ring.n == 1 && ring.v[0].ev.kind == SLUICE_FRAG_HOLD &&
+		ring.v[0].ev.ifindex == ifindex_of[P_LAN5] && ring.v[0].ev.len == in.len &&
+		!memcmp(ring.v[0].frame, in.b, in.len) && !memcmp(&ring.v[0].ev.key, &k, sizeof(k)) &&
+		g1.nat_frag_held == g0.nat_frag_held + 1,
+		"fragments: a later fragment before its first is held: dropped, its whole frame "
+		"and datagram in the ring (action %d, %d records, held +%llu)", a, ring.n,
+		(unsigned long long)(g1.nat_frag_held - g0.nat_frag_held));
+
+	ring.n = 0;
+	a = frag_run(nfirst_out, P_LAN5, tc, 0, &out);
+	ring_buffer__consume(rb);
+	frag_ok(a == (tc ? 7 : XDP_REDIRECT) && ring.n == 1 &&
+		ring.v[0].ev.kind == SLUICE_FRAG_RELEASE &&
+		!memcmp(&ring.v[0].ev.key, &k, sizeof(k)),
+		"fragments: its first fragment passes and releases it (action %d, %d records)", a,
+		ring.n);
+
+	ring.n = 0;
+	a = frag_run(nfirst_out, P_LAN5, tc, 0, &out);
+	ring_buffer__consume(rb);
+	frag_ok(ring.n == 0, "fragments: a first fragment with nothing held announces nothing");
+
+	if (!tc) {
+		read_gstats(&g0);
+		a = frag_run(nfrag_out, P_LAN5, tc, 1, &out);
+		read_gstats(&g1);
+		nfrag_out_out(&want);
+		frag_ok(a == XDP_REDIRECT && out.len == want.len + 4 &&
+			!memcmp(out.b + 4, want.b, want.len) &&
+			g1.nat_frag_replayed == g0.nat_frag_replayed + 1,
+			"fragments: replayed with the replay word, it leaves translated like "
+			"its first's (action %d, replayed +%llu)", a,
+			(unsigned long long)(g1.nat_frag_replayed - g0.nat_frag_replayed));
+	}
+
+	/* to the router's masquerading address: it may be a reply's */
+	f_frag_none();
+	frag_hold_flag(1);
+	ring.n = 0;
+	a = frag_run(nfrag_in, P_WAN, tc, 0, &out);
+	ring_buffer__consume(rb);
+	frag_ok(a == (tc ? 2 : XDP_DROP) && ring.n == 1 && ring.v[0].ev.kind == SLUICE_FRAG_HOLD,
+		"fragments: a later fragment to the masquerading address before its first is "
+		"held (action %d, %d records)", a, ring.n);
+
+	/* without a daemon: dropped as before */
+	f_frag_none();
+	frag_hold_flag(0);
+	ring.n = 0;
+	a = frag_run(nfrag_out, P_LAN5, tc, 0, &out);
+	ring_buffer__consume(rb);
+	frag_ok(a == (tc ? 2 : XDP_DROP) && ring.n == 0,
+		"fragments: without a daemon nothing is held (action %d, %d records)", a, ring.n);
+	ring_buffer__free(rb);
+	baseline();
+	write_ports();
+}
+
 int main(int argc, char **argv)
 {
 	struct bpf_map *m;
@@ -1938,11 +2101,13 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
 		run_fixture(&fixtures[i], bench, 0);
+	test_frag_hold(0);
 	/* The same fixtures through the tc ingress entry point: one pipeline,
 	 * the same verdicts, reasons, counters and output frames. */
 	hook = "tc";
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
 		run_fixture(&fixtures[i], 0, 1);
+	test_frag_hold(1);
 	sluice__destroy(skel);
 	return failed ? 1 : 0;
 }

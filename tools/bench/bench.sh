@@ -365,10 +365,16 @@ s3() {
 	bench_topo_up 0
 	# shellcheck disable=SC2207
 	local args=($(lan_wan_args $flows))
+	# new connections: a SYN a flow, 16384 source ports (one mapping
+	# each) times 245 destination ports: a second's SYNs are all new
+	local syn=(--gen-ns "$H1" --gen-if eth0 --dst-mac "$BR_MAC" --src-ip 192.168.10.11
+		   --dst-ip 203.0.113.1 --sink-ns "$INET" --sink-if eth0 --proto syn --flows 4000000)
 	if nft_box "" ""; then
 		prime_lan_wan $flows
 		measure 3 "nftables masquerade + ct state" "${args[@]}"
 		note 3 "nftables masquerade + ct state" conntrack_entries "$(ct_count)"
+		ct_flush
+		SECS=1 measure 3 "nftables masquerade + ct state: new connections" "${syn[@]}"
 	else
 		na 3 "nftables masquerade + ct state" "nft failed: $(head -1 "$WORK/nft.err")"
 	fi
@@ -384,6 +390,8 @@ s3() {
 	if have_feature nat "forward lan -> wan"; then
 		sluice_up && { prime_lan_wan $flows; measure 3 "sluice NAT" "${args[@]}"
 			progstat 3 "sluice NAT" "$(sluice_prog_id)" "${args[@]}"; sluice_down; }
+		sluice_up && { SECS=1 measure 3 "sluice NAT: new connections" "${syn[@]}"
+			sluice_down; }
 	else
 		na 3 "sluice NAT" "not available yet (NAT, issue #10)"
 	fi

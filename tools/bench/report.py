@@ -38,6 +38,9 @@ def baseline(sc, case):
         return "routed, nftables ct state policy"
     if sc == "3" and case.startswith("routed"):
         return None
+    if sc == "3" and case.endswith(": new connections"):
+        base = "nftables masquerade + ct state: new connections"
+        return base if case != base else None
     if sc == "3" and case != "nftables masquerade + ct state":
         return "nftables masquerade + ct state"
     if sc == "4" and case.startswith("sluice"):
@@ -261,6 +264,8 @@ HEADLINE = [
     ("2", "kernel bridge, 64 B", "sluice bridge fast path, 64 B", "LAN to LAN, 64 B"),
     ("2", "kernel bridge, 1518 B", "sluice bridge fast path, 1518 B", "LAN to LAN, 1518 B"),
     ("3", "nftables masquerade + ct state", "sluice NAT", "LAN to WAN through NAT, 64 B"),
+    ("3", "nftables masquerade + ct state: new connections", "sluice NAT: new connections",
+     "new connections through NAT (TCP SYN, every one new)"),
     ("4", "nftables dnat + ct state", "sluice port forward", "port forward WAN to LAN, 64 B"),
     ("3", "routed, nftables ct state policy", "routed, sluice zone policy",
      "LAN to WAN routed through the zone policy (no NAT), 64 B"),
