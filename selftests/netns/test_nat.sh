@@ -290,7 +290,7 @@ t_frag_order() {
 		  detail "$WORK/daemon.log"; detail "$WORK/fragrev.srv"; }
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
-	stop_daemon
+	# (the daemon stays for t_wan_address)
 }
 
 # A GRE tunnel from a LAN host to the internet namespace: translated by
@@ -512,7 +512,7 @@ EOF
 # endpoint reaches the server from the new address, without a reload.
 t_wan_address() {
 	local out
-	start_daemon || return
+	[ -n "$DAEMON_PID" ] || start_daemon || return
 	peer_7100
 	out=$(udp_seen "$H1" 20011 203.0.113.1 7100)
 	ip -n "$RTR" addr del 203.0.113.2/24 dev wan0
@@ -533,8 +533,8 @@ t_wan_address() {
 	stop_daemon
 }
 
-for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_port_forward t_mss t_fragments t_frag_order t_gre \
-	 t_icmp_errors t_natdiscovery t_exhaustion t_wan_address; do
+for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_port_forward t_mss t_fragments t_gre \
+	 t_icmp_errors t_natdiscovery t_exhaustion t_frag_order t_wan_address; do
 	start=$SECONDS
 	$t
 	echo "# $t: $((SECONDS - start)) s"
