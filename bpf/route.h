@@ -93,7 +93,38 @@ static __always_inline int l3_gso_len(const struct pkt *p, struct l3_facts *f)
 
 /* Copy what the decision needs out of the packet, bounds-checked here so
  * nothing after has to be. Returns -1 for a header cut short. */
-static __always_inline int l3_facts(struct pkt *p, const struct l4_info *l4, struct l3_facts *f)
+/* What an entry point hands the l3 stage: where the headers are, as
+ * offsets, since pointers do not survive into a global function; and what
+ * the stage hands back. */
+struct l3_call {
+	__u32 ifindex;
+	__u16 l3_off, l4_off;		/* from data; l4_off 0: none */
+	__be16 eth_proto;
+	__u8 l4_proto, fragment;
+	/* out: the verdict's reason, and with a REDIRECT the routed frame's
+	 * egress and MACs */
+	__u8 reason, routed;
+	__u8 egress_xdp;
+	__u8 nat;			/* out: translate to the scratch's f.xlat */
+	__u8 mss;			/* out: a forwarded SYN: mss-clamp may apply */
+	/* in: the ingress port's zone + 1, 0 when it has no entry (yet); its
+	 * fields come in from the caller's lookup: a second one here cost
+	 * measurable time, and the struct may not grow (the 512-byte stack) */
+	__u8 port_zone_1;
+	__u16 gso_size;			/* in: the skb's, 0 for XDP */
+	__u32 len;			/* in: the whole frame's length */
+	/* in: the ingress port's L3 interface; out: with a REDIRECT, the
+	 * egress port */
+	__u32 egress;
+	__u32 egress_slot;
+	__u8 dmac[6], smac[6];
+};
+
+/* l3_call.reason on the way in (it is out-only otherwise) */
+#define L3_CALL_NOT_OURS	1	/* a routed port's frame for another MAC */
+
+static __always_inline int l3_facts(struct pkt *p, const struct l3_call *c,
+				    const struct l4_info *l4, struct l3_facts *f)
 {
 	void *end = p->data_end;
 
@@ -104,8 +135,8 @@ static __always_inline int l3_facts(struct pkt *p, const struct l4_info *l4, str
 	f->tcp_flags = l4->tcp_flags;
 	f->icmp_type = l4->icmp_type;
 	f->len = p->len;
-	f->zone_in = p->port->zone;
-	f->l3_ifindex = p->port->l3_ifindex;
+	f->zone_in = c->port_zone_1 - 1;
+	f->l3_ifindex = c->egress;	/* (in: the ingress port's L3 interface) */
 	f->later_fragment = p->f.fragment == FRAG_LATER;
 	f->first_fragment = p->f.fragment == FRAG_FIRST;
 	if (p->f.eth_proto == bpf_htons(ETH_P_IP)) {
@@ -140,11 +171,7 @@ static __always_inline int l3_facts(struct pkt *p, const struct l4_info *l4, str
 		return -1;
 	f->kind = l3_kind(f);
 	f->local = (p->f.eth->h_dest[0] & 1) || l3_dst_local_scope(f);
-	/* A routed port in promiscuous mode sees other hosts' frames; the
-	 * kernel drops them (PACKET_OTHERHOST). Bridge ports only get here for
-	 * the router's own MACs. */
-	f->not_ours = !(p->port->flags & SLUICE_PORT_BRIDGED) &&
-		      !mac_eq(p->f.eth->h_dest, p->port->br_mac);
+	f->not_ours = c->reason == L3_CALL_NOT_OURS;
 	return 0;
 }
 
@@ -375,14 +402,15 @@ static __always_inline int l3_fib(void *ctx, const struct l3_facts *f,
  * member port its next hop's MAC sits behind (a bridge device cannot take
  * XDP frames). NULL: not known here, the kernel finds it. */
 static __always_inline const struct sluice_port *l3_egress_port(const struct bpf_fib_lookup *fib,
-								 __u32 *ifindex)
+								 int bridge, __u32 *ifindex)
 {
-	const struct sluice_port *out;
+	const struct sluice_port *out = 0;
 	struct sluice_fdb_entry *fe;
 	struct sluice_fdb_key fk;
 	__u32 i = fib->ifindex;
 
-	out = bpf_map_lookup_elem(&sluice_ports, &i);
+	if (!bridge)	/* (a bridge is in no port's entry: no lookup to miss) */
+		out = bpf_map_lookup_elem(&sluice_ports, &i);
 	if (!out) {
 		/* (not fdb_key(): its word loads would be misaligned on the
 		 * stack, which the verifier refuses) */
@@ -565,7 +593,7 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	}
 	if (f->options)
 		return PASS_(IP_OPTIONS);
-	out = l3_egress_port(fibp, &egress);
+	out = l3_egress_port(fibp, !!(l3out->flags & SLUICE_L3_BRIDGE), &egress);
 	if (!out)
 		return PASS_(UNKNOWN_DST);
 	if (!(out->flags & SLUICE_PORT_UP))
@@ -578,25 +606,6 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	return L3_VERDICT(SLUICE_VERDICT_REDIRECT, 0);
 }
 
-/* What an entry point hands the l3 stage: where the headers are, as
- * offsets, since pointers do not survive into a global function; and what
- * the stage hands back. */
-struct l3_call {
-	__u32 ifindex;
-	__u16 l3_off, l4_off;		/* from data; l4_off 0: none */
-	__be16 eth_proto;
-	__u8 l4_proto, fragment;
-	/* out: the verdict's reason, and with a REDIRECT the routed frame's
-	 * egress and MACs */
-	__u8 reason, routed;
-	__u8 egress_xdp;
-	__u8 nat;			/* out: translate to the scratch's f.xlat */
-	__u8 mss;			/* out: a forwarded SYN: mss-clamp may apply */
-	__u16 gso_size;			/* in: the skb's, 0 for XDP */
-	__u32 len;			/* in: the whole frame's length */
-	__u32 egress, egress_slot;
-	__u8 dmac[6], smac[6];
-};
 
 /* The l3 stage on its own view of the packet. Returns a verdict, its
  * reason in C; a REDIRECT with the egress and MACs in C. */
@@ -609,12 +618,12 @@ static __always_inline int l3_forward(struct pkt *p, struct l3_call *c)
 	int v;
 
 	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
-	if (!p->port || !s) {	/* a port being attached right now */
+	if (!c->port_zone_1 || !s) {	/* a port being attached right now */
 		c->reason = SLUICE_PASS_UNKNOWN_PORT;
 		return SLUICE_VERDICT_PASS;
 	}
 	f = &s->f;
-	if (parse_l4(&p->f, p->data_end, &l4) != PARSE_OK || l3_facts(p, &l4, f)) {
+	if (parse_l4(&p->f, p->data_end, &l4) != PARSE_OK || l3_facts(p, c, &l4, f)) {
 		c->reason = SLUICE_DROP_MALFORMED_L4;
 		return SLUICE_VERDICT_DROP;
 	}
@@ -656,7 +665,6 @@ static __always_inline int l3_run(void *ctx, void *data, void *end, enum sluice_
 	__u32 ifindex = c->ifindex;	/* (6.1 takes no map key from a global's argument) */
 
 	pkt_init(&lp, ctx, data, end, ifindex, hook);
-	lp.port = bpf_map_lookup_elem(&sluice_ports, &ifindex);
 	lp.f.eth = data;
 	lp.f.eth_proto = c->eth_proto;
 	lp.f.l4_proto = c->l4_proto;
@@ -710,6 +718,16 @@ static __always_inline int l3_stage(struct pkt *p, const int hook)
 	if (p->f.vlan_depth)	/* routed VLAN sub-interfaces: the kernel's */
 		return pkt_pass(p, SLUICE_PASS_L3_VLAN);
 	c.ifindex = p->ifindex;
+	if (p->port) {
+		c.port_zone_1 = p->port->zone + 1;
+		c.egress = p->port->l3_ifindex;
+		/* A routed port in promiscuous mode sees other hosts' frames;
+		 * the kernel drops them (PACKET_OTHERHOST). Bridge ports only
+		 * get here for the router's own MACs. */
+		if (!(p->port->flags & SLUICE_PORT_BRIDGED) &&
+		    !mac_eq(p->f.eth->h_dest, p->port->br_mac))
+			c.reason = L3_CALL_NOT_OURS;
+	}
 	c.l3_off = p->f.l3 - p->data;
 	c.l4_off = p->f.l4 ? p->f.l4 - p->data : 0;
 	c.eth_proto = p->f.eth_proto;

@@ -321,6 +321,7 @@ SLUICE_ASSERT(sizeof(struct sluice_zone) == 48, "struct sluice_zone layout");
  * its zone. Written by the loader. */
 enum sluice_l3_flags {
 	SLUICE_L3_MASQUERADE	= 1 << 0,	/* its zone masquerades: IPv4 leaves as addr4 */
+	SLUICE_L3_BRIDGE	= 1 << 1,	/* a bridge: frames leave by a member port */
 };
 
 struct sluice_l3 {

@@ -1363,6 +1363,8 @@ static int write_l3(struct dp *dp, const struct sluice_config *cfg, const struct
 		 * the kernel's, see add_l3only) */
 		if (cfg->zones[v.zone].masquerade)
 			v.flags |= SLUICE_L3_MASQUERADE;
+		if (w->v[i].port.l3_ifindex != (__u32)w->v[i].ifindex)
+			v.flags |= SLUICE_L3_BRIDGE;
 		if (!bpf_map_lookup_elem(dp->l3_fd, &w->v[i].port.l3_ifindex, &old) &&
 		    (old.flags & SLUICE_L3_MASQUERADE) && old.addr4 && old.addr4 != v.addr4) {
 			/* (the new address first: no new flow takes the old one) */
