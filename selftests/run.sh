@@ -54,7 +54,9 @@ run_suite() {
 	out=$(mktemp /tmp/sluice-suite.XXXXXX)
 	timeout --kill-after=10 "$limit" "$@" >"$out" 2>&1 </dev/null &
 	SUITE_PID=$!
-	tail -s 0.2 --pid="$SUITE_PID" -f "$out" |
+	# (-n +1: from the first line; tail's default, the last ten, lost
+	# whatever a fast suite wrote before tail opened the file)
+	tail -n +1 -s 0.2 --pid="$SUITE_PID" -f "$out" |
 		sed -u "s/^\(PASS\|FAIL\|SKIP\) \([^[]\)/\1 [$LABEL] \2/" | tee -a "$LOG"
 	wait "$SUITE_PID"
 	rc=$?
