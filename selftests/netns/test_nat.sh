@@ -43,7 +43,6 @@ fi
 # A second server address in the internet, for the mapping tests.
 ip -n "$INET" addr add 198.51.100.1/32 dev lo
 stats_json() { rsluice stats --json -i 0; }
-
 ct_json() { rsluice conntrack --json "$@"; }
 
 CFG=$WORK/nat.conf
@@ -271,8 +270,9 @@ EOF
 }
 
 # RFC 4787 REQ-14: a datagram whose fragments arrive last first, each way
-# (frag_reverse.py: two later fragments out, one in). The later fragments wait in the daemon until the first
-# has passed and are then replayed through the datapath, translated.
+# (frag_reverse.py: two later fragments out, one in). The later fragments
+# wait in the daemon until the first has passed and are then replayed
+# through the datapath, translated.
 t_frag_order() {
 	local out s pid
 	start_daemon || return
