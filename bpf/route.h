@@ -705,50 +705,66 @@ __attribute__((noinline)) int sluice_l3_tc(struct __sk_buff *ctx, struct l3_call
 		      SLUICE_HOOK_TC, c);
 }
 
+/* The call's arguments and results live per CPU rather than on the entry
+ * program's stack: the 512 bytes are shared by every frame of the call
+ * chain, and the l3 stage's callees (the rule classifier's loop) need
+ * some. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct l3_call);
+} sluice_l3_calls SEC(".maps");
+
 /* The call from the pipeline: VLAN-tagged and non-IP frames never need the
  * function. HOOK is a constant at every call site, so each entry program
  * holds the call of its own hook only. */
 static __always_inline int l3_stage(struct pkt *p, const int hook)
 {
-	struct l3_call c = {};
+	struct l3_call *c;
+	__u32 key0 = 0;
 	int v;
 
 	if (!p->f.l3)
 		return pkt_pass(p, SLUICE_PASS_NOT_IP);
 	if (p->f.vlan_depth)	/* routed VLAN sub-interfaces: the kernel's */
 		return pkt_pass(p, SLUICE_PASS_L3_VLAN);
-	c.ifindex = p->ifindex;
+	c = bpf_map_lookup_elem(&sluice_l3_calls, &key0);
+	if (!c)
+		return pkt_pass(p, SLUICE_PASS_UNKNOWN_PORT);
+	__builtin_memset(c, 0, sizeof(*c));
+	c->ifindex = p->ifindex;
 	if (p->port) {
-		c.port_zone_1 = p->port->zone + 1;
-		c.egress = p->port->l3_ifindex;
+		c->port_zone_1 = p->port->zone + 1;
+		c->egress = p->port->l3_ifindex;
 		/* A routed port in promiscuous mode sees other hosts' frames;
 		 * the kernel drops them (PACKET_OTHERHOST). Bridge ports only
 		 * get here for the router's own MACs. */
 		if (!(p->port->flags & SLUICE_PORT_BRIDGED) &&
 		    !mac_eq(p->f.eth->h_dest, p->port->br_mac))
-			c.reason = L3_CALL_NOT_OURS;
+			c->reason = L3_CALL_NOT_OURS;
 	}
-	c.l3_off = p->f.l3 - p->data;
-	c.l4_off = p->f.l4 ? p->f.l4 - p->data : 0;
-	c.eth_proto = p->f.eth_proto;
-	c.l4_proto = p->f.l4_proto;
-	c.fragment = p->f.fragment;
-	c.gso_size = p->gso_size;
-	c.len = p->len;
+	c->l3_off = p->f.l3 - p->data;
+	c->l4_off = p->f.l4 ? p->f.l4 - p->data : 0;
+	c->eth_proto = p->f.eth_proto;
+	c->l4_proto = p->f.l4_proto;
+	c->fragment = p->f.fragment;
+	c->gso_size = p->gso_size;
+	c->len = p->len;
 	if (hook == SLUICE_HOOK_TC)
-		v = sluice_l3_tc(p->ctx, &c);
+		v = sluice_l3_tc(p->ctx, c);
 	else
-		v = sluice_l3_xdp(p->ctx, &c);
-	p->reason = c.reason;
-	p->nat = c.nat;
-	p->mss = c.mss;
+		v = sluice_l3_xdp(p->ctx, c);
+	p->reason = c->reason;
+	p->nat = c->nat;
+	p->mss = c->mss;
 	if (v == SLUICE_VERDICT_REDIRECT) {
-		p->routed = c.routed;
-		p->egress_xdp = c.egress_xdp;
-		p->egress = c.egress;
-		p->egress_slot = c.egress_slot;
-		__builtin_memcpy(p->dmac, c.dmac, ETH_ALEN);
-		__builtin_memcpy(p->smac, c.smac, ETH_ALEN);
+		p->routed = c->routed;
+		p->egress_xdp = c->egress_xdp;
+		p->egress = c->egress;
+		p->egress_slot = c->egress_slot;
+		__builtin_memcpy(p->dmac, c->dmac, ETH_ALEN);
+		__builtin_memcpy(p->smac, c->smac, ETH_ALEN);
 		return SLUICE_VERDICT_REDIRECT;
 	}
 	/* (constants: the verifier knows nothing of a global function's
