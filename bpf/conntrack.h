@@ -36,6 +36,7 @@
 #include "pkt.h"
 #include "maps.h"
 #include "nat.h"
+#include "rules.h"
 
 /* ---- what the l3 stage knows of a packet ----------------------------------- */
 
@@ -100,6 +101,8 @@ struct l3_facts {
 	__u8 hairpin;			/* ... from inside: its source is translated too */
 	__u8 dnat_zone;			/* ... the zone whose forward or mapping it is */
 	__u32 out_l3;			/* out, accepted: the FIB's egress device */
+	__u32 rule;			/* out: the deciding rule's stats key, 0 none */
+	__u8 rule_act;			/* l3_rules' answer for a new flow */
 	__be32 masq;			/* masq_out: the egress interface's address, 0 none yet */
 	struct sluice_ct_nat4 xlat;	/* nat: the tuple it leaves with (an ICMP
 					 * error: its addresses) */
@@ -235,19 +238,52 @@ static __always_inline int src_reaches_back(void *ctx, const struct l3_facts *f,
 	       fib->ifindex == f->l3_ifindex;
 }
 
+/* The rules' verdict on a new connection (or an untracked packet) as its
+ * originator sends it: 0 when no rule matches, else 1 + the action; the
+ * rule in F->rule. */
+static __always_inline int l3_rules(const struct l3_facts *f, __u32 gen, __u64 now,
+				    __u32 *rule)
+{
+	struct rule_q *q = rule_q();
+
+	if (!q)
+		return 0;
+	__builtin_memcpy(q->src, f->src, 16);
+	__builtin_memcpy(q->dst, f->dst, 16);
+	q->sport = f->sport;
+	q->dport = f->dport;
+	if (f->dnat) {		/* rules see the inside server */
+		q->dst[0] = f->xlat.daddr;
+		q->dport = f->xlat.dport;
+	}
+	q->v6 = f->v6;
+	q->proto = f->proto;
+	q->icmp_type = f->icmp_type;
+	q->ports = f->proto == IPPROTO_TCP || f->proto == IPPROTO_UDP;
+	q->from = f->zone_in;
+	q->to = f->zone_out;
+	q->recheck = 0;
+	q->slot = SLUICE_RULE_SLOT(gen);
+	return rules_verdict(q, f->len, f->l3_ifindex, now, rule);
+}
+
 /* May this packet open a connection (or pass untracked)? 0, or the reason
- * it may not: the zone policy, then the source checks. */
-static __always_inline int l3_admit(void *ctx, const struct l3_facts *f)
+ * it may not: the rules, else the zone policy; then the source checks. */
+static __always_inline int l3_admit(void *ctx, struct l3_facts *f)
 {
 	struct l3_scratch *s;
 	struct sluice_zone *z;
 	__u32 key0 = 0, zin = f->zone_in;
 
+	if (f->rule_act == 1 + SLUICE_RULE_DROP)
+		return SLUICE_DROP_RULE;
+	if (f->rule_act == 1 + SLUICE_RULE_REJECT)
+		return SLUICE_DROP_RULE_REJECT;
 	/* A port forward or an open mapping is its own permission from the
 	 * outside; from inside (hairpin), the zone may do what it may do
 	 * towards the forward's zone. */
-	if (f->dnat ? f->hairpin && !zone_allows(f->zone_in, f->dnat_zone)
-		    : !zone_allows(f->zone_in, f->zone_out))
+	if (!f->rule_act && (f->dnat ? f->hairpin && !zone_allows(f->zone_in, f->dnat_zone)
+				     : !zone_allows(f->zone_in, f->zone_out)))
 		return SLUICE_DROP_POLICY;
 	z = bpf_map_lookup_elem(&sluice_zones, &zin);
 	if (z && (z->flags & SLUICE_ZONE_BOGONS) && src_bogon(f))
@@ -547,6 +583,7 @@ static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct
 	e->packets = 1;
 	e->bytes = f->len;
 	e->policy_gen = re->policy_gen = cfg->policy_gen;
+	e->rule = re->rule = f->rule;
 	e->state = re->state = state;
 	e->zone_out = f->zone_out;
 	re->zone_out = f->zone_in;
@@ -795,6 +832,63 @@ static __always_inline struct sluice_ct_entry *l3_lookup(struct l3_facts *f,
 	return e;
 }
 
+/* An open connection's verdict under a new policy generation, asked for
+ * its originator: the connection as l3_rules saw it when it was new (after
+ * destination NAT), rebuilt from this direction's packet and entry. */
+static __always_inline __u8 ct_recheck(const struct l3_facts *f,
+				       const struct sluice_dp_config *cfg,
+				       struct sluice_ct_entry *e, int reply, __u64 now)
+{
+	int nat = !f->v6 && (e->flags & SLUICE_CT_NAT), ported, dnat, act;
+	struct rule_q *q = rule_q();
+
+	if (!q)
+		return SLUICE_CT_DROP;
+	ported = f->proto == IPPROTO_TCP || f->proto == IPPROTO_UDP;
+	if (!reply) {
+		__builtin_memcpy(q->src, f->src, 16);
+		__builtin_memcpy(q->dst, f->dst, 16);
+		q->sport = f->sport;
+		q->dport = f->dport;
+		dnat = nat && (e->nat.daddr != f->dst[0] || (ported && e->nat.dport != f->dport));
+		if (dnat) {
+			q->dst[0] = e->nat.daddr;
+			q->dport = e->nat.dport;
+		}
+		q->from = f->zone_in;
+		q->to = e->zone_out;
+	} else {
+		/* the reply's source is the (inside) destination; its entry
+		 * leaves towards the originator's own address */
+		__builtin_memcpy(q->src, f->dst, 16);
+		__builtin_memcpy(q->dst, f->src, 16);
+		q->sport = f->dport;
+		q->dport = f->sport;
+		dnat = nat && (e->nat.saddr != f->src[0] || (ported && e->nat.sport != f->sport));
+		if (nat) {
+			q->src[0] = e->nat.daddr;
+			q->sport = e->nat.dport;
+		}
+		q->from = e->zone_out;
+		q->to = f->zone_in;
+	}
+	q->v6 = f->v6;
+	q->proto = f->proto;
+	q->icmp_type = f->proto == IPPROTO_ICMP ? 8 : f->proto == IPPROTO_ICMPV6 ? 128 : 0;
+	q->ports = ported;
+	q->recheck = 1;
+	q->slot = SLUICE_RULE_SLOT(cfg->policy_gen);
+	e->rule = 0;
+	act = rules_verdict(q, f->len, f->l3_ifindex, now, &e->rule);
+	if (act)
+		return act == 1 + SLUICE_RULE_ACCEPT ? SLUICE_CT_ACCEPT :
+		       act == 1 + SLUICE_RULE_REJECT ? SLUICE_CT_REJECT : SLUICE_CT_DROP;
+	if (dnat)	/* a port forward or an open mapping: its own permission */
+		return SLUICE_CT_ACCEPT;
+	return (reply ? zone_allows(e->zone_out, f->zone_in) : zone_allows(f->zone_in, e->zone_out))
+		? SLUICE_CT_ACCEPT : SLUICE_CT_DROP;
+}
+
 /* Track the packet: apply its flow's cached verdict and advance the state,
  * or create the flow when l3_admit lets it in. Returns PKT_CONTINUE or a
  * packed drop verdict. */
@@ -820,12 +914,15 @@ static __always_inline int ct_track(void *ctx, struct l3_facts *f,
 		/* The policy changed since this direction last decided: ask
 		 * again for the flow's originator (an open connection is cut
 		 * by a policy that no longer allows it). */
-		e->verdict = !(reply ? zone_allows(e->zone_out, f->zone_in)
-				     : zone_allows(f->zone_in, f->zone_out));
+		e->verdict = ct_recheck(f, cfg, e, reply, s->now);
 		e->policy_gen = cfg->policy_gen;
+	} else if (e->rule % SLUICE_RULES_MAX) {
+		rule_count(&e->rule, f->len, s->now);
 	}
 	if (e->verdict != SLUICE_CT_ACCEPT)
-		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
+		return L3_VERDICT(SLUICE_VERDICT_DROP,
+				  e->verdict == SLUICE_CT_REJECT ? SLUICE_DROP_RULE_REJECT :
+				  e->rule % SLUICE_RULES_MAX ? SLUICE_DROP_RULE : SLUICE_DROP_POLICY);
 	e->last_seen = s->now;
 	e->packets++;
 	e->bytes += f->len;
@@ -881,6 +978,8 @@ static __always_inline int l3_decide(void *ctx, struct l3_facts *f,
 		return f->icmp_error && ct_related(f) ? PKT_CONTINUE
 			: L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
 	}
+	if (!e)		/* a new flow, or untracked: what do the rules say? */
+		f->rule_act = l3_rules(f, cfg->policy_gen, bpf_ktime_get_coarse_ns(), &f->rule);
 	if (f->kind == L3_TRACKED)
 		return ct_track(ctx, f, cfg, e);
 	why = l3_admit(ctx, f);

@@ -206,4 +206,90 @@ static __always_inline struct sluice_gstats *gstats(void)
 	return bpf_map_lookup_elem(&sluice_gstats, &zero);
 }
 
+
+/* ---- firewall rules (sluice_rules.h) ---------------------------------------- */
+
+/* Every classifier map holds both slots; the loader writes the idle one.
+ * The keys and the sets take memory as they fill (no preallocation). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SLUICE_RULE_KEYS_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sluice_rule_key);
+	__type(value, struct sluice_rule_hit);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_rule_keys SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * 2 * SLUICE_RULE_SHAPES);
+	__type(key, __u32);
+	__type(value, struct sluice_rule_shape);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_rule_shapes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct sluice_ruleset);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_ruleset SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * SLUICE_RULES_MAX);
+	__type(key, __u32);
+	__type(value, struct sluice_rule);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * SLUICE_RULES_MAX);
+	__type(key, __u32);
+	__type(value, struct sluice_rule_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_rule_stats SEC(".maps");
+
+/* The inner maps' template: each set is its own pinned trie of this kind,
+ * created by the loader (sluice_set4_NAME, sluice_set6_NAME). */
+struct sluice_set4_trie {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, SLUICE_SET_ENTRIES_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sluice_set4_key);
+	__type(value, __u8);
+};
+
+struct sluice_set6_trie {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, SLUICE_SET_ENTRIES_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sluice_set6_key);
+	__type(value, __u8);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 2 * SLUICE_SETS_MAX);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct sluice_set4_trie);
+} sluice_sets4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 2 * SLUICE_SETS_MAX);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct sluice_set6_trie);
+} sluice_sets6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, SLUICE_LOG_SIZE);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_log SEC(".maps");
+
 #endif /* SLUICE_MAPS_H */

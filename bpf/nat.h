@@ -45,6 +45,13 @@ struct nat_scratch {
 	struct sluice_frag4_key fk;	/* a fragment's datagram */
 	struct sluice_frag4 fv;
 	struct sluice_frag_event ev;	/* a release for the daemon */
+	/* nat_port()'s loop invariants: in registers they would be spilled
+	 * to the stack the l3 stage has no room in */
+	__u64 hold, now;
+	__be32 masq, remote;
+	__be16 rport;
+	__u16 in;
+	__u32 lo, span, start;
 };
 
 static __always_inline __u64 nat_hold_ns(const struct sluice_dp_config *cfg)
@@ -116,16 +123,22 @@ static __always_inline __be16 nat_port(void *ctx, const struct sluice_dp_config 
 				       struct nat_scratch *n, __be32 masq, __be32 remote,
 				       __be16 rport, __u64 now)
 {
-	struct sluice_gstats *g = gstats();
+	struct sluice_gstats *g;
 	struct sluice_nat4_map *m;
-	__u64 hold = nat_hold_ns(cfg);
-	__u32 lo = cfg->nat_port_min, hi = cfg->nat_port_max, span, start;
-	__u16 in = bpf_ntohs(n->ik.port), p = 0;
+	__u32 lo = cfg->nat_port_min, hi = cfg->nat_port_max;
+	__u16 p = 0;
 	int i;
 
+	n->hold = nat_hold_ns(cfg);
+	n->now = now;
+	n->masq = masq;
+	n->remote = remote;
+	n->rport = rport;
+	n->in = bpf_ntohs(n->ik.port);
 	m = bpf_map_lookup_elem(&sluice_nat4_int, &n->ik);
-	if (m && m->addr == masq && now < m->last_seen + hold) {
+	if (m && m->addr == masq && now < m->last_seen + n->hold) {
 		m->last_seen = now;
+		g = gstats();
 		if (g)
 			g->nat_reused++;
 		return m->port;
@@ -134,8 +147,9 @@ static __always_inline __be16 nat_port(void *ctx, const struct sluice_dp_config 
 		lo = SLUICE_NAT_PORT_MIN_DEFAULT;
 		hi = SLUICE_NAT_PORT_MAX_DEFAULT;
 	}
-	span = hi - lo + 1;
-	start = bpf_get_prandom_u32();
+	n->lo = lo;
+	n->span = hi - lo + 1;
+	n->start = bpf_get_prandom_u32();
 	__builtin_memset(&n->xk, 0, sizeof(n->xk));
 	n->xk.addr = masq;
 	n->xk.proto = n->ik.proto;
@@ -147,24 +161,26 @@ static __always_inline __be16 nat_port(void *ctx, const struct sluice_dp_config 
 	for (i = 0; i < SLUICE_NAT_TRIES; i++) {
 		if (i == 0) {
 			/* port preservation, never into the router's own range */
-			if (!in || (in >= cfg->local_port_min && in <= cfg->local_port_max))
+			if (!n->in || (n->in >= cfg->local_port_min && n->in <= cfg->local_port_max))
 				continue;
-			p = in;
+			p = n->in;
 		} else {
-			p = lo + (start + (__u32)i * 40503) % span;
+			p = n->lo + (n->start + (__u32)i * 40503) % n->span;
 		}
 		n->xk.port = bpf_htons(p);
-		if (nat_port_is_routers(ctx, &n->t, n->ik.proto, remote, rport, masq, n->xk.port))
+		if (nat_port_is_routers(ctx, &n->t, n->ik.proto, n->remote, n->rport, n->masq,
+					n->xk.port))
 			continue;
-		if (nat_claim(&n->xk, &n->v, hold, now))
+		if (nat_claim(&n->xk, &n->v, n->hold, n->now))
 			break;
 	}
 	if (i == SLUICE_NAT_TRIES)
 		return 0;
-	n->v.addr = masq;
+	n->v.addr = n->masq;
 	n->v.port = n->xk.port;
 	n->v.zone = 0;
 	bpf_map_update_elem(&sluice_nat4_int, &n->ik, &n->v, BPF_ANY);
+	g = gstats();
 	if (g) {
 		g->nat_mapped++;
 		if (i == 0)

@@ -286,13 +286,31 @@ static __always_inline int input_own_socket(void *ctx, const struct l3_facts *f)
 	return ok;
 }
 
-static __always_inline int l3_local(void *ctx, const struct l3_facts *f)
+/* To the router itself: what must always pass, then the rules towards
+ * `router`, then the zone's input policy. Not tracked here (the kernel's
+ * own sockets and conntrack take it from here), so the rules see every
+ * packet. A rule's drop spares the replies of the router's own
+ * connections, as `ct state established accept` would. */
+static __always_inline int l3_local(void *ctx, struct l3_facts *f)
 {
-	__u32 zone = f->zone_in;
-	struct sluice_zone *z = bpf_map_lookup_elem(&sluice_zones, &zone);
+	const struct sluice_dp_config *cfg;
+	__u32 zone = f->zone_in, key0 = 0;
+	struct sluice_zone *z;
+	int act = 0;
 
-	if ((z && !(z->flags & SLUICE_ZONE_INPUT_DROP)) || input_always(f) ||
-	    input_own_socket(ctx, f))
+	if (input_always(f))
+		return L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_LOCAL);
+	f->zone_out = SLUICE_ZONE_ROUTER;
+	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
+	if (cfg)
+		act = l3_rules(f, cfg->policy_gen, bpf_ktime_get_coarse_ns(), &f->rule);
+	if (act == 1 + SLUICE_RULE_ACCEPT)
+		return L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_LOCAL);
+	if (act && !input_own_socket(ctx, f))
+		return L3_VERDICT(SLUICE_VERDICT_DROP, act == 1 + SLUICE_RULE_REJECT ?
+				  SLUICE_DROP_RULE_REJECT : SLUICE_DROP_RULE);
+	z = bpf_map_lookup_elem(&sluice_zones, &zone);
+	if (act || (z && !(z->flags & SLUICE_ZONE_INPUT_DROP)) || input_own_socket(ctx, f))
 		return L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_LOCAL);
 	return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_INPUT_POLICY);
 }

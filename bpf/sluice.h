@@ -13,6 +13,7 @@
 #define SLUICE_ASSERT(c, m) _Static_assert(c, m)
 
 #include "sluice_ct.h"
+#include "sluice_rules.h"
 
 /* Port slots index the stats map. Slot 0 counts frames from an interface
  * the ports map does not know (seen only while a port is being attached or
@@ -67,7 +68,9 @@ enum sluice_verdict {
 	X(NAT_NO_ADDR,    nat_no_addr,    "nat-no-addr")		\
 	X(NAT_UNSUPPORTED, nat_unsupported, "nat-unsupported")	\
 	X(FRAG_NO_FIRST,  frag_no_first,  "frag-no-first")		\
-	X(FRAG_HELD,      frag_held,      "frag-held")
+	X(FRAG_HELD,      frag_held,      "frag-held")		\
+	X(RULE,           rule,           "rule")			\
+	X(RULE_REJECT,    rule_reject,    "rule-reject")
 
 /* Pass reasons: why a frame was handed to the kernel unchanged. Same
  * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"

@@ -57,6 +57,7 @@ enum sluice_ct_flags {
 enum sluice_ct_verdict {
 	SLUICE_CT_ACCEPT = 0,
 	SLUICE_CT_DROP,
+	SLUICE_CT_REJECT,		/* dropped, each packet answered (rate-limited) */
 };
 
 /* NAT: the tuple this direction's packets leave with (SLUICE_CT_NAT). The
@@ -179,12 +180,13 @@ struct sluice_ct_entry {
 	__u64 packets;			/* this direction; plain adds, may miss a */
 	__u64 bytes;			/* concurrent increment (design.md) */
 	__u32 policy_gen;		/* generation the verdict was decided under */
-	__u16 rule_id;			/* the rule that decided, 0: zone policy */
+	__u32 rule;			/* the rule that decided, as its sluice_rule_stats
+					 * key; none (zone policy) when a multiple of
+					 * SLUICE_RULES_MAX */
 	__u8 verdict;			/* enum sluice_ct_verdict */
 	__u8 state;			/* enum sluice_ct_state, the flow's */
 	__u8 flags;			/* enum sluice_ct_flags */
 	__u8 zone_out;			/* egress zone of this direction */
-	__u16 pad;
 	struct sluice_ct_nat4 nat;	/* unused until NAT (#10), and for IPv6 */
 };
 SLUICE_ASSERT(sizeof(struct sluice_ct_entry) == 48, "struct sluice_ct_entry layout");
