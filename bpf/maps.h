@@ -210,14 +210,22 @@ static __always_inline struct sluice_gstats *gstats(void)
 /* ---- firewall rules (sluice_rules.h) ---------------------------------------- */
 
 /* Every classifier map holds both slots; the loader writes the idle one.
- * The keys and the sets take memory as they fill (no preallocation). */
-struct {
+ * The keys of a slot are one hash map, created afresh for each ruleset and
+ * put in place with one update (the one it replaces is freed with it). */
+struct sluice_rule_key_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SLUICE_RULE_KEYS_MAX);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct sluice_rule_key);
 	__type(value, struct sluice_rule_hit);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 2);
+	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct sluice_rule_key_map);
 } sluice_rule_keys SEC(".maps");
 
 struct {

@@ -35,6 +35,9 @@ struct rule_q {
 	struct sluice_rule_key key;
 	struct sluice_set4_key skey4;
 	struct sluice_set6_key skey6;
+	/* (unused: a type reached only through the inner map template would be
+	 * a forward declaration in BTF, and libbpf needs its size) */
+	struct sluice_rule_hit hit_type;
 };
 
 struct {
@@ -103,8 +106,9 @@ static long rule_shape_step(__u32 i, void *unused)
 	struct sluice_rule_key *k;
 	struct rule_q *q = rule_q();
 	__u32 idx, shape;
+	void *keys;
 
-	if (!q)
+	if (!q || q->slot > 1)
 		return 1;
 	shape = (q->v6 ? SLUICE_RULE_SHAPES : 0) + i;
 	idx = (q->slot & 1) * 2 * SLUICE_RULE_SHAPES + shape;
@@ -131,7 +135,10 @@ static long rule_shape_step(__u32 i, void *unused)
 		k->src[w] = q->src[w] & prefix_word(sh->src_len, w);
 		k->dst[w] = q->dst[w] & prefix_word(sh->dst_len, w);
 	}
-	hit = bpf_map_lookup_elem(&sluice_rule_keys, k);
+	keys = bpf_map_lookup_elem(&sluice_rule_keys, &q->slot);
+	if (!keys)
+		return 1;
+	hit = bpf_map_lookup_elem(keys, k);
 	if (!hit)
 		return 0;
 	for (int j = 0; j < SLUICE_RULE_WAYS; j++) {

@@ -37,7 +37,7 @@
 /* A classifier key. Fields a shape does not use are zero; addresses are
  * masked to the shape's prefix lengths, ports to its block sizes. */
 struct sluice_rule_key {
-	__u8 slot;
+	__u8 slot;			/* (each slot has its own map: for bpftool's eyes) */
 	__u8 shape;			/* IPv6 shapes: SLUICE_RULE_SHAPES + i */
 	__u8 proto;
 	__u8 icmp_type;
@@ -105,8 +105,10 @@ struct sluice_rule {
 	__u64 interval_ns;		/* limit: one connection per interval */
 	__u64 tat;			/* limit: datapath state */
 	__u64 log_tat;			/* log: the same, SLUICE_RULE_LOG_PER_SEC */
+	__u64 id;			/* a hash of the rule's text: a reload keeps the
+					 * counters of the rules it keeps */
 };
-SLUICE_ASSERT(sizeof(struct sluice_rule) == 32, "struct sluice_rule layout");
+SLUICE_ASSERT(sizeof(struct sluice_rule) == 40, "struct sluice_rule layout");
 
 /* sluice_rule_stats (per CPU), same key: the packets of connections the
  * rule decided (accepted ones for as long as they live; dropped ones one
