@@ -53,8 +53,9 @@ $(BUILD)/sluice.skel.h: $(BUILD)/sluice.bpf.o
 $(BUILD)/sluice: loader/main.c $(LOADER_SRC) $(LOADER_HDRS) $(BPF_HDRS) $(BUILD)/sluice.skel.h
 	$(CC) $(ALL_CFLAGS) loader/main.c $(LOADER_SRC) -o $@ $(LDFLAGS) $(LIBS)
 
-$(BUILD)/test_xdp: selftests/unit/test_xdp.c selftests/unit/pkt.h loader/util.c $(BPF_HDRS) $(BUILD)/sluice.skel.h
-	$(CC) $(ALL_CFLAGS) -Iselftests/unit $< loader/util.c -o $@ $(LDFLAGS) $(LIBS)
+TEST_XDP_SRC := loader/util.c loader/config.c loader/rules.c
+$(BUILD)/test_xdp: selftests/unit/test_xdp.c selftests/unit/pkt.h $(TEST_XDP_SRC) loader/rules.h loader/config.h $(BPF_HDRS) $(BUILD)/sluice.skel.h
+	$(CC) $(ALL_CFLAGS) -Iselftests/unit $< $(TEST_XDP_SRC) -o $@ $(LDFLAGS) $(LIBS)
 
 $(BUILD)/test_config: selftests/unit/test_config.c loader/config.c loader/config.h
 	$(CC) $(ALL_CFLAGS) $< loader/config.c -o $@

@@ -36,7 +36,7 @@
 #include "pkt.h"
 #include "maps.h"
 #include "nat.h"
-#include "rules.h"
+#include "classify.h"
 
 /* ---- what the l3 stage knows of a packet ----------------------------------- */
 

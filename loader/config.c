@@ -1870,8 +1870,6 @@ enum inactive_kind {
 static bool not_yet_active(enum inactive_kind kind)
 {
 	switch (kind) {
-	case IN_SET:
-	case IN_RULE:
 	case IN_SHAPE:
 		return true;
 	default:

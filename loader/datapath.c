@@ -28,6 +28,7 @@
 #include "conntrack.h"
 #include "fdb.h"
 #include "nl.h"
+#include "rules.h"
 #include "util.h"
 #include "sluice.skel.h"
 
@@ -182,7 +183,8 @@ static const char *const map_names[] = {
 	"sluice_gstats", "sluice_fdb", "sluice_vlans", "sluice_tx",
 	"sluice_l3", "sluice_config", "sluice_ct4", "sluice_ct4_new", "sluice_ct6",
 	"sluice_ct6_new", "sluice_nat4_ext", "sluice_nat4_int", "sluice_nat4_peer",
-	"sluice_frag_events",
+	"sluice_frag_events", "sluice_rule_keys", "sluice_rule_shapes", "sluice_ruleset",
+	"sluice_rules", "sluice_rule_stats", "sluice_sets4", "sluice_sets6", "sluice_log",
 };
 
 static int *map_fd(struct dp *dp, size_t i)
@@ -191,7 +193,9 @@ static int *map_fd(struct dp *dp, size_t i)
 		       &dp->gstats_fd, &dp->fdb_fd, &dp->vlans_fd, &dp->tx_fd,
 		       &dp->l3_fd, &dp->config_fd, &dp->ct4_fd, &dp->ct4_new_fd,
 		       &dp->ct6_fd, &dp->ct6_new_fd, &dp->nat_ext_fd, &dp->nat_int_fd,
-		       &dp->nat_peer_fd, &dp->frag_events_fd };
+		       &dp->nat_peer_fd, &dp->frag_events_fd, &dp->rule_keys_fd,
+		       &dp->rule_shapes_fd, &dp->ruleset_fd, &dp->rules_fd, &dp->rule_stats_fd,
+		       &dp->sets4_fd, &dp->sets6_fd, &dp->log_fd };
 
 	return fds[i];
 }
@@ -396,6 +400,14 @@ int dp_load(struct dp *dp)
 	dp->nat_ext_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_ext));
 	dp->nat_int_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_int));
 	dp->nat_peer_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_peer));
+	dp->rule_keys_fd = dup(bpf_map__fd(dp->skel->maps.sluice_rule_keys));
+	dp->rule_shapes_fd = dup(bpf_map__fd(dp->skel->maps.sluice_rule_shapes));
+	dp->ruleset_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ruleset));
+	dp->rules_fd = dup(bpf_map__fd(dp->skel->maps.sluice_rules));
+	dp->rule_stats_fd = dup(bpf_map__fd(dp->skel->maps.sluice_rule_stats));
+	dp->sets4_fd = dup(bpf_map__fd(dp->skel->maps.sluice_sets4));
+	dp->sets6_fd = dup(bpf_map__fd(dp->skel->maps.sluice_sets6));
+	dp->log_fd = dup(bpf_map__fd(dp->skel->maps.sluice_log));
 	return 0;
 }
 
@@ -1773,8 +1785,27 @@ static int attach_beside(struct dp *dp, struct wants *w)
 /* Phase 2: record the ports in the maps and pin the programs, then let
  * leaving attachments go. Only the map and pin writes can fail; meta is
  * informational and a failure there is reported, not rolled back. */
+/* The ruleset goes into the slot the next policy generation selects; the
+ * generation moves in write_config, after everything else is written. */
+static int write_ruleset(struct dp *dp, const struct sluice_config *cfg,
+			 const struct ruleset *rs)
+{
+	struct rules_maps m = {
+		.pin = dp->pin, .keys = dp->rule_keys_fd, .shapes = dp->rule_shapes_fd,
+		.ruleset = dp->ruleset_fd, .rules = dp->rules_fd, .stats = dp->rule_stats_fd,
+		.sets4 = dp->sets4_fd, .sets6 = dp->sets6_fd,
+	};
+	struct sluice_dp_config v = { 0 };
+	__u32 key = 0;
+
+	bpf_map_lookup_elem(dp->config_fd, &key, &v);
+	return rules_write(&m, rs, cfg, SLUICE_RULE_SLOT(v.policy_gen + 1),
+			   SLUICE_RULE_SLOT(v.policy_gen));
+}
+
 static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *w,
-		  const struct have *h, const int old[2], const struct nl_links *links)
+		  const struct have *h, const int old[2], const struct nl_links *links,
+		  const struct ruleset *rs)
 {
 	int i, ret;
 
@@ -1798,6 +1829,8 @@ static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *
 		set_accept_local(cfg, w);
 	if (!ret)
 		ret = write_zones(dp, cfg, w);
+	if (!ret)
+		ret = write_ruleset(dp, cfg, rs);
 	if (!ret)	/* last: the policy generation moves once the policy is written */
 		ret = write_config(dp, cfg);
 	if (ret) {
@@ -1873,10 +1906,17 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 	struct wants *w = calloc(1, sizeof(*w));
 	struct nl_links links = { 0 };
 	struct have have = { 0 };
+	struct ruleset rs;
+	char err[1024];
 	int i, ret, old[2];
 
 	if (!w)
 		return -ENOMEM;
+	if (rules_compile(cfg, &rs, err, sizeof(err))) {	/* before anything changes */
+		fprintf(stderr, "%s\n", err);
+		free(w);
+		return -EINVAL;
+	}
 	ret = check_config_path(dp);
 	if (!ret)
 		ret = check_nat_ports(dp, cfg);
@@ -1899,7 +1939,7 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 		ret = update_kept(dp, w, &have, old[0], old[1]);	/* restores on failure */
 	if (ret) {
 		rollback_new(dp, w, &have);
-	} else if ((ret = commit(dp, cfg, w, &have, old, &links))) {
+	} else if ((ret = commit(dp, cfg, w, &have, old, &links, &rs))) {
 		rollback_new(dp, w, &have);
 		restore_kept(w, &have, w->n, old[0], old[1]);
 	}
@@ -1913,6 +1953,7 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 		close_fd(&w->v[i].tc_fd);
 	}
 	free(w);
+	rules_free(&rs);
 	if (ret && !dp->existed && dp->skel) {	/* a failed first up leaves nothing */
 		sluice__destroy(dp->skel);
 		dp->skel = NULL;

@@ -37,6 +37,8 @@ struct dp {
 	int gstats_fd, fdb_fd, vlans_fd, tx_fd;
 	int l3_fd, config_fd, ct4_fd, ct4_new_fd, ct6_fd, ct6_new_fd, nat_ext_fd, nat_int_fd,
 	    nat_peer_fd, frag_events_fd;
+	int rule_keys_fd, rule_shapes_fd, ruleset_fd, rules_fd, rule_stats_fd, sets4_fd,
+	    sets6_fd, log_fd;
 	__u32 fdb_size;		/* for dp_load: sluice_fdb's size, 0: the default */
 	__u32 ct_flows;		/* for dp_load: conntrack size in flows, 0: the default */
 	__u16 local_ports[2];	/* dp_apply: net.ipv4.ip_local_port_range, read at its start */

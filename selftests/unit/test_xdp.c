@@ -19,6 +19,9 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/if_ether.h>
@@ -26,6 +29,8 @@
 #include "util.h"
 #include "sluice.h"
 #include "sluice.skel.h"
+#include "config.h"
+#include "rules.h"
 
 /* The test runs in a network namespace of its own, where it creates the
  * ports it needs: lo stands for a routed port, four veth ends for bridge
@@ -928,6 +933,110 @@ L3(nunreach_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_ICMP, .icmp
 L3(nunreach_none, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_ICMP,
    .icmp_type = 3, .icmp_code = 3, .quote = &q_left_d, .csum = 1)
 
+/* ---- rules: compiled from config text by the loader's own compiler ---- */
+
+static char rules_pin[64];	/* a bpffs folder for the sets' tries */
+
+static struct rules_maps rules_maps(void)
+{
+	return (struct rules_maps){
+		.pin = rules_pin,
+		.keys = bpf_map__fd(skel->maps.sluice_rule_keys),
+		.shapes = bpf_map__fd(skel->maps.sluice_rule_shapes),
+		.ruleset = bpf_map__fd(skel->maps.sluice_ruleset),
+		.rules = bpf_map__fd(skel->maps.sluice_rules),
+		.stats = bpf_map__fd(skel->maps.sluice_rule_stats),
+		.sets4 = bpf_map__fd(skel->maps.sluice_sets4),
+		.sets6 = bpf_map__fd(skel->maps.sluice_sets6),
+	};
+}
+
+/* TEXT's rules and sets (zones lan = 0, wan = 1 as the baseline's) into
+ * the idle slot, then the generation moves to it, as `sluice reload`. */
+static void rules_load(const char *text)
+{
+	struct rules_maps m = rules_maps();
+	struct sluice_config cfg;
+	struct sluice_dp_config dc;
+	struct ruleset rs;
+	char conf[8192], err[1024];
+	int cfd = bpf_map__fd(skel->maps.sluice_config);
+	__u32 key0 = 0;
+
+	snprintf(conf, sizeof(conf), "zone lan {\n interfaces br0\n}\nzone wan {\n interfaces "
+		 "wan0\n}\nforward lan -> wan\n%s", text);
+	if (cfg_parse_string("rules", conf, &cfg, err, sizeof(err))) {
+		printf("    rules_load: %s\n", err);
+		return;
+	}
+	if (rules_compile(&cfg, &rs, err, sizeof(err))) {
+		printf("    rules_load: %s\n", err);
+		cfg_free(&cfg);
+		return;
+	}
+	bpf_map_lookup_elem(cfd, &key0, &dc);
+	if (rules_write(&m, &rs, &cfg, SLUICE_RULE_SLOT(dc.policy_gen + 1),
+			SLUICE_RULE_SLOT(dc.policy_gen)))
+		printf("    rules_load: rules_write failed\n");
+	dc.policy_gen++;
+	bpf_map_update_elem(cfd, &key0, &dc, BPF_ANY);
+	rules_free(&rs);
+	cfg_free(&cfg);
+}
+
+#define RULES(name, text) static void name(void) { f_on_lan5(); rules_load(text); }
+static void f_on_lan5(void);
+RULES(r_dport_drop, "rule lan -> wan udp dport 53 drop\n")
+RULES(r_first_accept, "rule lan -> wan udp dport 53 accept\nrule lan -> any drop\n")
+RULES(r_first_drop, "rule lan -> any drop\nrule lan -> wan udp dport 53 accept\n")
+RULES(r_src_prefix, "rule lan -> wan src 192.168.10.0/24 drop\n")
+RULES(r_src_other, "rule lan -> wan src 192.168.11.0/24 drop\n")
+RULES(r_range_hit, "rule lan -> wan udp dport 50-60 drop\n")
+RULES(r_range_miss, "rule lan -> wan udp dport 54-60 drop\nrule lan -> wan udp sport 1-39999 drop\n")
+RULES(r_sport_hit, "rule any -> any udp sport 32768-65535 dport 53 drop\n")
+RULES(r_set_dst, "set inet { 192.0.2.0/28, 2001:db8::/32 }\nrule lan -> wan dst @inet drop\n")
+RULES(r_set_miss, "set inet { 192.0.2.16/28 }\nrule lan -> wan dst @inet drop\n")
+RULES(r_v6_drop, "rule lan -> wan dst 2001:db8::/32 udp dport 53 drop\n")
+RULES(r_v4_only, "rule lan -> wan src 192.168.10.0/24 drop\n")
+RULES(r_icmp_type, "rule lan -> wan icmp type 8 drop\n")
+RULES(r_icmp_other, "rule lan -> wan icmp type 13 drop\n")
+RULES(r_wan_ssh, "rule wan -> lan tcp dport 22 accept\n")
+RULES(r_router_open, "rule wan -> router udp dport 5000 accept\n")
+RULES(r_router_drop, "rule lan -> router udp dport 53 drop\n")
+RULES(r_reject, "rule lan -> wan udp dport 53 reject\n")
+RULES(r_limit, "rule lan -> wan udp accept limit 1/minute\nrule lan -> wan drop\n")
+RULES(r_proto_any, "rule lan -> wan proto 17 drop\n")
+static void r_limit_spent(void)	/* the limit's burst used up just now */
+{
+	struct sluice_rule r;
+	struct sluice_dp_config dc;
+	__u32 key0 = 0, k;
+
+	r_limit();
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_config), &key0, &dc);
+	k = SLUICE_RULE_SLOT(dc.policy_gen) * SLUICE_RULES_MAX + 1;
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_rules), &k, &r);
+	r.tat = now_ns() + SLUICE_RULE_BURST * r.interval_ns;
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_rules), &k, &r, BPF_ANY);
+}
+/* An open flow, then a ruleset that drops it: cut on its next packet. */
+static void r_cut_open(void)
+{
+	ct4_flow(LAN_HOST, INET_HOST, 40000, 53, IPPROTO_UDP, Z_LAN, Z_WAN, SLUICE_CT_REPLIED, 1, 1);
+	r_dport_drop();
+}
+static void r_keep_open(void)
+{
+	ct4_flow(LAN_HOST, INET_HOST, 40000, 53, IPPROTO_UDP, Z_LAN, Z_WAN, SLUICE_CT_REPLIED, 1, 1);
+	r_src_other();
+}
+/* ... its reply: the originator's tuple is what the rules see */
+static void r_cut_reply(void)
+{
+	ct4_flow(LAN_HOST, INET_HOST, 40000, 53, IPPROTO_UDP, Z_LAN, Z_WAN, SLUICE_CT_REPLIED, 1, 1);
+	r_src_prefix();
+}
+
 /* Flows and policy changes, one function per fixture. */
 static void f_udp_open(void)
 {
@@ -1465,6 +1574,60 @@ static const struct fixture fixtures[] = {
 	{ "nat: a second inside host's GRE to the same remote refused (one per remote)",
 	  ngre_second, DROP_(NAT_NO_PORT), .ingress = P_LAN5, .setup = f_masq_gre },
 	/* l3: sources */
+	/* rules: classified once per new connection, first match wins */
+	{ "rules: a drop rule on the destination port drops a new flow", u_out, DROP_(RULE),
+	  .ingress = P_LAN5, .setup = r_dport_drop },
+	{ "rules: first match wins (accept, then drop)", u_out, REDIRECT_, .ingress = P_LAN5,
+	  .setup = r_first_accept, .expect = u_out_out, .egress = P_WAN, .ct_new = 1 },
+	{ "rules: first match wins (drop, then accept)", u_out, DROP_(RULE), .ingress = P_LAN5,
+	  .setup = r_first_drop },
+	{ "rules: a source prefix matches", u_out, DROP_(RULE), .ingress = P_LAN5,
+	  .setup = r_src_prefix },
+	{ "rules: another prefix does not: the zone policy decides", u_out, REDIRECT_,
+	  .ingress = P_LAN5, .setup = r_src_other, .expect = u_out_out, .egress = P_WAN,
+	  .ct_new = 1 },
+	{ "rules: a port range (aligned blocks) matches inside", u_out, DROP_(RULE),
+	  .ingress = P_LAN5, .setup = r_range_hit },
+	{ "rules: port ranges that miss do not match", u_out, REDIRECT_, .ingress = P_LAN5,
+	  .setup = r_range_miss, .expect = u_out_out, .egress = P_WAN, .ct_new = 1 },
+	{ "rules: source and destination port together", u_out, DROP_(RULE), .ingress = P_LAN5,
+	  .setup = r_sport_hit },
+	{ "rules: a set's prefix matches the destination", u_out, DROP_(RULE), .ingress = P_LAN5,
+	  .setup = r_set_dst },
+	{ "rules: a set without the destination does not match", u_out, REDIRECT_,
+	  .ingress = P_LAN5, .setup = r_set_miss, .expect = u_out_out, .egress = P_WAN,
+	  .ct_new = 1 },
+	{ "rules: a set's IPv6 prefix matches an IPv6 destination", u6_out, DROP_(RULE),
+	  .ingress = P_LAN5, .setup = r_set_dst },
+	{ "rules: an IPv6 rule matches IPv6", u6_out, DROP_(RULE), .ingress = P_LAN5,
+	  .setup = r_v6_drop },
+	{ "rules: an IPv4 prefix rule leaves IPv6 alone", u6_out, REDIRECT_, .ingress = P_LAN5,
+	  .setup = r_v4_only, .expect = u6_out_out, .egress = P_WAN, .ct_new = 1 },
+	{ "rules: icmp type 8 matches an echo request", echo_out, DROP_(RULE), .ingress = P_LAN5,
+	  .setup = r_icmp_type },
+	{ "rules: another icmp type does not", echo_out, REDIRECT_, .ingress = P_LAN5,
+	  .setup = r_icmp_other, .expect = echo_out_out, .egress = P_WAN, .ct_new = 1 },
+	{ "rules: proto by number", u_out, DROP_(RULE), .ingress = P_LAN5, .setup = r_proto_any },
+	{ "rules: an accept rule opens what the zone policy forbids (WAN to LAN ssh)", syn_in,
+	  REDIRECT_, .ingress = P_WAN, .setup = r_wan_ssh, .expect = syn_in_out, .egress = P_LAN5,
+	  .ct_new = 1 },
+	{ "rules: ... and only that port", u_in, DROP_(POLICY), .ingress = P_WAN,
+	  .setup = r_wan_ssh },
+	{ "rules: to the router: accept opens a port the input policy drops", to_router_wan,
+	  PASS_(LOCAL), .ingress = P_WAN, .setup = r_router_open },
+	{ "rules: to the router: a drop rule on the LAN", to_router_lan, DROP_(RULE),
+	  .ingress = P_LAN5, .setup = r_router_drop },
+	{ "rules: reject", u_out, DROP_(RULE_REJECT), .ingress = P_LAN5, .setup = r_reject },
+	{ "rules: a limit within its rate matches", u_out, REDIRECT_, .ingress = P_LAN5,
+	  .setup = r_limit, .expect = u_out_out, .egress = P_WAN, .ct_new = 1 },
+	{ "rules: a limit over its rate does not: the next rule decides", u_out, DROP_(RULE),
+	  .ingress = P_LAN5, .setup = r_limit_spent },
+	{ "rules: a new ruleset cuts an open flow on its next packet", u_out, DROP_(RULE),
+	  .ingress = P_LAN5, .setup = r_cut_open },
+	{ "rules: ... and keeps one it still allows", u_out, REDIRECT_, .ingress = P_LAN5,
+	  .setup = r_keep_open, .expect = u_out_out, .egress = P_WAN },
+	{ "rules: the reply of a flow the new ruleset drops is dropped too", u_in, DROP_(RULE),
+	  .ingress = P_WAN, .setup = r_cut_reply },
 	{ "l3: a loopback source is never forwarded", martian_out, DROP_(MARTIAN_SRC),
 	  .ingress = P_LAN5, .learn = 1 },
 	{ "l3: an IPv4-mapped IPv6 source is never forwarded", mapped6_out, DROP_(MARTIAN_SRC),
@@ -2032,6 +2195,21 @@ static void frag_ok(int ok, const char *what, ...)
 /* A later fragment before its first: held (its whole frame in the ring,
  * with its datagram's key and port), released when the first passes, and
  * replayed through XDP like one that came after its first. */
+static void rules_cleanup(void)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(rules_pin);
+
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.' &&
+		    snprintf(path, sizeof(path), "%s/%s", rules_pin, e->d_name) < (int)sizeof(path))
+			unlink(path);
+	if (d)
+		closedir(d);
+	rmdir(rules_pin);
+}
+
 static void test_frag_hold(int tc)
 {
 	struct ring_buffer *rb;
@@ -2142,6 +2320,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("PASS xdp: programs load and verify\n");
+	snprintf(rules_pin, sizeof(rules_pin), "/sys/fs/bpf/sluice-unit-%d", (int)getpid());
+	if (mkdir(rules_pin, 0700))
+		printf("    %s: %s\n", rules_pin, strerror(errno));
 	if (make_ports()) {
 		sluice__destroy(skel);
 		return 1;
@@ -2155,6 +2336,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
 		run_fixture(&fixtures[i], 0, 1);
 	test_frag_hold(1);
+	rules_cleanup();
 	sluice__destroy(skel);
 	return failed ? 1 : 0;
 }

@@ -4,8 +4,8 @@
  * matches. Tuple-space search: one hash lookup per shape, shapes in the
  * order of the lowest rule they hold, stopping at the first shape that
  * cannot hold a lower rule than the one found. */
-#ifndef SLUICE_RULES_BPF_H
-#define SLUICE_RULES_BPF_H
+#ifndef SLUICE_CLASSIFY_H
+#define SLUICE_CLASSIFY_H
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -276,4 +276,4 @@ static __always_inline int rules_verdict(struct rule_q *q, __u32 len, __u32 ifin
 	return act;
 }
 
-#endif /* SLUICE_RULES_BPF_H */
+#endif /* SLUICE_CLASSIFY_H */
