@@ -154,11 +154,11 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_nat4_int SEC(".maps");
 
-/* When this CPU last answered port exhaustion with an ICMP error (the
- * answers are rate-limited). Not pinned. */
+/* The answers' rate limits, per CPU: [0] when this CPU last answered port
+ * exhaustion with an ICMP error, [1] `reject`'s token bucket. Not pinned. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u64);
 } sluice_icmp_rl SEC(".maps");

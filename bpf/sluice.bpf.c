@@ -234,126 +234,267 @@ static __always_inline void pkt_nat(struct pkt *p, const int hook)
 		sluice_nat_xdp(p->ctx, l3_off, l4_off, pk);
 }
 
-/* ---- port exhaustion: ICMP administratively prohibited ----------------------------- */
+/* ---- answers: port exhaustion's ICMP, `reject`'s RST or port unreachable ---- */
 
-/* A packet dropped as nat-no-port is answered, at most once per 100 ms per
- * CPU, with an ICMP destination unreachable, code 13 (communication
- * administratively prohibited; RFC 5508 REQ-8), from the router's address
- * on the interface it came in by: the frame itself becomes the answer and
- * leaves by the port it came in on. */
+/* A dropped packet can be answered in place: the frame itself becomes the
+ * answer and leaves by the port it came in on.
+ *  - nat-no-port: an ICMP destination unreachable, code 13 (communication
+ *    administratively prohibited; RFC 5508 REQ-8), from the router's
+ *    address on that interface, at most once per 100 ms per CPU.
+ *  - rule-reject: TCP gets a RST, anything else an ICMP or ICMPv6 port
+ *    unreachable, sent as the destination (what the sender would see from
+ *    a closed port), at most SLUICE_REJECT_PER_SEC per CPU.
+ * Untagged frames with plain IP headers only (IPv4 without options, IPv6
+ * without extension headers); others are dropped unanswered. */
 #define ICMP_PROHIBITED_GAP_NS	(100ULL * 1000000ULL)
-#define ICMP_ANSWER_LEN		70	/* Ethernet, IP, ICMP, the quoted IP header and 8 bytes */
+#define SLUICE_REJECT_PER_SEC	1000
+#define SLUICE_REJECT_BURST	100
+#define ANSWER_MAX		110	/* Ethernet, IPv6, ICMPv6, the quoted 48 bytes */
 
-struct icmp_answer {
+/* A TCP header (linux/tcp.h drags in what a BPF build cannot use). */
+struct tcp_seg {
+	__be16 source, dest;
+	__be32 seq, ack_seq;
+	__u8 doff;			/* data offset << 4 */
+	__u8 flags;			/* L4_FIN, L4_SYN, L4_RST, L4_ACK */
+	__be16 window, check, urg;
+};
+
+struct answer {
 	__u8 pad[2];			/* (so the IP header is 4-byte aligned) */
 	__u8 eth[14];
-	struct iphdr ip;
-	__u8 icmp[8];
-	__u8 quote[28];
+	__u8 l3[ANSWER_MAX - 14];
 };
 
 static __always_inline __u16 csum_fold_full(__s64 s)
 {
-	__u32 v = (__u32)s;
+	__u64 v = (__u64)s;
 
+	v = (v & 0xffffffff) + (v >> 32);
+	v = (v & 0xffff) + (v >> 16);
 	v = (v & 0xffff) + (v >> 16);
 	v = (v & 0xffff) + (v >> 16);
 	return ~v;
 }
 
-/* Build the answer to the frame at DATA (untagged IPv4 at l3_off 14, no
- * options) in A. 0, or -1 when it cannot be answered (or the rate limit
- * says no). */
-static __always_inline int icmp_answer(struct icmp_answer *a, void *data, void *end,
-				       __u32 ingress)
+/* Back to the sender, from the MAC it sent to. */
+static __always_inline void answer_eth(struct answer *a, const __u8 *frame, __u16 proto)
+{
+	__builtin_memcpy(a->eth, frame + 6, 6);
+	__builtin_memcpy(a->eth + 6, frame, 6);
+	a->eth[12] = proto >> 8;
+	a->eth[13] = proto & 0xff;
+}
+
+static __always_inline void answer_ip4(struct iphdr *ip, __be32 src, __be32 dst, __u8 proto,
+				       __u16 len, __u8 tos)
+{
+	__builtin_memset(ip, 0, sizeof(*ip));
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tos = tos;
+	ip->tot_len = bpf_htons(len);
+	ip->ttl = 64;
+	ip->protocol = proto;
+	ip->saddr = src;
+	ip->daddr = dst;
+	ip->check = csum_fold_full(bpf_csum_diff(0, 0, (__be32 *)ip, 20, 0));
+}
+
+/* A RST for segment IN (its payload PAYLOAD bytes), RFC 9293 3.10.7.1. */
+static __always_inline void answer_rst(struct tcp_seg *t, const struct tcp_seg *in, __u32 payload)
+{
+	__builtin_memset(t, 0, sizeof(*t));
+	t->source = in->dest;
+	t->dest = in->source;
+	t->doff = 5 << 4;
+	t->flags = L4_RST;
+	if (in->flags & L4_ACK) {
+		t->seq = in->ack_seq;
+	} else {
+		t->flags |= L4_ACK;
+		t->ack_seq = bpf_htonl(bpf_ntohl(in->seq) + payload + !!(in->flags & L4_SYN) +
+				       !!(in->flags & L4_FIN));
+	}
+}
+
+/* The answer to the IPv4 frame at DATA; its length, or 0. */
+static __always_inline int answer4(struct answer *a, void *data, void *end, int reject,
+				   __be32 router)
+{
+	struct iphdr *ip = data + 14, *out = (struct iphdr *)a->l3;
+	struct tcp_seg *in = data + 14 + 20, *t = (struct tcp_seg *)(a->l3 + 20);
+	__u8 *icmp = a->l3 + 20;
+
+	if (data + 14 + 28 > end || ip->ihl != 5)
+		return 0;
+	answer_eth(a, data, 0x0800);
+	if (reject && ip->protocol == IPPROTO_TCP) {
+		__s64 sum;
+
+		if ((void *)(in + 1) > end || (in->flags & L4_RST))
+			return 0;
+		answer_rst(t, in, bpf_ntohs(ip->tot_len) - 20 - (in->doff >> 4) * 4);
+		answer_ip4(out, ip->daddr, ip->saddr, IPPROTO_TCP, 40, 0);
+		sum = bpf_csum_diff(0, 0, (__be32 *)t, 20, 0);
+		sum += (__u64)out->saddr + out->daddr + bpf_htonl(IPPROTO_TCP << 16 | 20);
+		t->check = csum_fold_full(sum);
+		return 14 + 40;
+	}
+	/* the ICMP header, then the quoted IP header and 8 bytes */
+	__builtin_memcpy(a->l3 + 28, ip, 28);
+	__builtin_memset(icmp, 0, 8);
+	icmp[0] = ICMP4_DEST_UNREACH;
+	icmp[1] = reject ? 3 : 13;
+	*(__u16 *)(icmp + 2) = csum_fold_full(bpf_csum_diff(0, 0, (__be32 *)icmp, 36, 0));
+	/* tos 0xc0: internetwork control, as the kernel's ICMP */
+	answer_ip4(out, reject ? ip->daddr : router, ip->saddr, IPPROTO_ICMP, 56, 0xc0);
+	return 14 + 56;
+}
+
+/* The answer to the IPv6 frame at DATA (a `reject`); its length, or 0. */
+static __always_inline int answer6(struct answer *a, void *data, void *end)
+{
+	struct ipv6hdr *ip = data + 14, *out = (struct ipv6hdr *)a->l3;
+	struct tcp_seg *in = data + 14 + 40, *t = (struct tcp_seg *)(a->l3 + 40);
+	__u8 *icmp = a->l3 + 40;
+	__u32 len;
+	__s64 sum;
+
+	if (data + 14 + 48 > end || ip->version != 6)
+		return 0;
+	answer_eth(a, data, 0x86dd);
+	__builtin_memset(out, 0, sizeof(*out));
+	out->version = 6;
+	out->hop_limit = 64;
+	__builtin_memcpy(&out->saddr, &ip->daddr, 16);
+	__builtin_memcpy(&out->daddr, &ip->saddr, 16);
+	if (ip->nexthdr == IPPROTO_TCP) {
+		if ((void *)(in + 1) > end || (in->flags & L4_RST))
+			return 0;
+		answer_rst(t, in, bpf_ntohs(ip->payload_len) - (in->doff >> 4) * 4);
+		out->nexthdr = IPPROTO_TCP;
+		len = 20;
+	} else {
+		__builtin_memcpy(icmp + 8, ip, 48);
+		__builtin_memset(icmp, 0, 8);
+		icmp[0] = 1;		/* destination unreachable */
+		icmp[1] = 4;		/* port unreachable */
+		out->nexthdr = IPPROTO_ICMPV6;
+		len = 8 + 48;
+	}
+	out->payload_len = bpf_htons(len);
+	sum = bpf_csum_diff(0, 0, (__be32 *)icmp, len, 0);
+	sum += bpf_csum_diff(0, 0, (__be32 *)&out->saddr, 32, 0);
+	sum += bpf_htonl(len) + bpf_htonl(out->nexthdr);
+	if (out->nexthdr == IPPROTO_TCP)
+		t->check = csum_fold_full(sum);
+	else
+		*(__u16 *)(icmp + 2) = csum_fold_full(sum);
+	return 14 + 40 + len;
+}
+
+/* Build the answer to the frame at DATA (untagged IP at l3_off 14) in A:
+ * its length, or 0 when there is none (or the rate limit says no). */
+static __always_inline int answer_build(struct answer *a, void *data, void *end,
+					__u32 ingress, int reject)
 {
 	const struct sluice_port *port;
 	const struct sluice_l3 *l3;
-	struct iphdr *ip = data + 14;
 	__u64 now = bpf_ktime_get_coarse_ns(), *last;
-	__u32 key0 = 0, l3if;
+	__u32 key = reject, l3if;
+	__be32 router = 0;
 
-	if (data + 14 + 28 > end || ip->ihl != 5)
-		return -1;
+	if (data + 14 > end)
+		return 0;
+	last = bpf_map_lookup_elem(&sluice_icmp_rl, &key);
+	if (!last)
+		return 0;
+	if (reject) {
+		if (!gcra_take(last, 1000000000ULL / SLUICE_REJECT_PER_SEC, SLUICE_REJECT_BURST, now))
+			return 0;
+		return ((__u8 *)data)[12] == 0x86 ? answer6(a, data, end)
+						  : answer4(a, data, end, 1, 0);
+	}
 	port = bpf_map_lookup_elem(&sluice_ports, &ingress);
 	if (!port)
-		return -1;
+		return 0;
 	l3if = port->l3_ifindex;
 	l3 = bpf_map_lookup_elem(&sluice_l3, &l3if);
-	last = bpf_map_lookup_elem(&sluice_icmp_rl, &key0);
-	if (!l3 || !l3->addr4 || !last || now < *last + ICMP_PROHIBITED_GAP_NS)
-		return -1;
+	if (!l3 || !l3->addr4 || now < *last + ICMP_PROHIBITED_GAP_NS)
+		return 0;
+	router = l3->addr4;
+	if (!answer4(a, data, end, 0, router))
+		return 0;
 	*last = now;
-	__builtin_memcpy(a->eth, data + 6, 6);		/* back to the sender */
-	__builtin_memcpy(a->eth + 6, data, 6);		/* from the MAC it sent to */
-	a->eth[12] = 0x08;
-	a->eth[13] = 0x00;
-	__builtin_memcpy(a->quote, ip, 28);
-	__builtin_memset(&a->ip, 0, sizeof(a->ip));
-	a->ip.version = 4;
-	a->ip.ihl = 5;
-	a->ip.tos = 0xc0;		/* internetwork control, as the kernel's ICMP */
-	a->ip.tot_len = bpf_htons(ICMP_ANSWER_LEN - 14);
-	a->ip.ttl = 64;
-	a->ip.protocol = IPPROTO_ICMP;
-	a->ip.saddr = l3->addr4;
-	a->ip.daddr = ip->saddr;
-	a->ip.check = csum_fold_full(bpf_csum_diff(0, 0, (__be32 *)&a->ip, 20, 0));
-	__builtin_memset(a->icmp, 0, sizeof(a->icmp));
-	a->icmp[0] = ICMP4_DEST_UNREACH;
-	a->icmp[1] = 13;
-	*(__u16 *)(a->icmp + 2) = csum_fold_full(bpf_csum_diff(0, 0, (__be32 *)a->icmp, 36, 0));
-	return 0;
+	return 14 + 56;
 }
 
-static __always_inline void icmp_count(void)
+static __always_inline void answer_count(int reject)
 {
 	struct sluice_gstats *g = gstats();
 
-	if (g)
+	if (!g)
+		return;
+	if (reject)
+		g->rules_rejected++;
+	else
 		g->nat_prohibited++;
 }
 
 /* The frame becomes the answer: 1, or 0 (dropped as it is). */
-__attribute__((noinline)) int sluice_prohibited_xdp(struct xdp_md *ctx)
+__attribute__((noinline)) int sluice_answer_xdp(struct xdp_md *ctx, int reject)
 {
-	struct icmp_answer a;
+	struct answer a;
 	void *data, *end;
-	__u32 len;
+	int len, alen;
 
 	if (!ctx)
 		return 0;
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
 	len = end - data;
-	if (icmp_answer(&a, data, end, ctx->ingress_ifindex))
+	alen = answer_build(&a, data, end, ctx->ingress_ifindex, reject);
+	if (alen < 54 || alen > ANSWER_MAX)
 		return 0;
-	/* 70 bytes: a shorter frame grows at the front (XDP guarantees
-	 * headroom; tailroom depends on the driver, and a veth's skb may
-	 * have none), a longer one is cut at the end */
-	if (len < ICMP_ANSWER_LEN ? bpf_xdp_adjust_head(ctx, (int)len - ICMP_ANSWER_LEN)
-				  : bpf_xdp_adjust_tail(ctx, ICMP_ANSWER_LEN - (int)len))
+	/* a shorter frame grows at the front (XDP guarantees headroom;
+	 * tailroom depends on the driver, and a veth's skb may have none), a
+	 * longer one is cut at the end */
+	if (len < alen ? bpf_xdp_adjust_head(ctx, len - alen)
+		       : len > alen ? bpf_xdp_adjust_tail(ctx, alen - len) : 0)
 		return 0;
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
-	if (data + ICMP_ANSWER_LEN > end)
-		return 0;
-	__builtin_memcpy(data, a.eth, ICMP_ANSWER_LEN);
-	icmp_count();
+	if (data + ANSWER_MAX > end) {
+		/* (the copy's length must be a constant the verifier sees) */
+		if (alen == 54 && data + 54 <= end)
+			__builtin_memcpy(data, a.eth, 54);
+		else if (alen == 70 && data + 70 <= end)
+			__builtin_memcpy(data, a.eth, 70);
+		else if (alen == 74 && data + 74 <= end)
+			__builtin_memcpy(data, a.eth, 74);
+		else
+			return 0;
+	} else {
+		__builtin_memcpy(data, a.eth, ANSWER_MAX);
+	}
+	answer_count(reject);
 	return 1;
 }
 
-__attribute__((noinline)) int sluice_prohibited_tc(struct __sk_buff *skb)
+__attribute__((noinline)) int sluice_answer_tc(struct __sk_buff *skb, int reject)
 {
-	struct icmp_answer a;
+	struct answer a;
+	int alen;
 
-	if (!skb ||
-	    icmp_answer(&a, (void *)(long)skb->data, (void *)(long)skb->data_end,
-			skb->ingress_ifindex) ||
-	    bpf_skb_change_tail(skb, ICMP_ANSWER_LEN, 0) ||
-	    bpf_skb_store_bytes(skb, 0, a.eth, ICMP_ANSWER_LEN, 0))
+	if (!skb)
 		return 0;
-	icmp_count();
+	alen = answer_build(&a, (void *)(long)skb->data, (void *)(long)skb->data_end,
+			    skb->ingress_ifindex, reject);
+	if (alen < 54 || alen > ANSWER_MAX || bpf_skb_change_tail(skb, alen, 0) ||
+	    bpf_skb_store_bytes(skb, 0, a.eth, alen, 0))
+		return 0;
+	answer_count(reject);
 	return 1;
 }
 
@@ -581,8 +722,10 @@ int sluice_xdp(struct xdp_md *ctx)
 
 	pkt_init(&p, ctx, data, data_end, ctx->ingress_ifindex, SLUICE_HOOK_XDP);
 	v = sluice_stages(&p, SLUICE_HOOK_XDP);
-	if (v == SLUICE_VERDICT_DROP && p.reason == SLUICE_DROP_NAT_NO_PORT &&
-	    p.f.l3 == p.data + 14 && sluice_prohibited_xdp(ctx)) {
+	if (v == SLUICE_VERDICT_DROP &&
+	    (p.reason == SLUICE_DROP_NAT_NO_PORT || p.reason == SLUICE_DROP_RULE_REJECT) &&
+	    p.f.l3 == p.data + 14 &&
+	    sluice_answer_xdp(ctx, p.reason == SLUICE_DROP_RULE_REJECT)) {
 		pkt_count(&p, v, len);	/* dropped; its frame carries the answer */
 		/* Out of the port it came in by through the devmap, like the
 		 * fast path's frames (a veth's own XDP_TX was lost on a port
@@ -809,8 +952,10 @@ int sluice_tc(struct __sk_buff *skb)
 		/* Headers cut short by the linear part, not by the frame:
 		 * not provably malformed. The kernel decides. */
 		v = pkt_pass(&p, SLUICE_PASS_UNSUPPORTED);
-	if (v == SLUICE_VERDICT_DROP && p.reason == SLUICE_DROP_NAT_NO_PORT &&
-	    p.f.l3 == p.data + 14 && sluice_prohibited_tc(skb)) {
+	if (v == SLUICE_VERDICT_DROP &&
+	    (p.reason == SLUICE_DROP_NAT_NO_PORT || p.reason == SLUICE_DROP_RULE_REJECT) &&
+	    p.f.l3 == p.data + 14 &&
+	    sluice_answer_tc(skb, p.reason == SLUICE_DROP_RULE_REJECT)) {
 		pkt_count(&p, v, len);	/* dropped; its skb carries the answer */
 		return bpf_redirect(skb->ingress_ifindex, 0);
 	}

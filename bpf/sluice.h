@@ -183,6 +183,7 @@ struct sluice_gstats {
 	__u64 nat_frag_held;	/* later fragments held for their first (frag-held drops) */
 	__u64 nat_frag_replayed;	/* ... of them run again after it came */
 	__u64 nat_prohibited;	/* ICMP "administratively prohibited" sent on port exhaustion */
+	__u64 rules_rejected;	/* answers (RST, port unreachable) sent for `reject` */
 };
 
 enum sluice_attach_mode {

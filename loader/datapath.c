@@ -2244,6 +2244,12 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 			view->nat_size = info.max_entries;
 		if (!bpf_map_lookup_elem(dp->config_fd, &key0, &c) && c.nat_port_max >= c.nat_port_min)
 			view->nat_ports = c.nat_port_max - c.nat_port_min + 1;
+		if (!bpf_map_lookup_elem(dp->config_fd, &key0, &c)) {
+			__u32 slot = SLUICE_RULE_SLOT(c.policy_gen);
+
+			view->policy_gen = c.policy_gen;
+			bpf_map_lookup_elem(dp->ruleset_fd, &slot, &view->rules);
+		}
 	}
 	{
 		struct bpf_map_info info = {};

@@ -101,6 +101,8 @@ struct dp_view {
 	__u32 nat_mappings, nat_size;	/* NAT mappings in use, and room for */
 	__u32 nat_forwards;		/* (address, port) pairs port forwards reserve */
 	__u32 nat_ports;		/* masquerade's range (nat-ports), in ports */
+	struct sluice_ruleset rules;	/* the live ruleset's size */
+	__u32 policy_gen;
 };
 
 int dp_view_read(struct dp *dp, struct dp_view *view);

@@ -393,6 +393,9 @@ static void report_ct(FILE *f, const struct dp_view *v)
 		(unsigned long long)g->mss_clamped, (unsigned long long)g->nat_fragments,
 		(unsigned long long)g->nat_frag_held, (unsigned long long)g->nat_frag_replayed,
 		(unsigned long long)g->nat_prohibited);
+	fprintf(f, "rules: %u (%u IPv4 and %u IPv6 shapes, policy generation %u); "
+		"%llu rejects answered\n", v->rules.n_rules, v->rules.n_shapes[0],
+		v->rules.n_shapes[1], v->policy_gen, (unsigned long long)g->rules_rejected);
 }
 
 static void ct_json(FILE *f, const struct dp_view *v)
@@ -421,6 +424,9 @@ static void ct_json(FILE *f, const struct dp_view *v)
 		(unsigned long long)g->nat_inbound, (unsigned long long)g->mss_clamped,
 		(unsigned long long)g->nat_fragments, (unsigned long long)g->nat_frag_held,
 		(unsigned long long)g->nat_frag_replayed, (unsigned long long)g->nat_prohibited);
+	fprintf(f, ",\"rules\":{\"rules\":%u,\"shapes_ipv4\":%u,\"shapes_ipv6\":%u,"
+		"\"policy_gen\":%u,\"rejected\":%llu}", v->rules.n_rules, v->rules.n_shapes[0],
+		v->rules.n_shapes[1], v->policy_gen, (unsigned long long)g->rules_rejected);
 }
 
 static void stats_json(FILE *f, const struct dp_view *prev, const struct dp_view *cur,

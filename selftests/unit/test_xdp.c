@@ -1019,6 +1019,108 @@ static void r_limit_spent(void)	/* the limit's burst used up just now */
 	r.tat = now_ns() + SLUICE_RULE_BURST * r.interval_ns;
 	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_rules), &k, &r, BPF_ANY);
 }
+/* `reject`'s answer to the frame BUILD makes, written out independently
+ * of the datapath: TCP a RST (RFC 9293 3.10.7.1), else an ICMP or ICMPv6
+ * port unreachable quoting the packet, from its destination. */
+static void reject_answer(struct pkt *p, void (*build)(struct pkt *))
+{
+	struct pkt in = {};
+	__u8 buf[128], *l3, *q;
+	struct ethhdr *e;
+	int v6, proto, len;
+
+	build(&in);
+	v6 = in.b[12] == 0x86;
+	q = in.b + ETH_HLEN;
+	proto = v6 ? q[6] : q[9];
+	e = pkt_put(p, NULL, sizeof(*e));
+	memcpy(e->h_dest, in.b + 6, 6);
+	memcpy(e->h_source, in.b, 6);
+	e->h_proto = htons(v6 ? ETH_P_IPV6 : ETH_P_IP);
+	len = proto == IPPROTO_TCP ? 20 : v6 ? 8 + 48 : 8 + 28;
+	l3 = pkt_put(p, NULL, (v6 ? 40 : 20) + len);
+	if (v6) {
+		l3[0] = 0x60;
+		l3[4] = len >> 8;
+		l3[5] = len & 0xff;
+		l3[6] = proto == IPPROTO_TCP ? IPPROTO_TCP : IPPROTO_ICMPV6;
+		l3[7] = 64;
+		memcpy(l3 + 8, q + 24, 16);
+		memcpy(l3 + 24, q + 8, 16);
+	} else {
+		struct iphdr *ip = (struct iphdr *)l3;
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = proto == IPPROTO_TCP ? 0 : 0xc0;
+		ip->tot_len = htons(20 + len);
+		ip->ttl = 64;
+		ip->protocol = proto == IPPROTO_TCP ? IPPROTO_TCP : IPPROTO_ICMP;
+		memcpy(&ip->saddr, q + 16, 4);
+		memcpy(&ip->daddr, q + 12, 4);
+		ip->check = csum16(ip, 20, 0);
+	}
+	l3 += v6 ? 40 : 20;
+	if (proto == IPPROTO_TCP) {
+		const __u8 *t = q + (v6 ? 40 : 20);
+		__u32 seq, ack, paylen = (v6 ? ((q[4] << 8) | q[5]) : ((q[2] << 8) | q[3]) - 20) -
+				       (t[12] >> 4) * 4;
+
+		memcpy(l3, t + 2, 2);
+		memcpy(l3 + 2, t, 2);
+		l3[12] = 5 << 4;
+		if (t[13] & 0x10) {		/* ACK: the RST takes its number */
+			memcpy(l3 + 4, t + 8, 4);
+			l3[13] = 0x04;
+		} else {
+			memcpy(&seq, t + 4, 4);
+			ack = htonl(ntohl(seq) + paylen + !!(t[13] & 0x02) + !!(t[13] & 0x01));
+			memcpy(l3 + 8, &ack, 4);
+			l3[13] = 0x14;
+		}
+	} else {
+		l3[0] = v6 ? 1 : 3;
+		l3[1] = v6 ? 4 : 3;
+		memcpy(l3 + 8, q, len - 8);
+	}
+	/* the checksum: ICMPv4 has no pseudo header */
+	if (!v6 && proto != IPPROTO_TCP) {
+		__u16 c = csum16(l3, len, 0);
+
+		memcpy(l3 + 2, &c, 2);
+		return;
+	}
+	{
+		__u8 *ph = buf;
+		int alen = v6 ? 16 : 4, n;
+		__u16 c;
+
+		memcpy(ph, l3 - (v6 ? 32 : 8), 2 * alen);	/* source, destination */
+		n = 2 * alen;
+		if (v6) {
+			memset(ph + n, 0, 8);
+			ph[n + 2] = len >> 8;
+			ph[n + 3] = len & 0xff;
+			ph[n + 7] = proto == IPPROTO_TCP ? IPPROTO_TCP : IPPROTO_ICMPV6;
+			n += 8;
+		} else {
+			ph[n] = 0;
+			ph[n + 1] = IPPROTO_TCP;
+			ph[n + 2] = 0;
+			ph[n + 3] = len;
+			n += 4;
+		}
+		memcpy(ph + n, l3, len);
+		c = csum16(ph, n + len, 0);
+		memcpy(l3 + (proto == IPPROTO_TCP ? 16 : 2), &c, 2);
+	}
+}
+static void rej_u_out(struct pkt *p) { reject_answer(p, u_out); }
+static void rej_syn_out(struct pkt *p) { reject_answer(p, syn_out); }
+static void rej_ack_out(struct pkt *p) { reject_answer(p, ack_out); }
+static void rej_u6_out(struct pkt *p) { reject_answer(p, u6_out); }
+RULES(r_reject_all, "rule lan -> wan reject\n")
+
 /* An open flow, then a ruleset that drops it: cut on its next packet. */
 static void r_cut_open(void)
 {
@@ -1617,7 +1719,15 @@ static const struct fixture fixtures[] = {
 	  PASS_(LOCAL), .ingress = P_WAN, .setup = r_router_open },
 	{ "rules: to the router: a drop rule on the LAN", to_router_lan, DROP_(RULE),
 	  .ingress = P_LAN5, .setup = r_router_drop },
-	{ "rules: reject", u_out, DROP_(RULE_REJECT), .ingress = P_LAN5, .setup = r_reject },
+#define REJECTED XDP_REDIRECT, SLUICE_VERDICT_DROP, SLUICE_DROP_RULE_REJECT
+	{ "rules: reject: UDP answered with ICMP port unreachable from the destination", u_out,
+	  REJECTED, .ingress = P_LAN5, .setup = r_reject, .expect = rej_u_out },
+	{ "rules: reject: a SYN answered with RST+ACK", syn_out, REJECTED, .ingress = P_LAN5,
+	  .setup = r_reject_all, .expect = rej_syn_out },
+	{ "rules: reject: a segment with ACK answered with RST at its acknowledgement number",
+	  ack_out, REJECTED, .ingress = P_LAN5, .setup = r_reject_all, .expect = rej_ack_out },
+	{ "rules: reject: IPv6 UDP answered with ICMPv6 port unreachable", u6_out, REJECTED,
+	  .ingress = P_LAN5, .setup = r_reject_all, .expect = rej_u6_out },
 	{ "rules: a limit within its rate matches", u_out, REDIRECT_, .ingress = P_LAN5,
 	  .setup = r_limit, .expect = u_out_out, .egress = P_WAN, .ct_new = 1 },
 	{ "rules: a limit over its rate does not: the next rule decides", u_out, DROP_(RULE),
