@@ -349,7 +349,13 @@ struct sluice_meta {
 	__u64 ct_swept;			/* timed out, removed by the daemon's sweep */
 	__u64 ct_swept_new;		/* ... of them unconfirmed */
 	__u64 ct_flushed_new;		/* unconfirmed flows `conntrack flush` removed */
+	/* The programs pinned now: a hash of the BPF object they came from
+	 * and the table sizes they were loaded with. A `reload` that would
+	 * load the very same keeps them (a config change takes milliseconds,
+	 * not a verifier run). */
+	__u64 object_hash;
+	__u32 fdb_size, ct_flows;
 };
-SLUICE_ASSERT(sizeof(struct sluice_meta) == 48 + SLUICE_PATH_LEN, "struct sluice_meta layout");
+SLUICE_ASSERT(sizeof(struct sluice_meta) == 64 + SLUICE_PATH_LEN, "struct sluice_meta layout");
 
 #endif /* SLUICE_H */

@@ -439,6 +439,19 @@ int dp_use_pinned(struct dp *dp)
 
 /* ---- meta ---------------------------------------------------------------- */
 
+__u64 dp_object_hash(void)
+{
+	size_t n;
+	const unsigned char *b = sluice__elf_bytes(&n);
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
 int dp_meta_read(struct dp *dp, struct sluice_meta *meta)
 {
 	__u32 key = 0;
@@ -1652,6 +1665,11 @@ static int write_meta(struct dp *dp, bool new_prog)
 		meta.load_time = time(NULL);
 	if (new_prog || !dp->existed)
 		meta.reload_time = time(NULL);
+	if (new_prog) {
+		meta.object_hash = dp_object_hash();
+		meta.fdb_size = dp->fdb_size;
+		meta.ct_flows = dp->ct_flows;
+	}
 	meta.generation++;
 	if (dp->config)
 		snprintf(meta.config, sizeof(meta.config), "%.*s", SLUICE_PATH_LEN - 1,
@@ -2016,7 +2034,7 @@ void dp_frag_hold_off(const char *pin)
  * after the pin folder's path, '%' and '/' escaped so names never collide,
  * and is never removed (removing it under a live daemon would let a second
  * one start). */
-static int daemon_lock_path(const char *pin, char *buf, size_t len)
+int dp_run_path(const char *pin, const char *what, char *buf, size_t len)
 {
 	char canon[PATH_MAX], esc[PATH_MAX * 3];
 	size_t o = 0;
@@ -2028,7 +2046,17 @@ static int daemon_lock_path(const char *pin, char *buf, size_t len)
 		     : *c == '%' ? (size_t)sprintf(esc + o, "%%25")
 		     : (size_t)(esc[o] = *c, 1);
 	esc[o] = 0;
-	return fmt_path(buf, len, "%s/daemon-%s.lock", SLUICE_RUN_DIR, esc);
+	if (mkdir(SLUICE_RUN_DIR, 0755) && errno != EEXIST)
+		return -1;
+	return fmt_path(buf, len, "%s/%s-%s", SLUICE_RUN_DIR, what, esc);
+}
+
+static int daemon_lock_path(const char *pin, char *buf, size_t len)
+{
+	char base[PATH_MAX];
+
+	return dp_run_path(pin, "daemon", base, sizeof(base)) ||
+	       fmt_path(buf, len, "%s.lock", base);
 }
 
 static int daemon_lock_open(const char *pin)

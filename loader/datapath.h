@@ -60,6 +60,8 @@ int dp_load(struct dp *dp);
 /* Use the pinned program and maps of a running instance. -ENOENT: no
  * instance; -ESRCH: maps but no pinned program (use dp_load). */
 int dp_use_pinned(struct dp *dp);
+/* A hash of the embedded BPF object (sluice_meta.object_hash). */
+__u64 dp_object_hash(void);
 
 /* Make the datapath match CFG: attach to new ports, update the program of
  * kept ports (if dp_load() ran), detach ports no longer wanted, write the
@@ -129,6 +131,9 @@ void dp_stats_add(struct sluice_port_stats *sum, const struct sluice_port_stats 
  * held fd, or -EWOULDBLOCK when a daemon of this pin folder runs;
  * dp_daemon_pid returns that daemon's pid, or 0 when none runs. */
 #define SLUICE_RUN_DIR "/run/sluice"
+/* A file of this instance's in SLUICE_RUN_DIR: WHAT-<the pin folder's
+ * path, escaped>. 0, or -1 when the name would be too long. */
+int dp_run_path(const char *pin, const char *what, char *buf, size_t len);
 int dp_daemon_lock(const char *pin);
 /* The daemon's last word: stop holding out-of-order fragments for it. */
 void dp_frag_hold_off(const char *pin);

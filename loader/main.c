@@ -11,6 +11,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 #include <sys/signalfd.h>
 #include <bpf/bpf.h>
@@ -21,6 +24,8 @@
 #include "frag.h"
 #include "nl.h"
 #include "report.h"
+#include "rulecli.h"
+#include "rules.h"
 #include "util.h"
 
 #define DEFAULT_CONFIG	"/etc/sluice/sluice.conf"
@@ -37,13 +42,18 @@ struct args {
 	int count;		/* --watch refreshes; 0: until interrupted */
 	bool flush;		/* conntrack flush */
 	struct ct_filter ct;	/* conntrack [flush] filters */
+	char **rest;		/* rule, set: the operands */
+	int n_rest;
+	double confirm;		/* reload --confirm SECONDS, 0: none */
+	bool fresh;		/* reload --fresh */
 };
 
 enum {
 	C_UP = 1 << 0, C_RUN = 1 << 1, C_RELOAD = 1 << 2, C_DOWN = 1 << 3,
 	C_STATUS = 1 << 4, C_STATS = 1 << 5, C_CHECK = 1 << 6, C_FDB = 1 << 7,
-	C_CT = 1 << 8,
-	C_ALL = 0x1ff,
+	C_CT = 1 << 8, C_RULE = 1 << 9, C_SET = 1 << 10, C_LOG = 1 << 11,
+	C_CONFIRM = 1 << 12,
+	C_ALL = 0x1fff,
 };
 
 struct opt {
@@ -59,7 +69,12 @@ static const struct opt opts[] = {
 	  C_UP | C_RUN | C_RELOAD | C_CHECK },
 	{ "pin", 'p', "DIR", "pin folder (default $SLUICE_PIN or " SLUICE_PIN_ROOT_DEFAULT ")",
 	  C_ALL },
-	{ "json", 'j', NULL, "machine-readable output", C_STATUS | C_STATS | C_FDB | C_CT },
+	{ "json", 'j', NULL, "machine-readable output",
+	  C_STATUS | C_STATS | C_FDB | C_CT | C_RULE },
+	{ "confirm", 'C', "SECONDS", "roll back unless 'sluice confirm' follows in time",
+	  C_RELOAD },
+	{ "fresh", 'F', NULL, "load the programs again even if the running ones are this "
+	  "binary's", C_RELOAD },
 	{ "proto", 'P', "PROTO", "only flows of tcp, udp, icmp, icmpv6 or a protocol number",
 	  C_CT },
 	{ "addr", 'a', "ADDR", "only flows with ADDR at either end", C_CT },
@@ -67,7 +82,8 @@ static const struct opt opts[] = {
 	{ "watch", 'w', NULL, "refresh every interval until interrupted", C_STATS },
 	{ "interval", 'i', "SECONDS", "rate sampling interval (default 1, 0: totals only)",
 	  C_STATS },
-	{ "count", 'n', "N", "with --watch: stop after N refreshes", C_STATS },
+	{ "count", 'n', "N", "stats --watch: stop after N refreshes; log: after N events",
+	  C_STATS | C_LOG },
 	{ "verbose", 'v', NULL, "more messages, including libbpf's", C_ALL },
 	{ "help", 'h', NULL, "this help", C_ALL },
 };
@@ -89,13 +105,17 @@ static int cmd_stats(struct args *a);
 static int cmd_check(struct args *a);
 static int cmd_fdb(struct args *a);
 static int cmd_conntrack(struct args *a);
+static int cmd_rule(struct args *a);
+static int cmd_set(struct args *a);
+static int cmd_log(struct args *a);
+static int cmd_confirm(struct args *a);
 
 static const struct cmd cmds[] = {
 	{ "up", C_UP, true, cmd_up, "load the datapath and attach it to every port, then exit" },
 	{ "run", C_RUN, true, cmd_run,
 	  "like up, then stay in the foreground following interface changes" },
 	{ "reload", C_RELOAD, true, cmd_reload,
-	  "replace programs and configuration of the running datapath without a gap" },
+	  "apply the config again without a gap (new programs when this binary's differ)" },
 	{ "down", C_DOWN, true, cmd_down, "remove everything sluice attached and pinned" },
 	{ "status", C_STATUS, true, cmd_status, "ports, attach modes, program ids, daemon" },
 	{ "stats", C_STATS, true, cmd_stats, "packet counters by port, verdict and drop reason" },
@@ -103,6 +123,13 @@ static const struct cmd cmds[] = {
 	{ "fdb", C_FDB, true, cmd_fdb, "the bridge fast path's forwarding database" },
 	{ "conntrack", C_CT, true, cmd_conntrack,
 	  "list tracked connections; 'conntrack flush' removes them (filters apply)" },
+	{ "rule", C_RULE, true, cmd_rule,
+	  "'rule list' with counters; 'rule add RULE...', 'rule del N' edit the config and "
+	  "apply it" },
+	{ "set", C_SET, true, cmd_set,
+	  "'set add|del NAME ADDR[/LEN]' at runtime, 'set list NAME'" },
+	{ "log", C_LOG, true, cmd_log, "print connections the rules with 'log' decided" },
+	{ "confirm", C_CONFIRM, true, cmd_confirm, "keep the config 'reload --confirm' applied" },
 };
 
 static void usage(FILE *f, const struct cmd *only)
@@ -175,10 +202,16 @@ static int parse_addr(const char *s, struct ct_filter *f)
 static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a)
 {
 	struct option lo[ARRAY_SIZE(opts) + 1] = {};
-	char so[2 * ARRAY_SIZE(opts) + 2] = ":";
+	char so[2 * ARRAY_SIZE(opts) + 3] = ":";
 	size_t sn = 1;
 	double d;
 	int n = 0, k;
+
+	/* a rule's words ("->", "-" in none) are operands: stop at the first */
+	if (c->bit & (C_RULE | C_SET)) {
+		strcpy(so, "+:");
+		sn = 2;
+	}
 
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
 		if (!(opts[i].cmds & c->bit))
@@ -205,6 +238,11 @@ static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a
 				return -1;
 			a->count = d;
 			break;
+		case 'C':
+			if (parse_number("confirm", optarg, 1, 86400, &a->confirm))
+				return -1;
+			break;
+		case 'F': a->fresh = true; break;
 		case 'P':
 			if (parse_proto(optarg, &a->ct.proto))
 				return -1;
@@ -231,6 +269,11 @@ static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a
 	if (c->bit == C_CT && optind < argc && !strcmp(argv[optind], "flush")) {
 		a->flush = true;
 		optind++;
+	}
+	if (c->bit & (C_RULE | C_SET)) {
+		a->rest = argv + optind;
+		a->n_rest = argc - optind;
+		return 0;
 	}
 	if (optind < argc) {
 		log_err("%s: unexpected argument \"%s\"", c->name, argv[optind]);
@@ -292,12 +335,90 @@ static int cmd_check(struct args *a)
 	return 0;
 }
 
+/* ---- config files -------------------------------------------------------------- */
+
+/* The whole of PATH, NUL-terminated (malloc'd), or NULL with errno. */
+static char *read_text(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, r;
+
+	if (!f)
+		return NULL;
+	do {
+		if (n + 4096 + 1 > cap) {
+			char *b = realloc(buf, cap = (cap ? cap * 2 : 8192));
+
+			if (!b) {
+				free(buf);
+				fclose(f);
+				errno = ENOMEM;
+				return NULL;
+			}
+			buf = b;
+		}
+		r = fread(buf + n, 1, 4096, f);
+		n += r;
+	} while (r);
+	if (ferror(f)) {
+		free(buf);
+		fclose(f);
+		errno = EIO;
+		return NULL;
+	}
+	fclose(f);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+/* Replace PATH's content with TEXT at once (a temporary file beside it,
+ * renamed over it), keeping its mode. */
+static int write_text(const char *path, const char *text)
+{
+	char tmp[PATH_MAX];
+	struct stat st;
+	size_t len = strlen(text);
+	int fd, ret = 0;
+
+	if (fmt_path(tmp, sizeof(tmp), "%s.sluice-tmp", path))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (!stat(path, &st))
+		fchmod(fd, st.st_mode & 07777);
+	if (write(fd, text, len) != (ssize_t)len || fsync(fd))
+		ret = errno ? -errno : -EIO;
+	close(fd);
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+/* What the last successful apply applied, kept where `reload --confirm`
+ * finds the config to go back to. */
+static void save_applied(const char *pin, const char *path)
+{
+	char dst[PATH_MAX], *text = read_text(path, NULL);
+
+	if (text && !dp_run_path(pin, "applied", dst, sizeof(dst)))
+		write_text(dst, text);
+	free(text);
+}
+
 /* Load fresh programs and apply CFG. REQUIRE_RUNNING: reload semantics. */
 static int load_and_apply(struct args *a, const struct sluice_config *cfg, bool reload,
 			  enum dp_follow follow)
 {
 	struct dp dp;
 	int ret;
+
+	struct sluice_meta meta;
 
 	ret = dp_open(&dp, a->pin, reload ? DP_WRITE : DP_CREATE);
 	if (ret == -ENOENT)
@@ -306,11 +427,24 @@ static int load_and_apply(struct args *a, const struct sluice_config *cfg, bool 
 	dp.config = a->config_abs;
 	dp.fdb_size = cfg->fdb_size;
 	dp.ct_flows = cfg->ct.size;
+	/* The programs running are the ones this binary would load, with the
+	 * same table sizes: keep them, apply the config only. */
+	if (!ret && reload && !a->fresh && !dp_use_pinned(&dp) && !dp_meta_read(&dp, &meta) &&
+	    meta.object_hash == dp_object_hash() && meta.fdb_size == dp.fdb_size &&
+	    meta.ct_flows == dp.ct_flows && dp.tc_fd >= 0) {
+		ret = dp_apply(&dp, cfg);
+		dp_close(&dp);
+		if (!ret)
+			save_applied(a->pin, cfg->path);
+		return ret;
+	}
 	if (!ret)
 		ret = dp_load(&dp);
 	if (!ret)
 		ret = dp_apply(&dp, cfg);
 	dp_close(&dp);
+	if (!ret)
+		save_applied(a->pin, cfg->path);
 	return ret;
 }
 
@@ -326,33 +460,288 @@ static int cmd_up(struct args *a)
 	return ret ? 1 : 0;
 }
 
-/* Reload takes the config of the running instance unless -c names one. */
-static int cmd_reload(struct args *a)
+/* The running instance's config file, unless -c names one. */
+static int running_config(struct args *a)
 {
 	struct sluice_meta meta;
-	struct sluice_config cfg;
 	struct dp dp;
 	int ret;
 
-	if (!a->config_given) {
-		ret = dp_open(&dp, a->pin, DP_READ);
-		if (ret == -ENOENT)
-			log_err("%s: no running instance to reload (use 'sluice up')", a->pin);
-		if (ret)
-			return 1;
-		ret = dp_meta_read(&dp, &meta);
-		dp_close(&dp);
-		if (ret || !meta.config[0]) {
-			log_err("%s: the running instance records no config file; use -c", a->pin);
+	if (a->config_given)
+		return 0;
+	ret = dp_open(&dp, a->pin, DP_READ);
+	if (ret == -ENOENT)
+		log_err("%s: no running instance (use 'sluice up')", a->pin);
+	if (ret)
+		return -1;
+	ret = dp_meta_read(&dp, &meta);
+	dp_close(&dp);
+	if (ret || !meta.config[0]) {
+		log_err("%s: the running instance records no config file; use -c", a->pin);
+		return -1;
+	}
+	a->config = strdup(meta.config);
+	return a->config ? 0 : -1;
+}
+
+/* `reload --confirm`: a helper waits SECONDS, then puts the config file
+ * back as it was applied before (the rejected one kept beside it as
+ * FILE.rejected) and applies it, unless `sluice confirm` ends it first. */
+static void rollback_after(struct args *a, const char *prev, const char *pidfile)
+{
+	char rejected[PATH_MAX], *cur;
+	struct sluice_config cfg;
+
+	sleep((unsigned)a->confirm);
+	cur = read_text(a->config_abs, NULL);
+	if (cur && !fmt_path(rejected, sizeof(rejected), "%s.rejected", a->config_abs))
+		write_text(rejected, cur);
+	free(cur);
+	unlink(pidfile);
+	if (write_text(a->config_abs, prev) || load_config(a->config_abs, &cfg, NULL))
+		_exit(1);
+	log_warn("%s: not confirmed within %.0f s: the previous config is back", a->config_abs,
+		 a->confirm);
+	_exit(load_and_apply(a, &cfg, true, DP_STRICT) ? 1 : 0);
+}
+
+static int arm_rollback(struct args *a, const char *prev)
+{
+	char pidfile[PATH_MAX], buf[32];
+	pid_t pid;
+
+	if (dp_run_path(a->pin, "confirm", pidfile, sizeof(pidfile)))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		int null = open("/dev/null", O_RDWR);
+
+		setsid();
+		dup2(null, 0);
+		dup2(null, 1);
+		rollback_after(a, prev, pidfile);	/* (stderr stays: the journal's) */
+	}
+	snprintf(buf, sizeof(buf), "%d\n", (int)pid);
+	if (write_text(pidfile, buf)) {
+		kill(pid, SIGKILL);
+		return -1;
+	}
+	printf("applied %s; the previous config comes back in %.0f s unless 'sluice confirm'\n",
+	       a->config_abs, a->confirm);
+	return 0;
+}
+
+static pid_t pending_confirm(const char *pin, char *pidfile, size_t len)
+{
+	char *text;
+	int pid;
+
+	if (dp_run_path(pin, "confirm", pidfile, len) || !(text = read_text(pidfile, NULL)))
+		return 0;
+	pid = atoi(text);
+	free(text);
+	return pid > 0 && !kill(pid, 0) ? pid : 0;
+}
+
+static int cmd_reload(struct args *a)
+{
+	char applied[PATH_MAX], pidfile[PATH_MAX], *prev = NULL;
+	struct sluice_config cfg;
+	int ret;
+
+	if (running_config(a) || load_config(a->config, &cfg, a->config_abs))
+		return 1;
+	if (a->confirm) {
+		if (pending_confirm(a->pin, pidfile, sizeof(pidfile))) {
+			log_err("a reload --confirm is pending: 'sluice confirm' it first");
+			cfg_free(&cfg);
 			return 1;
 		}
-		a->config = strdup(meta.config);
+		if (!dp_run_path(a->pin, "applied", applied, sizeof(applied)))
+			prev = read_text(applied, NULL);
+		if (!prev) {
+			log_err("%s: no applied config recorded to go back to; reload once "
+				"without --confirm", a->pin);
+			cfg_free(&cfg);
+			return 1;
+		}
 	}
-	if (load_config(a->config, &cfg, a->config_abs))
-		return 1;
 	ret = load_and_apply(a, &cfg, true, DP_STRICT);
+	if (!ret && prev && arm_rollback(a, prev)) {
+		log_err("cannot arm the rollback (%s): 'sluice reload -c' the previous config "
+			"if this one locks you out", strerror(errno));
+		ret = 1;
+	}
+	free(prev);
 	cfg_free(&cfg);
 	return ret ? 1 : 0;
+}
+
+static int cmd_confirm(struct args *a)
+{
+	char pidfile[PATH_MAX];
+	pid_t pid = pending_confirm(a->pin, pidfile, sizeof(pidfile));
+
+	if (!pid) {
+		log_err("%s: no reload --confirm is pending", a->pin);
+		return 1;
+	}
+	kill(pid, SIGTERM);
+	unlink(pidfile);
+	printf("confirmed\n");
+	return 0;
+}
+
+/* ---- rules and sets ------------------------------------------------------------- */
+
+/* Make the config file TEXT and apply it; on any failure the file and the
+ * datapath stay as they were. */
+static int edit_config(struct args *a, const char *text, int *n_rules)
+{
+	struct sluice_config cfg;
+	struct ruleset rs;
+	char err[1024], *old;
+	int ret;
+
+	if (cfg_parse_string(a->config_abs, text, &cfg, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	if (rules_compile(&cfg, &rs, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		cfg_free(&cfg);
+		return 1;
+	}
+	rules_free(&rs);
+	*n_rules = cfg.n_rules;
+	old = read_text(a->config_abs, NULL);
+	ret = old ? write_text(a->config_abs, text) : -errno;
+	if (ret) {
+		log_err("%s: %s", a->config_abs, strerror(-ret));
+	} else if ((ret = load_and_apply(a, &cfg, true, DP_STRICT))) {
+		write_text(a->config_abs, old);
+		log_err("%s: left as it was", a->config_abs);
+	}
+	free(old);
+	cfg_free(&cfg);
+	return ret ? 1 : 0;
+}
+
+static int rule_add(struct args *a, const char *old, size_t len)
+{
+	size_t n = len + 8;
+	char *text;
+	int ret, rules = 0;
+
+	for (int i = 1; i < a->n_rest; i++)
+		n += strlen(a->rest[i]) + 3;
+	text = malloc(n);
+	if (!text)
+		return 1;
+	n = (size_t)sprintf(text, "%s%srule", old, len && old[len - 1] != '\n' ? "\n" : "");
+	for (int i = 1; i < a->n_rest; i++) {
+		if (strchr(a->rest[i], '\n')) {
+			log_err("rule add: one line only");
+			free(text);
+			return 2;
+		}
+		/* (a quoted comment comes as one word: quote it again) */
+		n += (size_t)sprintf(text + n, strchr(a->rest[i], ' ') ? " \"%s\"" : " %s",
+				     a->rest[i]);
+	}
+	strcpy(text + n, "\n");
+	ret = edit_config(a, text, &rules);
+	if (!ret)
+		printf("added as rule %d (the last line of %s)\n", rules, a->config_abs);
+	free(text);
+	return ret;
+}
+
+static int rule_del(struct args *a, const char *old, const struct sluice_config *cfg)
+{
+	const char *start = old, *end;
+	char *text, *num_end;
+	long n = strtol(a->rest[1], &num_end, 10);
+	int line, ret, left = 0;
+
+	if (*num_end || n < 1 || n > cfg->n_rules) {
+		log_err("rule del: no rule %s (%d rules; see 'sluice rule list')", a->rest[1],
+			cfg->n_rules);
+		return 1;
+	}
+	line = cfg->rules[n - 1].loc.line;
+	for (int l = 1; l < line && start; l++)
+		start = strchr(start, '\n') ? strchr(start, '\n') + 1 : NULL;
+	if (!start)
+		return 1;
+	end = strchr(start, '\n');
+	end = end ? end + 1 : start + strlen(start);
+	if (strncmp(start + strspn(start, " \t"), "rule", 4)) {
+		log_err("rule del: %s:%d holds more than rule %ld; edit the file", cfg->path, line, n);
+		return 1;
+	}
+	text = malloc(strlen(old) + 1);
+	if (!text)
+		return 1;
+	memcpy(text, old, (size_t)(start - old));
+	strcpy(text + (start - old), end);
+	ret = edit_config(a, text, &left);
+	if (!ret)
+		printf("deleted rule %ld (%s:%d); %d rules left\n", n, cfg->path, line, left);
+	free(text);
+	return ret;
+}
+
+static int cmd_rule(struct args *a)
+{
+	const char *verb = a->n_rest ? a->rest[0] : "list";
+	struct sluice_config cfg;
+	size_t len;
+	char *old;
+	int ret = 2;
+
+	if (running_config(a) || load_config(a->config, &cfg, a->config_abs))
+		return 1;
+	if (!strcmp(verb, "list")) {
+		for (int i = 1; i < a->n_rest; i++)
+			a->json |= !strcmp(a->rest[i], "-j") || !strcmp(a->rest[i], "--json");
+		ret = rulecli_list(a->pin, &cfg, a->json);
+	} else if (!strcmp(verb, "add") || !strcmp(verb, "del")) {
+		old = read_text(a->config_abs, &len);
+		if (!old)
+			log_err("%s: %s", a->config_abs, strerror(errno)), ret = 1;
+		else if (!strcmp(verb, "add") && a->n_rest > 1)
+			ret = rule_add(a, old, len);
+		else if (!strcmp(verb, "del") && a->n_rest == 2)
+			ret = rule_del(a, old, &cfg);
+		else
+			log_err("usage: sluice rule add FROM -> TO MATCH... ACTION | rule del N");
+		free(old);
+	} else {
+		log_err("rule: unknown \"%s\" (list, add, del)", verb);
+	}
+	cfg_free(&cfg);
+	return ret;
+}
+
+static int cmd_set(struct args *a)
+{
+	const char *verb = a->n_rest ? a->rest[0] : "";
+	bool list = !strcmp(verb, "list");
+
+	if ((list && a->n_rest != 2) || (!list && (a->n_rest != 3 ||
+	    (strcmp(verb, "add") && strcmp(verb, "del"))))) {
+		log_err("usage: sluice set add|del NAME ADDR[/LEN] | set list NAME");
+		return 2;
+	}
+	return rulecli_set(a->pin, verb, a->rest[1], list ? NULL : a->rest[2]);
+}
+
+static int cmd_log(struct args *a)
+{
+	return rulecli_log(a->pin, a->count, true);
 }
 
 /* A daemon of this instance ends first, or it would re-attach what down

@@ -209,7 +209,7 @@ t_reload() {
 	done
 	local start=$SECONDS
 	for i in $(seq "$RELOADS"); do
-		if ! timeout $((20 * SLOW)) nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" reload \
+		if ! timeout $((20 * SLOW)) nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" reload --fresh \
 			>>"$WORK/reload.log" 2>&1; then
 			ok=0; why="$why reload-$i-failed"; break
 		fi
