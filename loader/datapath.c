@@ -268,6 +268,7 @@ static void remove_fresh_pins(struct dp *dp)
 	for (size_t i = 0; i < ARRAY_SIZE(map_names); i++)
 		if (!pin_path(dp, path, sizeof(path), map_names[i]))
 			unlink(path);
+	rules_unpin_sets(dp->pin);
 	rmdir(dp->pin);
 }
 
@@ -2002,6 +2003,7 @@ int dp_down(struct dp *dp)
 			      i == ARRAY_SIZE(map_names) ? SLUICE_PIN_PROG_XDP : SLUICE_PIN_PROG_TC) &&
 		    unlink(path) && errno != ENOENT)
 			ret = -errno;
+	rules_unpin_sets(dp->pin);
 	/* Objects sluice did not pin stay, and so does the folder then. */
 	if (rmdir(dp->pin) && errno != ENOENT)
 		log_warn("%s: not removed: %s", dp->pin, strerror(errno));

@@ -315,8 +315,16 @@ static int cmd_check(struct args *a)
 	struct sluice_config cfg;
 	struct nl_links links;
 
+	struct ruleset rs;
+	char err[1024];
+
 	if (load_config(a->config, &cfg, NULL))
 		return 1;
+	if (rules_compile(&cfg, &rs, err, sizeof(err))) {	/* what only the compiler sees */
+		fprintf(stderr, "%s\n", err);
+		cfg_free(&cfg);
+		return 1;
+	}
 	cfg_inactive(&cfg, print_inactive, &cfg);
 	/* A config may be written for another box: missing interfaces are
 	 * worth a warning here, and an error only at `up`. */
@@ -329,8 +337,10 @@ static int cmd_check(struct args *a)
 						 cfg.zones[z].if_loc[i].col, cfg.zones[z].ifs[i]);
 		nl_links_free(&links);
 	}
-	printf("%s: ok (%d zones, %d rules, %d sets)\n", cfg.path, cfg.n_zones, cfg.n_rules,
-	       cfg.n_sets);
+	printf("%s: ok (%d zones, %d rules, %d sets; %zu classifier keys in %d IPv4 and %d IPv6 "
+	       "shapes)\n", cfg.path, cfg.n_zones, cfg.n_rules, cfg.n_sets, rs.n_keys,
+	       rs.n_shapes[0], rs.n_shapes[1]);
+	rules_free(&rs);
 	cfg_free(&cfg);
 	return 0;
 }
@@ -471,7 +481,7 @@ static int running_config(struct args *a)
 		return 0;
 	ret = dp_open(&dp, a->pin, DP_READ);
 	if (ret == -ENOENT)
-		log_err("%s: no running instance (use 'sluice up')", a->pin);
+		log_err("%s: no running instance to reload or change (use 'sluice up')", a->pin);
 	if (ret)
 		return -1;
 	ret = dp_meta_read(&dp, &meta);

@@ -693,11 +693,11 @@ static int write_sets(const struct rules_maps *m, const struct btf_ids *b,
 	return 0;
 }
 
-/* Sets the config no longer has: their pins go (the active slot keeps its
- * reference until the swap). */
-static void unpin_stale_sets(const struct rules_maps *m, const struct sluice_config *cfg)
+/* Sets the config no longer has (CFG NULL: every set): their pins go (the
+ * active slot keeps its reference until the swap). */
+static void unpin_sets(const char *pin, const struct sluice_config *cfg)
 {
-	DIR *d = opendir(m->pin);
+	DIR *d = opendir(pin);
 	struct dirent *e;
 
 	if (!d)
@@ -709,9 +709,9 @@ static void unpin_stale_sets(const struct rules_maps *m, const struct sluice_con
 
 		if (strncmp(name, "sluice_set4_", 12) && strncmp(name, "sluice_set6_", 12))
 			continue;
-		for (int i = 0; i < cfg->n_sets && !keep; i++)
+		for (int i = 0; cfg && i < cfg->n_sets && !keep; i++)
 			keep = !strcmp(name + 12, cfg->sets[i].name);
-		if (!keep && !fmt_path(path, sizeof(path), "%s/%s", m->pin, name))
+		if (!keep && !fmt_path(path, sizeof(path), "%s/%s", pin, name))
 			unlink(path);
 	}
 	closedir(d);
@@ -739,8 +739,13 @@ int rules_write(const struct rules_maps *m, const struct ruleset *rs,
 		log_err("sluice_ruleset: %s", strerror(-ret));
 	}
 	if (!ret)
-		unpin_stale_sets(m, cfg);
+		unpin_sets(m->pin, cfg);
 	if (b.fd >= 0)
 		close(b.fd);
 	return ret;
+}
+
+void rules_unpin_sets(const char *pin)
+{
+	unpin_sets(pin, NULL);
 }

@@ -46,4 +46,7 @@ int rules_write(const struct rules_maps *m, const struct ruleset *rs,
  * (-ENOENT: no such set is loaded). */
 int rules_set_open(const char *pin, const char *name, int family);
 
+/* Unpin every set's tries (`down`, a failed first `up`). */
+void rules_unpin_sets(const char *pin);
+
 #endif

@@ -106,11 +106,11 @@ run_local() {
 		tcmode)	# the datapath suites again with every port in tc mode
 			# (TCX on the host kernel, clsact filters on 6.1), and on
 			# a mixed box (XDP ports handing frames to tc): the host
-			# runs all six; to keep `make check` within its half
+			# runs all seven; to keep `make check` within its half
 			# hour each guest runs one, 6.1 (clsact) routing and NAT
 			# in tc mode (test_nat: the csum helpers on 6.1), 6.12
 			# (TCX) bridging on the mixed box
-			local runs="tc:bridge tc:route tc:nat mixed:bridge mixed:route mixed:nat" r
+			local runs="tc:bridge tc:route tc:nat tc:rules mixed:bridge mixed:route mixed:nat" r
 			[ "$LABEL" = 6.1 ] && runs=tc:nat
 			[ "$LABEL" = 6.12 ] && runs=mixed:bridge
 			for r in $runs; do

@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/mount.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/if_ether.h>
@@ -2305,6 +2306,22 @@ static void frag_ok(int ok, const char *what, ...)
 /* A later fragment before its first: held (its whole frame in the ring,
  * with its datagram's key and port), released when the first passes, and
  * replayed through XDP like one that came after its first. */
+/* The sets' tries are pinned: in a folder on /sys/fs/bpf, or where that
+ * is no bpffs (the trixie build root's chroot) on a private bpffs. */
+static int rules_pin_mounted;
+
+static void rules_pin_make(void)
+{
+	snprintf(rules_pin, sizeof(rules_pin), "/sys/fs/bpf/sluice-unit-%d", (int)getpid());
+	if (!mkdir(rules_pin, 0700))
+		return;
+	snprintf(rules_pin, sizeof(rules_pin), "/tmp/sluice-unit-bpffs.XXXXXX");
+	if (!mkdtemp(rules_pin) || mount("bpf", rules_pin, "bpf", 0, NULL))
+		printf("    %s: a bpffs for the sets: %s\n", rules_pin, strerror(errno));
+	else
+		rules_pin_mounted = 1;
+}
+
 static void rules_cleanup(void)
 {
 	char path[PATH_MAX];
@@ -2317,6 +2334,8 @@ static void rules_cleanup(void)
 			unlink(path);
 	if (d)
 		closedir(d);
+	if (rules_pin_mounted)
+		umount(rules_pin);
 	rmdir(rules_pin);
 }
 
@@ -2430,9 +2449,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("PASS xdp: programs load and verify\n");
-	snprintf(rules_pin, sizeof(rules_pin), "/sys/fs/bpf/sluice-unit-%d", (int)getpid());
-	if (mkdir(rules_pin, 0700))
-		printf("    %s: %s\n", rules_pin, strerror(errno));
+	rules_pin_make();
 	if (make_ports()) {
 		sluice__destroy(skel);
 		return 1;

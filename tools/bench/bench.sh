@@ -278,6 +278,14 @@ sluice_fw_up() {	# [FLOWS [MODE]]: a table that holds them (the default holds 26
 	rsluice up -c "$WORK/fw.conf" >"$WORK/sluice.log" 2>&1
 }
 sluice_fw_mode() { sluice_fw_up 0 "$1"; }
+# sluice_rules_up FILE: the NAT box with FILE's rules and nothing else.
+sluice_rules_up() {
+	printf 'zone lan {\n interfaces br-lan\n}\nzone wan {\n interfaces wan0\n input drop\n masquerade\n}\nforward lan -> wan\n' \
+		> "$WORK/rules.conf"
+	cat "$1" >> "$WORK/rules.conf"
+	cp "$WORK/rules.conf" "$WORK/rules-up.conf"
+	rsluice up -c "$WORK/rules-up.conf" >"$WORK/sluice.log" 2>&1
+}
 prime_routed() {	# FLOWS: each flow once each way, so trackers see it answered
 	prime_pairs "$1" "--dst-ip 192.168.10.11"
 }
@@ -482,6 +490,9 @@ rules = [("10.%d.%d.0/24" % (rnd.randrange(256), rnd.randrange(256)), rnd.randra
 with open(out + ".chain", "w") as f:
     for net, port in rules:
         f.write("ip saddr %s udp dport %d drop\n" % (net, port))
+with open(out + ".sluice", "w") as f:
+    for net, port in rules:
+        f.write("rule lan -> wan src %s udp dport %d drop\n" % (net, port))
 with open(out + ".set", "w") as f:
     if rules:
         f.write("set blk { type ipv4_addr . inet_service; flags interval; elements = {\n")
@@ -522,11 +533,20 @@ s5() {
 			SECS=1 measure 5 "nftables $kind, $n rules: new connections" "${syn[@]}"
 			nft_off
 		done
-		if have_feature rules "rule lan -> wan src 10.0.0.0/8 drop"; then
-			na 5 "sluice, $n rules" "feature present but not wired into the bench yet"
-		else
+		if ! have_feature rules "rule lan -> wan src 10.0.0.0/8 drop"; then
 			na 5 "sluice, $n rules: established" "not available yet (rules, issue #11)"
 			na 5 "sluice, $n rules: new connections" "not available yet (rules, issue #11)"
+		elif sluice_rules_up "$WORK/rules$n.sluice"; then
+			prime_lan_wan $flows
+			measure 5 "sluice, $n rules: established" "${args[@]}"
+			progstat 5 "sluice, $n rules: established" "$(sluice_prog_id)" "${args[@]}"
+			rsluice conntrack flush >/dev/null 2>&1
+			SECS=1 measure 5 "sluice, $n rules: new connections" "${syn[@]}"
+			rsluice conntrack flush >/dev/null 2>&1
+			progstat 5 "sluice, $n rules: new connections" "$(sluice_prog_id)" "${syn[@]}"
+			sluice_down
+		else
+			na 5 "sluice, $n rules" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
 		fi
 	done
 }
@@ -608,7 +628,30 @@ s7() {
 			progress "  nft -f, $kind, $n rules: load $(( (t1 - t0) / 1000000 )) ms, replace $(( (t2 - t1) / 1000000 )) ms"
 		done
 		nft_off
-		na 7 "sluice reload, $n rules" "not available yet (rules, issue #11)"
+		if ! have_feature rules "rule lan -> wan src 10.0.0.0/8 drop"; then
+			na 7 "sluice reload, $n rules" "not available yet (rules, issue #11)"
+			continue
+		fi
+		if ! sluice_rules_up /dev/null; then
+			na 7 "sluice reload, $n rules" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
+			continue
+		fi
+		cp "$WORK/rules.conf" "$WORK/rules7.conf"
+		cat "$WORK/rules$n.sluice" >>"$WORK/rules7.conf"
+		t0=$(date +%s%N)
+		rsluice reload -c "$WORK/rules7.conf" >"$WORK/sluice.log" 2>&1
+		t1=$(date +%s%N)
+		rsluice reload -c "$WORK/rules7.conf" >>"$WORK/sluice.log" 2>&1	# a full rebuild and swap
+		t2=$(date +%s%N)
+		# the classifier's key maps (both slots), as the kernel accounts them
+		local keys
+		keys=$(bpftool map show -j 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+print(sum(m.get("bytes_memlock", 0) for m in json.load(sys.stdin) if m.get("name") == "sluice_rkeys"))' 2>/dev/null)
+		record 7 "sluice reload, $n rules" \
+			"{\"load_s\": $(( (t1 - t0) / 1000000 ))e-3, \"replace_s\": $(( (t2 - t1) / 1000000 ))e-3, \"keys_bytes\": ${keys:-0}}"
+		progress "  sluice reload, $n rules: load $(( (t1 - t0) / 1000000 )) ms, replace $(( (t2 - t1) / 1000000 )) ms, keys ${keys:-?} B"
+		sluice_down
 	done
 }
 
