@@ -76,22 +76,6 @@ except socket.timeout:
 PYEOF
 }
 
-# tcp_result NS DST PORT: "open", "refused" (a RST) or "timeout".
-tcp_result() {
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" <<'PYEOF'
-import socket, sys
-s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET)
-s.settimeout(2)
-try:
-    s.connect((sys.argv[1], int(sys.argv[2])))
-    print("open")
-except ConnectionRefusedError:
-    print("refused")
-except OSError:
-    print("timeout")
-PYEOF
-}
-
 # A server the tests connect to, on the internet's both addresses.
 tcp_echo_server "$INET" 0.0.0.0 7000; PIDS+=($!)
 tcp_peer "$INET" 0.0.0.0 9000; PIDS+=($!)
@@ -270,9 +254,9 @@ t_reloads() {
 
 # ---- reload --confirm --------------------------------------------------------------------
 not() { ! "$@"; }
-opens_within() {	# SECONDS NS DST PORT: the port opens within SECONDS
-	local i
-	for i in $(seq $(($1 * 4 * SLOW))); do
+opens_within() {	# SECONDS NS DST PORT: the port opens within SECONDS (times SLOW)
+	local deadline=$((SECONDS + $1 * SLOW))
+	while [ $SECONDS -lt $deadline ]; do
 		[ "$(tcp_result "$2" "$3" "$4")" = open ] && return 0
 		sleep 0.25
 	done

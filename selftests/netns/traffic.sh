@@ -39,18 +39,24 @@ while True:
 EOF
 }
 
-# tcp_open NS DST PORT: exit 0 when a TCP connection is accepted in 2 s.
-tcp_open() {
+# tcp_result NS DST PORT: "open", "refused" (a RST) or "timeout" (2 s).
+tcp_result() {
 	in_ns "$1" /usr/bin/python3 - "$2" "$3" <<'EOF'
 import socket, sys
 s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET)
 s.settimeout(2)
 try:
     s.connect((sys.argv[1], int(sys.argv[2])))
+    print("open")
+except ConnectionRefusedError:
+    print("refused")
 except OSError:
-    sys.exit(1)
+    print("timeout")
 EOF
 }
+
+# tcp_open NS DST PORT: exit 0 when a TCP connection is accepted in 2 s.
+tcp_open() { [ "$(tcp_result "$@")" = open ]; }
 
 # tcp_echo_server NS ADDR PORT: echo every byte back, 30 s at most
 tcp_echo_server() {	# NS ADDR PORT: echo every byte back, 30 s at most
