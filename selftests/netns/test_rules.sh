@@ -76,10 +76,30 @@ except socket.timeout:
 PYEOF
 }
 
-# A server the tests connect to, on the internet's both addresses.
+# tcp_listen NS ADDR PORT: accept and close connections for the whole
+# suite (tcp_peer gives up after 60 s without a client; a slow guest's
+# suite has such pauses).
+tcp_listen() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$((900 * SLOW))" >/dev/null 2>&1 <<'PYEOF2' &
+import socket, sys, time
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(16)
+end = time.time() + int(sys.argv[3])
+s.settimeout(5)
+while time.time() < end:
+    try:
+        s.accept()[0].close()
+    except socket.timeout:
+        pass
+PYEOF2
+}
+
+# Servers the tests connect to, on the internet's both addresses.
 tcp_echo_server "$INET" 0.0.0.0 7000; PIDS+=($!)
 tcp_peer "$INET" 0.0.0.0 9000; PIDS+=($!)
-tcp_peer "$INET" 0.0.0.0 7100; PIDS+=($!)
+tcp_listen "$INET" 0.0.0.0 7100; PIDS+=($!)
 udp_echo "$INET" 203.0.113.1 5302; PIDS+=($!)
 in_ns "$INET" /usr/bin/python3 - >/dev/null 2>&1 <<'PYEOF' &
 import socket
@@ -273,11 +293,16 @@ t_confirm() {
 	else
 		fail "reload --confirm applies the new rules at once"; detail "$WORK/confirm.log"
 	fi
-	if opens_within 10 "$H1" 203.0.113.1 7100 && cmp -s "$CFG" "$WORK/good" &&
-		grep -q 'dport 7100 drop' "$CFG.rejected"; then
+	local why=""
+	opens_within 10 "$H1" 203.0.113.1 7100 || why="$why port-still-closed"
+	cmp -s "$CFG" "$WORK/good" || why="$why file-differs"
+	grep -q 'dport 7100 drop' "$CFG.rejected" 2>/dev/null || why="$why no-rejected-copy"
+	if [ -z "$why" ]; then
 		pass "without confirm, the previous config comes back (file and datapath; the new one kept as .rejected)"
 	else
-		fail "without confirm, the previous config comes back"; detail "$WORK/confirm.log"
+		fail "without confirm, the previous config comes back:$why"; detail "$WORK/confirm.log"
+		diff "$WORK/good" "$CFG" | head -5 | sed 's/^/    /'
+		rsluice rule list 2>&1 | tail -4 | sed 's/^/    /'
 	fi
 	echo "rule lan -> wan tcp dport 7100 drop" >>"$CFG"
 	rsluice reload --confirm 3 >/dev/null 2>&1
