@@ -181,7 +181,7 @@ static __always_inline void rule_count(const __u32 *key, __u32 len, __u64 now)
 	st->last_hit = now;
 }
 
-static __always_inline void rule_log(const struct rule_q *q, struct sluice_rule *r, __u32 key,
+static __always_inline void rule_log(const struct rule_q *q, struct sluice_rule *r, __u32 index,
 				     __u32 ifindex, __u64 now)
 {
 	struct sluice_log_event *ev;
@@ -193,7 +193,7 @@ static __always_inline void rule_log(const struct rule_q *q, struct sluice_rule 
 	if (!ev)
 		return;
 	ev->time_ns = now;
-	ev->rule = key % SLUICE_RULES_MAX;
+	ev->rule = index;
 	ev->line = r->line;
 	ev->ifindex = ifindex;
 	ev->action = r->action;
@@ -240,7 +240,7 @@ __attribute__((noinline)) int sluice_classify(void)
 	bpf_loop(n < SLUICE_RULE_SHAPES ? n : SLUICE_RULE_SHAPES, rule_shape_step, NULL, 0);
 	if (q->best >= SLUICE_RULES_MAX)
 		return 0;
-	q->rule = q->slot * SLUICE_RULES_MAX + q->best;
+	q->rule = q->best * 2 + q->slot;
 	r = bpf_map_lookup_elem(&sluice_rules, &q->rule);
 	if (!r)
 		return 0;
@@ -249,7 +249,7 @@ __attribute__((noinline)) int sluice_classify(void)
 		return RULES_OVER_LIMIT;
 	rule_count(&q->rule, q->len, q->now);
 	if ((r->flags & SLUICE_RULE_LOG) && !q->recheck)
-		rule_log(q, r, q->rule, q->ifindex, q->now);
+		rule_log(q, r, q->best, q->ifindex, q->now);
 	return 1 + (r->action & 3);
 }
 

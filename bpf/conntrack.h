@@ -241,8 +241,8 @@ static __always_inline int src_reaches_back(void *ctx, const struct l3_facts *f,
 /* The rules' verdict on a new connection (or an untracked packet) as its
  * originator sends it: 0 when no rule matches, else 1 + the action; the
  * rule in F->rule. */
-static __always_inline int l3_rules(const struct l3_facts *f, __u32 gen, __u64 now,
-				    __u32 *rule)
+static __always_inline int l3_rules(const struct l3_facts *f,
+				    const struct sluice_dp_config *cfg, __u64 now, __u32 *rule)
 {
 	struct rule_q *q = rule_q();
 
@@ -263,7 +263,7 @@ static __always_inline int l3_rules(const struct l3_facts *f, __u32 gen, __u64 n
 	q->from = f->zone_in;
 	q->to = f->zone_out;
 	q->recheck = 0;
-	q->slot = SLUICE_RULE_SLOT(gen);
+	q->slot = SLUICE_RULE_SLOT(cfg->policy_gen);
 	return rules_verdict(q, f->len, f->l3_ifindex, now, rule);
 }
 
@@ -916,13 +916,13 @@ static __always_inline int ct_track(void *ctx, struct l3_facts *f,
 		 * by a policy that no longer allows it). */
 		e->verdict = ct_recheck(f, cfg, e, reply, s->now);
 		e->policy_gen = cfg->policy_gen;
-	} else if (e->rule % SLUICE_RULES_MAX) {
+	} else if (e->rule) {
 		rule_count(&e->rule, f->len, s->now);
 	}
 	if (e->verdict != SLUICE_CT_ACCEPT)
 		return L3_VERDICT(SLUICE_VERDICT_DROP,
 				  e->verdict == SLUICE_CT_REJECT ? SLUICE_DROP_RULE_REJECT :
-				  e->rule % SLUICE_RULES_MAX ? SLUICE_DROP_RULE : SLUICE_DROP_POLICY);
+				  e->rule ? SLUICE_DROP_RULE : SLUICE_DROP_POLICY);
 	e->last_seen = s->now;
 	e->packets++;
 	e->bytes += f->len;
@@ -979,7 +979,7 @@ static __always_inline int l3_decide(void *ctx, struct l3_facts *f,
 			: L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
 	}
 	if (!e)		/* a new flow, or untracked: what do the rules say? */
-		f->rule_act = l3_rules(f, cfg->policy_gen, bpf_ktime_get_coarse_ns(), &f->rule);
+		f->rule_act = l3_rules(f, cfg, bpf_ktime_get_coarse_ns(), &f->rule);
 	if (f->kind == L3_TRACKED)
 		return ct_track(ctx, f, cfg, e);
 	why = l3_admit(ctx, f);

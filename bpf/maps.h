@@ -246,7 +246,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2 * SLUICE_RULES_MAX);
+	__uint(max_entries, 2 * SLUICE_RULES_MIN);	/* sized by the loader */
 	__type(key, __u32);
 	__type(value, struct sluice_rule);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -254,7 +254,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2 * SLUICE_RULES_MAX);
+	__uint(max_entries, 2 * SLUICE_RULES_MIN);	/* sized by the loader */
 	__type(key, __u32);
 	__type(value, struct sluice_rule_stats);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);

@@ -303,7 +303,7 @@ static __always_inline int l3_local(void *ctx, struct l3_facts *f)
 	f->zone_out = SLUICE_ZONE_ROUTER;
 	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
 	if (cfg)
-		act = l3_rules(f, cfg->policy_gen, bpf_ktime_get_coarse_ns(), &f->rule);
+		act = l3_rules(f, cfg, bpf_ktime_get_coarse_ns(), &f->rule);
 	if (act == 1 + SLUICE_RULE_ACCEPT)
 		return L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_LOCAL);
 	if (act && !input_own_socket(ctx, f))

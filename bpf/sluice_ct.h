@@ -181,8 +181,7 @@ struct sluice_ct_entry {
 	__u64 bytes;			/* concurrent increment (design.md) */
 	__u32 policy_gen;		/* generation the verdict was decided under */
 	__u32 rule;			/* the rule that decided, as its sluice_rule_stats
-					 * key; none (zone policy) when a multiple of
-					 * SLUICE_RULES_MAX */
+					 * key; 0: none (the zone policy) */
 	__u8 verdict;			/* enum sluice_ct_verdict */
 	__u8 state;			/* enum sluice_ct_state, the flow's */
 	__u8 flags;			/* enum sluice_ct_flags */

@@ -21,9 +21,10 @@
 
 #include <linux/types.h>
 
-#define SLUICE_RULES_MAX	(128 * 1024)	/* rules in one ruleset */
+#define SLUICE_RULES_MAX	(128 * 1024)	/* rules in one ruleset, at most */
+#define SLUICE_RULES_MIN	4096		/* room for rules the tables start with */
 #define SLUICE_RULE_SHAPES	64		/* shapes per family and slot */
-#define SLUICE_RULE_KEYS_MAX	(1024 * 1024)	/* classifier keys, both slots */
+#define SLUICE_RULE_KEYS_MAX	(256 * 1024)	/* classifier keys in one slot */
 #define SLUICE_RULE_WAYS	4		/* rules kept per key (limit: see below) */
 #define SLUICE_SETS_MAX		64		/* sets per ruleset */
 #define SLUICE_SET_ENTRIES_MAX	(1024 * 1024)	/* prefixes in one set and family */
@@ -94,7 +95,12 @@ enum sluice_rule_flags {
 	SLUICE_RULE_LIMIT	= 1 << 1,
 };
 
-/* sluice_rules, key slot * SLUICE_RULES_MAX + rule index. A `limit` is a
+/* sluice_rules, key rule index * 2 + slot: the slots interleave, so a
+ * table grown for a larger ruleset keeps every key where it was. The loader
+ * sizes it (and sluice_rule_stats) when it loads the programs: room for
+ * SLUICE_RULES_MIN rules a slot, or the ruleset rounded up to a power of
+ * two; it grows, never shrinks, while sluice runs. Index 0 is never a rule,
+ * so a key of 0 means "no rule". A `limit` is a
  * token bucket kept as its theoretical arrival time (GCRA): a new
  * connection matches while tat - now stays within the burst. */
 struct sluice_rule {

@@ -315,6 +315,72 @@ static void ct_size(struct dp *dp, struct bpf_map *m, const char *name, __u32 wa
 	close(fd);
 }
 
+/* The rule table and its counters are sized for the ruleset (sluice_rules.h).
+ * A pinned pair too small for it is unpinned and the load makes larger ones;
+ * rules_grow() then copies every entry over, so the programs that take over
+ * find the running ruleset and its counters where they were. Never shrunk
+ * while sluice runs. DP->OLD_RULES: the fds of the pair to copy, or -1. */
+static void rules_sizes(struct dp *dp)
+{
+	static const char *const names[2] = { "sluice_rules", "sluice_rule_stats" };
+	struct bpf_map *maps[2] = { dp->skel->maps.sluice_rules, dp->skel->maps.sluice_rule_stats };
+	__u32 want = 2 * (dp->rules_room ? dp->rules_room : SLUICE_RULES_MIN);
+	char path[PATH_MAX];
+
+	for (int i = 0; i < 2; i++) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		dp->old_rules[i] = -1;
+		bpf_map__set_max_entries(maps[i], want);
+		if (pin_path(dp, path, sizeof(path), names[i]) || (fd = bpf_obj_get(path)) < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.max_entries >= want) {
+			bpf_map__set_max_entries(maps[i], info.max_entries);	/* reused */
+			close(fd);
+			continue;
+		}
+		log_info("%s: %u -> %u entries", names[i], info.max_entries, want);
+		dp->old_rules[i] = fd;
+		unlink(path);
+	}
+}
+
+/* After a load that grew the rule tables: the old entries into the new. */
+static void rules_grow(struct dp *dp)
+{
+	int news[2] = { bpf_map__fd(dp->skel->maps.sluice_rules),
+			bpf_map__fd(dp->skel->maps.sluice_rule_stats) };
+	size_t vs[2] = { sizeof(struct sluice_rule),
+			 sizeof(struct sluice_rule_stats) * libbpf_num_possible_cpus() };
+
+	for (int i = 0; i < 2; i++) {
+		void *v = dp->old_rules[i] >= 0 ? malloc(vs[i]) : NULL;
+		__u32 k, *prev = NULL;
+
+		while (v && !bpf_map_get_next_key(dp->old_rules[i], prev, &k)) {
+			if (!bpf_map_lookup_elem(dp->old_rules[i], &k, v))
+				bpf_map_update_elem(news[i], &k, v, BPF_ANY);
+			prev = &k;
+		}
+		free(v);
+		if (dp->old_rules[i] >= 0)
+			close(dp->old_rules[i]);
+		dp->old_rules[i] = -1;
+	}
+}
+
+__u32 dp_rules_room(const struct dp *dp)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (dp->rules_fd < 0 || bpf_obj_get_info_by_fd(dp->rules_fd, &info, &len))
+		return 0;
+	return info.max_entries / 2;
+}
+
 static void ct_sizes(struct dp *dp)
 {
 	__u32 flows = dp->ct_flows ? dp->ct_flows : SLUICE_CT_FLOWS_DEFAULT;
@@ -365,9 +431,12 @@ int dp_load(struct dp *dp)
 	bpf_map__set_max_entries(dp->skel->maps.sluice_fdb, fdb_size);
 	fdb_resize(dp, fdb_size);
 	ct_sizes(dp);
+	rules_sizes(dp);
 	ret = reuse_devmap(dp);
 	if (!ret)
 		ret = sluice__load(dp->skel);
+	if (!ret)
+		rules_grow(dp);
 	if (ret) {
 		log_err("loading the BPF programs into the kernel failed: %s", strerror(-ret));
 		if (dp->existed)
@@ -1812,7 +1881,7 @@ static int write_ruleset(struct dp *dp, const struct sluice_config *cfg,
 	struct rules_maps m = {
 		.pin = dp->pin, .keys = dp->rule_keys_fd, .shapes = dp->rule_shapes_fd,
 		.ruleset = dp->ruleset_fd, .rules = dp->rules_fd, .stats = dp->rule_stats_fd,
-		.sets4 = dp->sets4_fd, .sets6 = dp->sets6_fd,
+		.sets4 = dp->sets4_fd, .sets6 = dp->sets6_fd, .room = dp_rules_room(dp),
 	};
 	struct sluice_dp_config v = { 0 };
 	__u32 key = 0;

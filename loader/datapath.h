@@ -41,6 +41,8 @@ struct dp {
 	    sets6_fd, log_fd;
 	__u32 fdb_size;		/* for dp_load: sluice_fdb's size, 0: the default */
 	__u32 ct_flows;		/* for dp_load: conntrack size in flows, 0: the default */
+	__u32 rules_room;	/* for dp_load: rules per slot (rules_room()), 0: the least */
+	int old_rules[2];	/* dp_load: rule tables it grows from (datapath.c) */
 	__u16 local_ports[2];	/* dp_apply: net.ipv4.ip_local_port_range, read at its start */
 };
 
@@ -62,6 +64,8 @@ int dp_load(struct dp *dp);
 int dp_use_pinned(struct dp *dp);
 /* A hash of the embedded BPF object (sluice_meta.object_hash). */
 __u64 dp_object_hash(void);
+/* Rules per slot the pinned rule tables hold, 0 when unknown. */
+__u32 dp_rules_room(const struct dp *dp);
 
 /* Make the datapath match CFG: attach to new ports, update the program of
  * kept ports (if dp_load() ran), detach ports no longer wanted, write the

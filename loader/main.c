@@ -437,11 +437,14 @@ static int load_and_apply(struct args *a, const struct sluice_config *cfg, bool 
 	dp.config = a->config_abs;
 	dp.fdb_size = cfg->fdb_size;
 	dp.ct_flows = cfg->ct.size;
+	dp.rules_room = rules_room(cfg->n_rules);
 	/* The programs running are the ones this binary would load, with the
-	 * same table sizes: keep them, apply the config only. */
+	 * same table sizes and room for the rules: keep them, apply the config
+	 * only. */
 	if (!ret && reload && !a->fresh && !dp_use_pinned(&dp) && !dp_meta_read(&dp, &meta) &&
 	    meta.object_hash == dp_object_hash() && meta.fdb_size == dp.fdb_size &&
-	    meta.ct_flows == dp.ct_flows && dp.tc_fd >= 0) {
+	    meta.ct_flows == dp.ct_flows && dp.tc_fd >= 0 &&
+	    dp_rules_room(&dp) >= dp.rules_room) {
 		ret = dp_apply(&dp, cfg);
 		dp_close(&dp);
 		if (!ret)
@@ -978,6 +981,7 @@ static int reconcile(struct daemon *d, bool reload_programs)
 	ret = dp_open(&dp, d->a->pin, DP_WRITE);
 	dp.fdb_size = d->cfg.fdb_size;	/* a new fdb-size takes effect at the next load */
 	dp.ct_flows = d->cfg.ct.size;
+	dp.rules_room = rules_room(d->cfg.n_rules);
 	if (!ret)
 		ret = reload_programs ? dp_load(&dp) : dp_use_pinned(&dp);
 	if (ret == -ESRCH)

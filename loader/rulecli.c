@@ -90,7 +90,7 @@ static int read_live(const char *pin, struct live_rule **out, __u32 *gen)
 	if (!v)
 		goto out;
 	for (__u32 i = 1; i <= rs.n_rules; i++) {
-		__u32 k = slot * SLUICE_RULES_MAX + i;
+		__u32 k = i * 2 + slot;
 
 		bpf_map_lookup_elem(rfd, &k, &v[i].r);
 		if (bpf_map_lookup_elem(sfd, &k, pc))

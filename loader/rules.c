@@ -503,30 +503,34 @@ static int write_rules(const struct rules_maps *m, const struct ruleset *rs, __u
 	struct sluice_rule *old = NULL;
 	size_t vs = sizeof(struct sluice_rule_stats) * (ncpu > 0 ? ncpu : 1);
 	char *old_st = NULL, *new_st = NULL;
-	__u32 *keys = NULL, n_old = 0, in, out;
+	__u32 *keys = NULL, n_old = 0, out;
 	bool *used = NULL;
 
-	if (active != slot && !bpf_map_lookup_elem(m->ruleset, &active, &act))
+	if (active != slot && !bpf_map_lookup_elem(m->ruleset, &active, &act) &&
+	    act.n_rules < m->room)
 		n_old = act.n_rules;
-	keys = malloc((rs->n_rules + n_old + 1) * sizeof(*keys));
-	old = calloc(n_old + 1, sizeof(*old));
-	old_st = calloc(n_old + 1, vs);
+	keys = malloc((rs->n_rules + 2 * (n_old + 1)) * sizeof(*keys));
+	old = calloc(2 * (n_old + 1), sizeof(*old));
+	old_st = calloc(2 * (n_old + 1), vs);
 	new_st = calloc(rs->n_rules + 1, vs);
 	used = calloc(n_old + 1, sizeof(*used));
 	if (!keys || !old || !old_st || !new_st || !used)
 		goto out;
-	if (n_old) {	/* (a failed read only costs the counters) */
-		__u32 count = n_old;
+	/* Both slots come interleaved: the active one's rules are every other
+	 * entry. A failed read costs the counters only. */
+	if (n_old) {
+		__u32 count = 2 * (n_old + 1), got_r = count, got_s = count;
 
-		in = active * SLUICE_RULES_MAX;
-		if (bpf_map_lookup_batch(m->rules, &in, &out, keys, old, &count, &o) &&
-		    errno != ENOENT)
-			count = 0;
-		n_old = count;
-		in = active * SLUICE_RULES_MAX;
-		if (bpf_map_lookup_batch(m->stats, &in, &out, keys, old_st, &count, &o) &&
-		    errno != ENOENT)
+		if ((bpf_map_lookup_batch(m->rules, NULL, &out, keys, old, &got_r, &o) &&
+		     errno != ENOENT) ||
+		    (bpf_map_lookup_batch(m->stats, NULL, &out, keys, old_st, &got_s, &o) &&
+		     errno != ENOENT) || got_r != count || got_s != count)
 			n_old = 0;
+		for (__u32 j = 0; j < n_old; j++) {	/* (sources lie above) */
+			old[j] = old[(j + 1) * 2 + active];
+			memmove(old_st + (size_t)j * vs, old_st + (size_t)((j + 1) * 2 + active) * vs,
+				vs);
+		}
 	}
 	if (n_old) {
 		struct old_id *ids = calloc(n_old, sizeof(*ids));
@@ -553,7 +557,7 @@ static int write_rules(const struct rules_maps *m, const struct ruleset *rs, __u
 		free(ids);
 	}
 	for (int i = 1; i <= rs->n_rules; i++)
-		keys[i - 1] = slot * SLUICE_RULES_MAX + (__u32)i;
+		keys[i - 1] = (__u32)i * 2 + slot;
 	ret = update_many(m->rules, keys, rs->rules + 1, rs->n_rules, sizeof(*keys),
 			  sizeof(*rs->rules));
 	if (!ret)
@@ -726,6 +730,11 @@ int rules_write(const struct rules_maps *m, const struct ruleset *rs,
 	struct btf_ids b;
 	int ret;
 
+	if ((__u32)rs->n_rules >= m->room) {
+		log_err("%d rules do not fit the tables loaded (%u): 'sluice reload' loads larger "
+			"ones", rs->n_rules, m->room - 1);
+		return -E2BIG;
+	}
 	btf_ids_get(m->ruleset, &b);
 	ret = write_sets(m, &b, cfg, slot);
 	if (!ret)
@@ -748,4 +757,13 @@ int rules_write(const struct rules_maps *m, const struct ruleset *rs,
 void rules_unpin_sets(const char *pin)
 {
 	unpin_sets(pin, NULL);
+}
+
+__u32 rules_room(int n)
+{
+	__u32 room = SLUICE_RULES_MIN;
+
+	while (room <= (__u32)n && room < SLUICE_RULES_MAX)
+		room *= 2;
+	return room;
 }

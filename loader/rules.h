@@ -33,7 +33,12 @@ void rules_free(struct ruleset *rs);
 struct rules_maps {
 	const char *pin;		/* the pin folder, for the sets' maps */
 	int keys, shapes, ruleset, rules, stats, sets4, sets6;
+	__u32 room;			/* rules a slot of the tables holds */
 };
+
+/* The room a ruleset of N rules wants in sluice_rules (per slot):
+ * SLUICE_RULES_MIN, or N + 1 rounded up to a power of two. */
+__u32 rules_room(int n);
 
 /* Write RS and CFG's sets into SLOT (the idle one; ACTIVE is live: the
  * counters of rules both hold carry over). Nothing the datapath reads

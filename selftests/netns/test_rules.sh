@@ -133,9 +133,14 @@ t_live() {
 }
 
 # ---- counters, log -------------------------------------------------------------------
-rule_packets() {	# RULE: its packet count in `rule list --json`
-	json_get "$(rsluice rule list --json)" "[r['packets'] for r in j['rules'] if r['rule'] == $1][0]"
+# list_get EXPR: EXPR over `rule list --json` as j (through a file: a large
+# ruleset's list is longer than a command-line argument may be)
+list_get() {
+	rsluice rule list --json >"$WORK/list.json" 2>/dev/null
+	/usr/bin/python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+		"$WORK/list.json" "$1"
 }
+rule_packets() { list_get "[r['packets'] for r in j['rules'] if r['rule'] == $1][0]"; }
 
 t_counters_log() {
 	local n
@@ -198,7 +203,7 @@ t_cut() {
 	expect "a new drop rule cuts an established TCP connection" grep -q '^cut' "$WORK/held.out"
 	expect "rule add wrote the rule into the config file" grep -q '^rule lan -> wan tcp dport 7000 drop$' "$CFG"
 	local n
-	n=$(json_get "$(rsluice rule list --json)" "len(j['rules'])")
+	n=$(list_get "len(j['rules'])")
 	if rsluice rule del "$n" >"$WORK/del.log" 2>&1 &&
 		! grep -q 'dport 7000 drop' "$CFG" && [ "$(tcp_result "$H1" 203.0.113.1 7000)" = open ]; then
 		pass "rule del $n takes it out of the file and the datapath"
@@ -314,6 +319,31 @@ t_confirm() {
 	expect "sluice confirm with nothing pending says so" not rsluice confirm
 }
 
+# ---- a ruleset larger than the tables: they grow, the running rules carry over ------
+t_grow() {
+	local before after n
+	before=$(rule_packets 1)
+	cp "$CFG" "$WORK/big.conf"
+	/usr/bin/python3 -c '
+for i in range(5000):
+    print("rule lan -> wan src 10.%d.%d.0/24 udp dport %d drop" % (i // 256, i % 256, 1000 + i))' >>"$WORK/big.conf"
+	if ! rsluice reload -c "$WORK/big.conf" >"$WORK/big.log" 2>&1; then
+		fail "a reload to 5007 rules grows the rule tables"; detail "$WORK/big.log"
+		return
+	fi
+	after=$(rule_packets 1)
+	n=$(list_get "len(j['rules'])")
+	if [ "$n" = 5007 ] && [ "${after:-0}" -ge "${before:-1}" ] &&
+		[ "$(tcp_result "$H5" 203.0.113.1 7100)" = timeout ] &&
+		[ "$(tcp_result "$H1" 203.0.113.1 7100)" = open ]; then
+		pass "a reload to 5007 rules grows the rule tables (new programs); rule 1 keeps its counters ($before -> $after) and its verdict"
+	else
+		fail "a reload to 5007 rules grows the rule tables: $n rules, rule 1 counted $before -> $after"
+		detail "$WORK/big.log"
+	fi
+	rsluice reload -c "$CFG" >>"$WORK/big.log" 2>&1
+}
+
 # ---- what a scan from the internet finds ------------------------------------------------------
 t_scan() {
 	if ! command -v nmap >/dev/null; then
@@ -346,5 +376,6 @@ t_cut
 t_sets
 t_reloads
 t_confirm
+t_grow
 t_scan
 exit 0

@@ -949,6 +949,7 @@ static struct rules_maps rules_maps(void)
 		.stats = bpf_map__fd(skel->maps.sluice_rule_stats),
 		.sets4 = bpf_map__fd(skel->maps.sluice_sets4),
 		.sets6 = bpf_map__fd(skel->maps.sluice_sets6),
+		.room = SLUICE_RULES_MIN,
 	};
 }
 
@@ -1015,7 +1016,7 @@ static void r_limit_spent(void)	/* the limit's burst used up just now */
 
 	r_limit();
 	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_config), &key0, &dc);
-	k = SLUICE_RULE_SLOT(dc.policy_gen) * SLUICE_RULES_MAX + 1;
+	k = 1 * 2 + SLUICE_RULE_SLOT(dc.policy_gen);
 	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_rules), &k, &r);
 	r.tat = now_ns() + SLUICE_RULE_BURST * r.interval_ns;
 	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_rules), &k, &r, BPF_ANY);
