@@ -82,6 +82,8 @@ struct sluice_ruleset {
 	__u32 n_shapes[2];		/* IPv4, IPv6 */
 	__u32 n_rules;
 	__u32 pad;
+	__u64 hash;			/* of the compiled ruleset and its sets: an apply
+					 * that would write the same leaves the slots be */
 };
 
 enum sluice_rule_action {

@@ -1638,7 +1638,7 @@ static void set_accept_local(const struct sluice_config *cfg, const struct wants
 /* Timeouts, and a new policy generation: every open connection is checked
  * against the zone policy again on its next packet, so a `forward` taken
  * out of the config cuts the connections it allowed. */
-static int write_config(struct dp *dp, const struct sluice_config *cfg)
+static int write_config(struct dp *dp, const struct sluice_config *cfg, __u32 step)
 {
 	static const __u32 defaults[CFG_CT_TIMEOUTS] = {
 		[CFG_CT_TCP_ESTABLISHED] = SLUICE_CT_TCP_ESTABLISHED_DEFAULT,
@@ -1652,7 +1652,7 @@ static int write_config(struct dp *dp, const struct sluice_config *cfg)
 	__u32 t[CFG_CT_TIMEOUTS], key = 0;
 
 	bpf_map_lookup_elem(dp->config_fd, &key, &v);
-	v.policy_gen++;
+	v.policy_gen += step;
 	/* Marks are set by netfilter, after XDP: the fast path cannot know
 	 * which packets fwmark rules would route elsewhere, so with any such
 	 * rule routed packets go to the kernel after the verdict. */
@@ -1919,8 +1919,10 @@ static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *
 		ret = write_zones(dp, cfg, w);
 	if (!ret)
 		ret = write_ruleset(dp, cfg, rs);
-	if (!ret)	/* last: the policy generation moves once the policy is written */
-		ret = write_config(dp, cfg);
+	/* last: the policy generation moves once the policy is written (by two
+	 * when the live ruleset stays: same slot, open connections re-check) */
+	if (ret >= 0)
+		ret = write_config(dp, cfg, ret == 1 ? 2 : 1);
 	if (ret) {
 		log_err("%s: updating pinned maps: %s", dp->pin, strerror(-ret));
 		return ret;

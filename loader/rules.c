@@ -355,19 +355,25 @@ void rules_free(struct ruleset *rs)
  * bpftool prints their keys and values by field name: the types come from
  * the BTF of the loaded object, found through a pinned map's. */
 struct btf_ids {
+	int from;			/* the map whose BTF it is; -1 once looked up */
 	int fd;
 	__u32 rule_key, rule_hit, set4_key, set6_key, u8;
 };
 
-static void btf_ids_get(int map_fd, struct btf_ids *b)
+/* Looked up when a map is created, not before: parsing the object's BTF
+ * is the slowest part of an apply that changes no rule. */
+static void btf_ids_get(struct btf_ids *b)
 {
 	struct bpf_map_info info = { 0 };
 	__u32 len = sizeof(info);
+	int map_fd = b->from;
 	struct btf *btf;
 	int id;
 
+	if (map_fd < 0)
+		return;
 	memset(b, 0, sizeof(*b));
-	b->fd = -1;
+	b->from = b->fd = -1;
 	if (bpf_obj_get_info_by_fd(map_fd, &info, &len) || !info.btf_id)
 		return;
 	btf = btf__load_from_kernel_by_id(info.btf_id);
@@ -385,12 +391,15 @@ static void btf_ids_get(int map_fd, struct btf_ids *b)
 	b->fd = bpf_btf_get_fd_by_id(info.btf_id);
 }
 
-static int create_map(const struct btf_ids *b, enum bpf_map_type type, const char *name,
+static int create_map(struct btf_ids *b, enum bpf_map_type type, const char *name,
 		      __u32 ksize, __u32 vsize, __u32 max, __u32 ktid, __u32 vtid)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_NO_PREALLOC);
 	int fd;
 
+	btf_ids_get(b);
+	ktid = ktid == 1 ? b->rule_key : ktid == 2 ? b->set4_key : ktid == 3 ? b->set6_key : 0;
+	vtid = vtid == 1 ? b->rule_hit : vtid == 2 ? b->u8 : 0;
 	if (b->fd >= 0 && ktid && vtid) {
 		o.btf_fd = b->fd;
 		o.btf_key_type_id = ktid;
@@ -429,7 +438,7 @@ static int update_many(int fd, const void *keys, const void *vals, size_t n, siz
 	return 0;
 }
 
-static int write_keys(const struct rules_maps *m, const struct btf_ids *b,
+static int write_keys(const struct rules_maps *m, struct btf_ids *b,
 		      const struct ruleset *rs, __u32 slot)
 {
 	struct sluice_rule_key *k = malloc((rs->n_keys + 1) * sizeof(*k));
@@ -444,7 +453,7 @@ static int write_keys(const struct rules_maps *m, const struct btf_ids *b,
 		h[i] = rs->keys[i].h;
 	}
 	fd = create_map(b, BPF_MAP_TYPE_HASH, "sluice_rkeys", sizeof(*k), sizeof(*h),
-			SLUICE_RULE_KEYS_MAX, b->rule_key, b->rule_hit);
+			SLUICE_RULE_KEYS_MAX, 1, 1);	/* (BTF ids of, below) */
 	if (fd < 0) {
 		ret = fd;
 		log_err("creating the classifier's key map: %s", strerror(-ret));
@@ -649,7 +658,7 @@ static int set_sync(int fd, const struct cfg_set *s, int family)
 	return ret;
 }
 
-static int write_sets(const struct rules_maps *m, const struct btf_ids *b,
+static int write_sets(const struct rules_maps *m, struct btf_ids *b,
 		      const struct sluice_config *cfg, __u32 slot)
 {
 	for (int fam = 0; fam < 2; fam++) {
@@ -669,8 +678,7 @@ static int write_sets(const struct rules_maps *m, const struct btf_ids *b,
 				fd = create_map(b, BPF_MAP_TYPE_LPM_TRIE, fam ? "sluice_set6" : "sluice_set4",
 						fam ? sizeof(struct sluice_set6_key)
 						    : sizeof(struct sluice_set4_key), 1,
-						SLUICE_SET_ENTRIES_MAX, fam ? b->set6_key : b->set4_key,
-						b->u8);
+						SLUICE_SET_ENTRIES_MAX, fam ? 3 : 2, 2);
 				if (fd >= 0 && (set_path(path, sizeof(path), m->pin, cfg->sets[i].name,
 							 family) || bpf_obj_pin(fd, path))) {
 					ret = -errno;
@@ -721,21 +729,55 @@ static void unpin_sets(const char *pin, const struct sluice_config *cfg)
 	closedir(d);
 }
 
+static __u64 fnv(__u64 h, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		h ^= ((const unsigned char *)p)[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* What a slot would hold: the compiled ruleset and the sets' config entries. */
+static __u64 ruleset_hash(const struct ruleset *rs, const struct sluice_config *cfg)
+{
+	__u64 h = fnv(0xcbf29ce484222325ULL, rs->shapes, sizeof(rs->shapes));
+
+	h = fnv(h, rs->n_shapes, sizeof(rs->n_shapes));
+	h = fnv(h, rs->rules, (rs->n_rules + 1) * sizeof(*rs->rules));
+	h = fnv(h, rs->keys, rs->n_keys * sizeof(*rs->keys));
+	for (int i = 0; i < cfg->n_sets; i++) {
+		h = fnv(h, cfg->sets[i].name, strlen(cfg->sets[i].name) + 1);
+		h = fnv(h, cfg->sets[i].entries, cfg->sets[i].n * sizeof(*cfg->sets[i].entries));
+	}
+	return h ? h : 1;
+}
+
 int rules_write(const struct rules_maps *m, const struct ruleset *rs,
 		const struct sluice_config *cfg, __u32 slot, __u32 active)
 {
 	struct sluice_ruleset hdr = { .n_shapes = { (__u32)rs->n_shapes[0],
 						    (__u32)rs->n_shapes[1] },
-				      .n_rules = (__u32)rs->n_rules };
-	struct btf_ids b;
+				      .n_rules = (__u32)rs->n_rules,
+				      .hash = ruleset_hash(rs, cfg) }, live;
+	struct btf_ids b = { .from = m->ruleset, .fd = -1 };
 	int ret;
+
+	/* The live slot holds this ruleset already (every apply would rebuild
+	 * it: the daemon applies on every interface change): only the sets'
+	 * config entries are put back, should someone have deleted one. */
+	if (!bpf_map_lookup_elem(m->ruleset, &active, &live) && live.hash == hdr.hash) {
+		ret = write_sets(m, &b, cfg, active);
+		if (b.fd >= 0)
+			close(b.fd);
+		return ret ? ret : 1;
+	}
 
 	if ((__u32)rs->n_rules >= m->room) {
 		log_err("%d rules do not fit the tables loaded (%u): 'sluice reload' loads larger "
 			"ones", rs->n_rules, m->room - 1);
 		return -E2BIG;
 	}
-	btf_ids_get(m->ruleset, &b);
 	ret = write_sets(m, &b, cfg, slot);
 	if (!ret)
 		ret = write_rules(m, rs, slot, active);

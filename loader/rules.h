@@ -42,8 +42,9 @@ __u32 rules_room(int n);
 
 /* Write RS and CFG's sets into SLOT (the idle one; ACTIVE is live: the
  * counters of rules both hold carry over). Nothing the datapath reads
- * changes until the caller moves the policy generation to SLOT. 0 or
- * -errno, reported. */
+ * changes until the caller moves the policy generation to SLOT. 0, 1 when
+ * ACTIVE holds this very ruleset already (nothing written: the generation
+ * may move by two and keep it), or -errno, reported. */
 int rules_write(const struct rules_maps *m, const struct ruleset *rs,
 		const struct sluice_config *cfg, __u32 slot, __u32 active);
 
