@@ -50,7 +50,13 @@ $(BUILD)/xdp_foreign.bpf.o: selftests/netns/xdp_foreign.bpf.c | $(BUILD)
 $(BUILD)/sluice.skel.h: $(BUILD)/sluice.bpf.o
 	$(BPFTOOL) gen skeleton $< name sluice > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/sluice: loader/main.c $(LOADER_SRC) $(LOADER_HDRS) $(BPF_HDRS) $(BUILD)/sluice.skel.h
+# The object's identity, for `reload` to tell whether the running programs
+# are this binary's (computed here: hashing 1-2 MB at every reload costs
+# seconds on a slow box).
+$(BUILD)/sluice.objhash.h: $(BUILD)/sluice.bpf.o
+	echo "#define SLUICE_OBJECT_HASH 0x$$(sha256sum $< | cut -c1-16)ULL" > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/sluice: loader/main.c $(LOADER_SRC) $(LOADER_HDRS) $(BPF_HDRS) $(BUILD)/sluice.skel.h $(BUILD)/sluice.objhash.h
 	$(CC) $(ALL_CFLAGS) loader/main.c $(LOADER_SRC) -o $@ $(LDFLAGS) $(LIBS)
 
 TEST_XDP_SRC := loader/util.c loader/config.c loader/rules.c

@@ -31,6 +31,7 @@
 #include "rules.h"
 #include "util.h"
 #include "sluice.skel.h"
+#include "sluice.objhash.h"
 
 #define LOCK_WAIT_MS 10000
 
@@ -511,15 +512,7 @@ int dp_use_pinned(struct dp *dp)
 
 __u64 dp_object_hash(void)
 {
-	size_t n;
-	const unsigned char *b = sluice__elf_bytes(&n);
-	__u64 h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	return SLUICE_OBJECT_HASH;
 }
 
 int dp_meta_read(struct dp *dp, struct sluice_meta *meta)

@@ -658,6 +658,22 @@ static int set_sync(int fd, const struct cfg_set *s, int family)
 	return ret;
 }
 
+/* Point OUTER[KEY] at map FD (-1: at nothing), unless it does already:
+ * every update of a map-in-map waits for an RCU grace period in the
+ * kernel, which is slow on a busy or emulated box. */
+static int outer_set(int outer, __u32 key, int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), id = 0;
+	bool has = !bpf_map_lookup_elem(outer, &key, &id);
+
+	if (fd < 0)
+		return has && bpf_map_delete_elem(outer, &key) && errno != ENOENT ? -errno : 0;
+	if (has && !bpf_obj_get_info_by_fd(fd, &info, &len) && info.id == id)
+		return 0;
+	return bpf_map_update_elem(outer, &key, &fd, BPF_ANY) ? -errno : 0;
+}
+
 static int write_sets(const struct rules_maps *m, struct btf_ids *b,
 		      const struct sluice_config *cfg, __u32 slot)
 {
@@ -670,7 +686,7 @@ static int write_sets(const struct rules_maps *m, struct btf_ids *b,
 			int fd, ret;
 
 			if ((int)i >= cfg->n_sets) {
-				bpf_map_delete_elem(outer, &key);
+				outer_set(outer, key, -1);
 				continue;
 			}
 			fd = rules_set_open(m->pin, cfg->sets[i].name, family);
@@ -692,8 +708,8 @@ static int write_sets(const struct rules_maps *m, struct btf_ids *b,
 				return fd;
 			}
 			ret = set_sync(fd, &cfg->sets[i], family);
-			if (!ret && bpf_map_update_elem(outer, &key, &fd, BPF_ANY))
-				ret = -errno;
+			if (!ret)
+				ret = outer_set(outer, key, fd);
 			close(fd);
 			if (ret) {
 				log_err("set %s (%s): %s", cfg->sets[i].name, fam ? "IPv6" : "IPv4",
@@ -764,14 +780,11 @@ int rules_write(const struct rules_maps *m, const struct ruleset *rs,
 	int ret;
 
 	/* The live slot holds this ruleset already (every apply would rebuild
-	 * it: the daemon applies on every interface change): only the sets'
-	 * config entries are put back, should someone have deleted one. */
-	if (!bpf_map_lookup_elem(m->ruleset, &active, &live) && live.hash == hdr.hash) {
-		ret = write_sets(m, &b, cfg, active);
-		if (b.fd >= 0)
-			close(b.fd);
-		return ret ? ret : 1;
-	}
+	 * it, and the daemon applies on every interface change): nothing to
+	 * write. (So a config entry removed with `set del` comes back with the
+	 * next change of the ruleset, not with every apply.) */
+	if (!bpf_map_lookup_elem(m->ruleset, &active, &live) && live.hash == hdr.hash)
+		return 1;
 
 	if ((__u32)rs->n_rules >= m->room) {
 		log_err("%d rules do not fit the tables loaded (%u): 'sluice reload' loads larger "
