@@ -36,7 +36,7 @@ LOADER_SRC := $(filter-out loader/main.c,$(wildcard loader/*.c))
 LOADER_HDRS := $(wildcard loader/*.h)
 
 all: $(BUILD)/sluice $(BUILD)/test_xdp $(BUILD)/test_config $(BUILD)/xdp_foreign.bpf.o \
-	$(BUILD)/benchgen $(BUILD)/xdp_pass.bpf.o
+	$(BUILD)/benchgen $(BUILD)/xdp_pass.bpf.o $(BUILD)/shapesim
 
 $(BUILD):
 	@mkdir -p $@
@@ -65,6 +65,11 @@ $(BUILD)/test_xdp: selftests/unit/test_xdp.c selftests/unit/pkt.h $(TEST_XDP_SRC
 
 $(BUILD)/test_config: selftests/unit/test_config.c loader/config.c loader/config.h
 	$(CC) $(ALL_CFLAGS) $< loader/config.c -o $@
+
+# The shaper's arithmetic on synthetic traffic: the header the datapath
+# compiles, built for user space (tools/shapesim.c).
+$(BUILD)/shapesim: tools/shapesim.c bpf/sluice_shape.h | $(BUILD)
+	$(CC) $(ALL_CFLAGS) $< -o $@ -lm
 
 # The benchmark's generator and sink (tools/bench).
 $(BUILD)/benchgen.bpf.o: tools/bench/benchgen.bpf.c tools/bench/benchgen.h | $(BUILD)

@@ -20,6 +20,7 @@
 #include "bridge.h"
 #include "route.h"
 #include "nat.h"
+#include "shape.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -39,7 +40,11 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 	v = bridge_l2(p);
 	if (v != PKT_CONTINUE)
 		return v;
-	return l3_stage(p, hook);	/* routing, conntrack, zone policy (NAT, rules: #10, #11) */
+	v = l3_stage(p, hook);	/* routing, conntrack, zone policy, NAT, rules */
+	if (v != SLUICE_VERDICT_REDIRECT)
+		return v;
+	v = shape_stage(p);	/* a shaped direction: departure time, CE or drop */
+	return v == PKT_CONTINUE ? SLUICE_VERDICT_REDIRECT : v;
 }
 
 /* ---- MSS clamping ---------------------------------------------------------------- */
@@ -647,7 +652,8 @@ static __always_inline int xdp_handoff(struct pkt *p)
 	m->routed = p->routed;
 	m->vlan_op = p->vlan_op;
 	m->vlan = p->vlan;
-	m->pad = 0;
+	m->flags = p->shaped ? SLUICE_META_SHAPED : 0;
+	m->tstamp_lo = (__u32)p->tstamp;
 	m->egress = p->egress;
 	m->egress_slot = p->egress_slot;
 	__builtin_memcpy(m->dmac, p->dmac, ETH_ALEN);
@@ -754,6 +760,10 @@ int sluice_xdp(struct xdp_md *ctx)
  * received skb may keep them in fragments). */
 #define TC_PULL_LEN	256
 
+/* BPF_SKB_TSTAMP_DELIVERY_MONO, renamed BPF_SKB_CLOCK_MONOTONIC in 6.11:
+ * the value both kernels take. */
+#define SLUICE_TSTAMP_MONO	1
+
 /* The redirect: bpf_redirect() to the egress port, whose qdisc and tc egress
  * hook the skb then passes (that is what shaping needs). VLAN tags of an skb
  * live in its metadata, moved with bpf_skb_vlan_push/pop: not done yet, so
@@ -782,6 +792,13 @@ static __always_inline int tc_finish(struct pkt *p, struct __sk_buff *skb)
 	p->egress_slot = m->egress_slot;
 	__builtin_memcpy(p->dmac, m->dmac, ETH_ALEN);
 	__builtin_memcpy(p->smac, m->smac, ETH_ALEN);
+	if (m->flags & SLUICE_META_SHAPED) {
+		/* XDP's time, whole again: within 2 s of now either way */
+		__u64 now = bpf_ktime_get_ns();
+
+		p->shaped = 1;
+		p->tstamp = now + (__s32)(m->tstamp_lo - (__u32)now);
+	}
 	/* (the headers again, for the rewrite: XDP checked them) */
 	if (pkt_parse(p) != PKT_CONTINUE)
 		return pkt_pass(p, SLUICE_PASS_UNSUPPORTED);
@@ -916,6 +933,9 @@ static __always_inline int tc_exit(struct pkt *p, int v, __u32 len)
 	if (v < 0 || v >= SLUICE_VERDICT_MAX)
 		return TC_ACT_SHOT;
 	pkt_count(p, v, len);
+	if (v == SLUICE_VERDICT_REDIRECT && p->shaped)
+		/* mono-typed: forwarding keeps it (a plain write is cleared) */
+		bpf_skb_set_tstamp(p->ctx, p->tstamp, SLUICE_TSTAMP_MONO);
 	if (v == SLUICE_VERDICT_REDIRECT)
 		return bpf_redirect(p->egress, 0);
 	return v == SLUICE_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;

@@ -70,7 +70,9 @@ enum sluice_verdict {
 	X(FRAG_NO_FIRST,  frag_no_first,  "frag-no-first")		\
 	X(FRAG_HELD,      frag_held,      "frag-held")		\
 	X(RULE,           rule,           "rule")			\
-	X(RULE_REJECT,    rule_reject,    "rule-reject")
+	X(RULE_REJECT,    rule_reject,    "rule-reject")		\
+	X(SHAPE_AQM,      shape_aqm,      "shape-aqm")			\
+	X(SHAPE_LIMIT,    shape_limit,    "shape-limit")
 
 /* Pass reasons: why a frame was handed to the kernel unchanged. Same
  * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"
@@ -224,11 +226,16 @@ struct sluice_xdp_meta {
 	__u8 routed;		/* rewrite MACs and TTL */
 	__u8 vlan_op;		/* enum pkt_vlan_op */
 	__u16 vlan;
-	__u16 pad;
+	__u16 flags;		/* enum sluice_meta_flags */
 	__u32 egress, egress_slot;
 	__u8 dmac[6], smac[6];
+	__u32 tstamp_lo;	/* SLUICE_META_SHAPED: low bits of the departure time */
 };
-SLUICE_ASSERT(sizeof(struct sluice_xdp_meta) == 28, "struct sluice_xdp_meta layout");
+SLUICE_ASSERT(sizeof(struct sluice_xdp_meta) == 32, "struct sluice_xdp_meta layout");
+
+enum sluice_meta_flags {
+	SLUICE_META_SHAPED = 1 << 0,	/* give the skb tstamp_lo's departure time */
+};
 
 /* The kernel's bridge port states (BR_STATE_*), named for bpftool. */
 enum sluice_stp_state {
@@ -313,7 +320,8 @@ struct sluice_zone {
 	__u32 n_ports;
 	__u32 forward;			/* bit z: `forward THIS -> z` */
 	__u16 mss;			/* `mss-clamp N`, SLUICE_MSS_AUTO, 0: none */
-	__u16 pad;
+	__u8 shape;			/* 1 + its pipes' index (sluice_shape.h), 0: not shaped */
+	__u8 pad;
 };
 
 /* `mss-clamp auto`: the MTU of the interface, less the IP and TCP headers. */

@@ -82,6 +82,7 @@ run_local() {
 		case $s in
 		unit)
 			run_suite unit/config "$SUITE_TIMEOUT" "$TOP/build/test_config"
+			run_suite unit/shape "$SUITE_TIMEOUT" "$TOP/build/shapesim"
 			run_suite unit/xdp "$SUITE_TIMEOUT" "$TOP/build/test_xdp"
 			;;
 		netns)
