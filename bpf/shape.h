@@ -21,12 +21,6 @@
 #include "pkt.h"
 #include "route.h"
 
-struct sluice_shape_pipe {
-	struct bpf_spin_lock lock;
-	__u32 pad;
-	struct sluice_shape_state st;
-};
-
 struct shape_host_key {
 	__u32 pipe, host;
 };

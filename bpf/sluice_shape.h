@@ -35,6 +35,7 @@
 #define SLUICE_SHAPE_H
 
 #include <linux/types.h>
+#include <linux/bpf.h>
 
 #define SHAPE_NS		1000000000ULL
 #define SHAPE_BKT_SHIFT		20			/* activity buckets of 1.05 ms */
@@ -43,6 +44,9 @@
 #define SHAPE_MAX_ZONES		4			/* shaped zones; 2 pipes each */
 #define SHAPE_PIPES		(2 * SHAPE_MAX_ZONES)
 #define SHAPE_MTU		1514			/* for the AQM's per-packet floor */
+#define SHAPE_TARGET_NS		5000000			/* CoDel target, as cake's */
+#define SHAPE_INTERVAL_NS	100000000		/* CoDel interval, as cake's */
+#define SHAPE_LIMIT_NS		100000000		/* the most delay a packet is given */
 
 enum shape_dir {
 	SHAPE_UP = 0,		/* towards the shaped zone: its ports' egress */
@@ -95,6 +99,13 @@ struct sluice_shape_state {
 	__u64 win_bytes, last_rate;	/* bytes this window; bits/s of the last */
 	__u64 packets, bytes;	/* sent (marked included) */
 	__u64 marks, drops_aqm, drops_limit;
+};
+
+/* sluice_shape[pipe]: the state and the lock that guards it. */
+struct sluice_shape_pipe {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	struct sluice_shape_state st;
 };
 
 struct shape_host {

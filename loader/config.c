@@ -1369,6 +1369,13 @@ static const struct unit {
 };
 
 /* DIGITS[.DIGITS][UNIT], exact in integer arithmetic: 2.5mbit is 2500000. */
+static bool parse_rate(const char *s, size_t len, uint64_t *out);
+
+int cfg_parse_rate(const char *s, uint64_t *out)
+{
+	return parse_rate(s, strlen(s), out);
+}
+
 static bool parse_rate(const char *s, size_t len, uint64_t *out)
 {
 	size_t i = 0, int_len, frac_len = 0;
@@ -1420,7 +1427,7 @@ static int take_rate(struct parser *p, uint64_t *bps)
 
 /* In enum cfg_overhead_kind order, from CFG_OH_ETHERNET on. */
 static const char *const overheads[] = {
-	"ethernet", "docsis", "pppoe-ptm", "bridged-ptm", "atm",
+	"ethernet", "docsis", "pppoe-ptm", "bridged-ptm", "pppoe-llcsnap",
 };
 
 static int take_overhead(struct parser *p, struct cfg_shape *s)
@@ -1436,6 +1443,15 @@ static int take_overhead(struct parser *p, struct cfg_shape *s)
 		return expected_choice(p, overheads, ARRAY_SIZE(overheads),
 				       "a byte count (-64..256)");
 	}
+	if (next(p))
+		return -1;
+	/* cell framing on top: `N atm`, `N ptm` (the presets bring their own) */
+	static const char *const framings[] = { "atm", "ptm" };
+	int f = word_index(&p->tok, framings, 2);
+
+	if (f < 0)
+		return 0;
+	s->framing = CFG_FRAME_ATM + f;
 	return next(p);
 }
 
@@ -1714,6 +1730,9 @@ static int check_shapes(struct parser *p)
 			return perr(p, s->loc, "zone \"%s\" is already shaped (line %d)",
 				    cfg->zones[s->zone].name, cfg->shapes[shaped[s->zone] - 1].loc.line);
 		shaped[s->zone] = i + 1;
+		if (i >= CFG_SHAPED_ZONES_MAX)
+			return perr(p, s->loc, "too many shaped zones (at most %d)",
+				    CFG_SHAPED_ZONES_MAX);
 	}
 	return 0;
 }

@@ -123,9 +123,13 @@ enum cfg_overhead_kind {
 	CFG_OH_DOCSIS,
 	CFG_OH_PPPOE_PTM,
 	CFG_OH_BRIDGED_PTM,
-	CFG_OH_ATM,
+	CFG_OH_PPPOE_LLCSNAP,
 	CFG_OH_BYTES,		/* an explicit number of bytes */
 };
+
+enum cfg_framing { CFG_FRAME_NONE = 0, CFG_FRAME_ATM, CFG_FRAME_PTM };	/* sluice_shape.h order */
+
+#define CFG_SHAPED_ZONES_MAX	4	/* SHAPE_MAX_ZONES */
 
 enum cfg_isolation { CFG_ISOLATE_HOSTS = 0, CFG_ISOLATE_FLOWS };
 
@@ -135,6 +139,7 @@ struct cfg_shape {
 	uint64_t upload_bps, download_bps;	/* bits per second */
 	enum cfg_overhead_kind overhead;
 	int overhead_bytes;			/* CFG_OH_BYTES */
+	enum cfg_framing framing;		/* `atm`/`ptm` after the overhead */
 	int mpu;				/* 0: none */
 	enum cfg_isolation isolation;		/* default hosts */
 	int ecn;				/* default 1 */
@@ -217,5 +222,8 @@ void cfg_free(struct sluice_config *cfg);
 void cfg_inactive(const struct sluice_config *cfg,
 		  void (*fn)(void *ctx, const struct cfg_loc *loc, const char *what),
 		  void *ctx);
+
+/* DIGITS[.DIGITS][bit|kbit|mbit|gbit] -> bits per second (`shape set`). */
+int cfg_parse_rate(const char *s, uint64_t *out);	/* 1: valid */
 
 #endif

@@ -29,6 +29,8 @@
 #include "fdb.h"
 #include "nl.h"
 #include "rules.h"
+#include "qdisc.h"
+#include "shape.h"
 #include "util.h"
 #include "sluice.skel.h"
 #include "sluice.objhash.h"
@@ -186,6 +188,7 @@ static const char *const map_names[] = {
 	"sluice_ct6_new", "sluice_nat4_ext", "sluice_nat4_int", "sluice_nat4_peer",
 	"sluice_frag_events", "sluice_rule_keys", "sluice_rule_shapes", "sluice_ruleset",
 	"sluice_rules", "sluice_rule_stats", "sluice_sets4", "sluice_sets6", "sluice_log",
+	"sluice_shape_cfg", "sluice_shape", "sluice_shape_hosts", "sluice_shape_flows",
 };
 
 static int *map_fd(struct dp *dp, size_t i)
@@ -196,7 +199,8 @@ static int *map_fd(struct dp *dp, size_t i)
 		       &dp->ct6_fd, &dp->ct6_new_fd, &dp->nat_ext_fd, &dp->nat_int_fd,
 		       &dp->nat_peer_fd, &dp->frag_events_fd, &dp->rule_keys_fd,
 		       &dp->rule_shapes_fd, &dp->ruleset_fd, &dp->rules_fd, &dp->rule_stats_fd,
-		       &dp->sets4_fd, &dp->sets6_fd, &dp->log_fd };
+		       &dp->sets4_fd, &dp->sets6_fd, &dp->log_fd, &dp->shape_cfg_fd, &dp->shape_fd,
+		       &dp->shape_hosts_fd, &dp->shape_flows_fd };
 
 	return fds[i];
 }
@@ -479,6 +483,10 @@ int dp_load(struct dp *dp)
 	dp->sets4_fd = dup(bpf_map__fd(dp->skel->maps.sluice_sets4));
 	dp->sets6_fd = dup(bpf_map__fd(dp->skel->maps.sluice_sets6));
 	dp->log_fd = dup(bpf_map__fd(dp->skel->maps.sluice_log));
+	dp->shape_cfg_fd = dup(bpf_map__fd(dp->skel->maps.sluice_shape_cfg));
+	dp->shape_fd = dup(bpf_map__fd(dp->skel->maps.sluice_shape));
+	dp->shape_hosts_fd = dup(bpf_map__fd(dp->skel->maps.sluice_shape_hosts));
+	dp->shape_flows_fd = dup(bpf_map__fd(dp->skel->maps.sluice_shape_flows));
 	return 0;
 }
 
@@ -1393,6 +1401,9 @@ static int write_zones(struct dp *dp, const struct sluice_config *cfg, const str
 				  (cz->filtering == CFG_FILTER_ENDPOINT ? SLUICE_ZONE_FILTER_EIF : 0) |
 				  (cz->filtering == CFG_FILTER_ADDR ? SLUICE_ZONE_FILTER_ADF : 0);
 			v.mss = cz->mss_clamp < 0 ? SLUICE_MSS_AUTO : cz->mss_clamp;
+			for (int i = 0; i < cfg->n_shapes; i++)
+				if (cfg->shapes[i].zone == (int)z)
+					v.shape = i + 1;
 			for (int f = 0; f < cfg->n_forwards; f++)
 				if (cfg->forwards[f].from == (int)z)
 					v.forward |= 1U << cfg->forwards[f].to;
@@ -1840,9 +1851,9 @@ static int tc_beside(struct dp *dp, struct want *w)
 	return fd;
 }
 
-static int attach_beside(struct dp *dp, struct wants *w)
+static int attach_beside(struct dp *dp, struct wants *w, const struct sluice_config *cfg)
 {
-	bool need = false;
+	bool need = cfg->n_shapes > 0;	/* shaped traffic is handed to tc */
 	int i, ret;
 
 	keep_modes(dp, w);
@@ -1861,6 +1872,24 @@ static int attach_beside(struct dp *dp, struct wants *w)
 			x->port.flags |= SLUICE_PORT_TC_TOO;
 	}
 	return 0;
+}
+
+/* sch_fq where shaped traffic leaves (loader/shape.c): every wanted port. */
+static int shape_qdiscs(struct dp *dp, const struct sluice_config *cfg, const struct wants *w)
+{
+	struct shape_port *v = calloc(w->n + 1, sizeof(*v));
+	int ret;
+
+	if (!v)
+		return -ENOMEM;
+	for (int i = 0; i < w->n; i++) {
+		snprintf(v[i].name, sizeof(v[i].name), "%s", w->v[i].port.name);
+		v[i].ifindex = w->v[i].ifindex;
+		v[i].zone = w->v[i].zone;
+	}
+	ret = shape_ports(dp, cfg, v, w->n);
+	free(v);
+	return ret;
 }
 
 /* Phase 2: record the ports in the maps and pin the programs, then let
@@ -1908,6 +1937,8 @@ static int commit(struct dp *dp, const struct sluice_config *cfg, struct wants *
 		ret = write_forwards(dp, cfg, w);
 	if (!ret)
 		set_accept_local(cfg, w);
+	if (!ret)
+		ret = shape_write(dp, cfg);	/* (before the zones point at the pipes) */
 	if (!ret)
 		ret = write_zones(dp, cfg, w);
 	if (!ret)
@@ -2017,7 +2048,9 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 	if (!ret)
 		ret = attach_new(dp, w, &have);
 	if (!ret)
-		ret = attach_beside(dp, w);
+		ret = attach_beside(dp, w, cfg);
+	if (!ret)
+		ret = shape_qdiscs(dp, cfg, w);
 	if (!ret && dp->skel)
 		ret = update_kept(dp, w, &have, old[0], old[1]);	/* restores on failure */
 	if (ret) {
@@ -2068,6 +2101,7 @@ int dp_down(struct dp *dp)
 		    unlink(path) && errno != ENOENT)
 			ret = -errno;
 	rules_unpin_sets(dp->pin);
+	qdisc_restore(dp->pin, NULL, 0);	/* the qdiscs shaping replaced */
 	/* Objects sluice did not pin stay, and so does the folder then. */
 	if (rmdir(dp->pin) && errno != ENOENT)
 		log_warn("%s: not removed: %s", dp->pin, strerror(errno));
@@ -2364,5 +2398,6 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 			break;
 		view->zones[view->n_zones++] = z;
 	}
+	shape_stats_read(dp, view->shape, &view->n_shape);
 	return 0;
 }

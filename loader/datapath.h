@@ -15,6 +15,7 @@
 #include "conntrack.h"
 #include "nl.h"
 #include "sluice.h"
+#include "sluice_shape.h"
 
 struct sluice;
 
@@ -39,6 +40,7 @@ struct dp {
 	    nat_peer_fd, frag_events_fd;
 	int rule_keys_fd, rule_shapes_fd, ruleset_fd, rules_fd, rule_stats_fd, sets4_fd,
 	    sets6_fd, log_fd;
+	int shape_cfg_fd, shape_fd, shape_hosts_fd, shape_flows_fd;
 	__u32 fdb_size;		/* for dp_load: sluice_fdb's size, 0: the default */
 	__u32 ct_flows;		/* for dp_load: conntrack size in flows, 0: the default */
 	__u32 rules_room;	/* for dp_load: rules per slot (rules_room()), 0: the least */
@@ -90,6 +92,15 @@ struct dp_port_view {
 	struct sluice_port_stats stats;	/* summed over CPUs */
 };
 
+struct shape_view {
+	char zone[32];
+	int dir;			/* enum shape_dir */
+	struct sluice_shape_cfg cfg;
+	struct sluice_shape_state st;
+	__u64 backlog_ns, delivered;	/* delivered: bits/s over the last second */
+	__u32 hosts, flows;		/* with traffic scheduled ahead now */
+};
+
 struct dp_view {
 	struct sluice_meta meta;
 	pid_t daemon_pid;		/* the daemon holding the lock, or 0 */
@@ -109,6 +120,8 @@ struct dp_view {
 	__u32 nat_ports;		/* masquerade's range (nat-ports), in ports */
 	struct sluice_ruleset rules;	/* the live ruleset's size */
 	__u32 policy_gen;
+	int n_shape;			/* shaped directions */
+	struct shape_view shape[SHAPE_PIPES];
 };
 
 int dp_view_read(struct dp *dp, struct dp_view *view);

@@ -25,6 +25,7 @@
 #include "nl.h"
 #include "report.h"
 #include "rulecli.h"
+#include "shape.h"
 #include "rules.h"
 #include "util.h"
 
@@ -52,8 +53,8 @@ enum {
 	C_UP = 1 << 0, C_RUN = 1 << 1, C_RELOAD = 1 << 2, C_DOWN = 1 << 3,
 	C_STATUS = 1 << 4, C_STATS = 1 << 5, C_CHECK = 1 << 6, C_FDB = 1 << 7,
 	C_CT = 1 << 8, C_RULE = 1 << 9, C_SET = 1 << 10, C_LOG = 1 << 11,
-	C_CONFIRM = 1 << 12,
-	C_ALL = 0x1fff,
+	C_CONFIRM = 1 << 12, C_SHAPE = 1 << 13,
+	C_ALL = 0x3fff,
 };
 
 struct opt {
@@ -109,6 +110,7 @@ static int cmd_rule(struct args *a);
 static int cmd_set(struct args *a);
 static int cmd_log(struct args *a);
 static int cmd_confirm(struct args *a);
+static int cmd_shape(struct args *a);
 
 static const struct cmd cmds[] = {
 	{ "up", C_UP, true, cmd_up, "load the datapath and attach it to every port, then exit" },
@@ -130,6 +132,8 @@ static const struct cmd cmds[] = {
 	  "'set add|del NAME ADDR[/LEN]' at runtime, 'set list NAME'" },
 	{ "log", C_LOG, true, cmd_log, "print connections the rules with 'log' decided" },
 	{ "confirm", C_CONFIRM, true, cmd_confirm, "keep the config 'reload --confirm' applied" },
+	{ "shape", C_SHAPE, true, cmd_shape,
+	  "set ZONE upload RATE download RATE: change a shaped zone's rates now" },
 };
 
 static void usage(FILE *f, const struct cmd *only)
@@ -208,7 +212,7 @@ static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a
 	int n = 0, k;
 
 	/* a rule's words ("->", "-" in none) are operands: stop at the first */
-	if (c->bit & (C_RULE | C_SET)) {
+	if (c->bit & (C_RULE | C_SET | C_SHAPE)) {
 		strcpy(so, "+:");
 		sn = 2;
 	}
@@ -270,7 +274,7 @@ static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a
 		a->flush = true;
 		optind++;
 	}
-	if (c->bit & (C_RULE | C_SET)) {
+	if (c->bit & (C_RULE | C_SET | C_SHAPE)) {
 		a->rest = argv + optind;
 		a->n_rest = argc - optind;
 		return 0;
@@ -750,6 +754,34 @@ static int cmd_set(struct args *a)
 		return 2;
 	}
 	return rulecli_set(a->pin, verb, a->rest[1], list ? NULL : a->rest[2]);
+}
+
+/* Rates change in the pinned map at once; the config file keeps its own
+ * (the next reload goes back to them). */
+static int cmd_shape(struct args *a)
+{
+	uint64_t rate[2];
+	struct dp dp;
+	int ret;
+
+	if (a->n_rest != 6 || strcmp(a->rest[0], "set") || strcmp(a->rest[2], "upload") ||
+	    strcmp(a->rest[4], "download")) {
+		log_err("usage: sluice shape set ZONE upload RATE download RATE");
+		return 2;
+	}
+	for (int i = 0; i < 2; i++)
+		if (!cfg_parse_rate(a->rest[3 + 2 * i], &rate[i]) || !rate[i]) {
+			log_err("invalid rate \"%s\" (a number and bit, kbit, mbit or gbit, "
+				"greater than 0)", a->rest[3 + 2 * i]);
+			return 2;
+		}
+	ret = dp_open(&dp, a->pin, DP_WRITE);
+	if (ret == -ENOENT)
+		log_err("%s: sluice is not loaded", a->pin);
+	if (!ret)
+		ret = shape_set(&dp, a->rest[1], rate[0], rate[1]);
+	dp_close(&dp);
+	return ret ? 1 : 0;
 }
 
 static int cmd_log(struct args *a)

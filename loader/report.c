@@ -361,6 +361,8 @@ static double pct(uint64_t n, uint64_t of)
 	return of ? 100.0 * n / of : 0;
 }
 
+static void report_shape(FILE *f, const struct dp_view *v);
+
 static void report_ct(FILE *f, const struct dp_view *v)
 {
 	const struct sluice_gstats *g = &v->g;
@@ -396,6 +398,45 @@ static void report_ct(FILE *f, const struct dp_view *v)
 	fprintf(f, "rules: %u (%u IPv4 and %u IPv6 shapes, policy generation %u); "
 		"%llu rejects answered\n", v->rules.n_rules, v->rules.n_shapes[0],
 		v->rules.n_shapes[1], v->policy_gen, (unsigned long long)g->rules_rejected);
+	report_shape(f, v);
+}
+
+static void report_shape(FILE *f, const struct dp_view *v)
+{
+	for (int i = 0; i < v->n_shape; i++) {
+		const struct shape_view *s = &v->shape[i];
+		char set[32], got[32];
+
+		human(set, sizeof(set), s->cfg.rate, "bit/s");
+		human(got, sizeof(got), s->delivered, "bit/s");
+		fprintf(f, "shape %s %s: rate %s, delivered %s, backlog %.1f ms, %u hosts and "
+			"%u flows active; %llu packets, %llu ECN marks, drops %llu shape-aqm, "
+			"%llu shape-limit\n", s->zone, s->dir == SHAPE_UP ? "upload" : "download",
+			set, got, s->backlog_ns / 1e6, s->hosts, s->flows,
+			(unsigned long long)s->st.packets, (unsigned long long)s->st.marks,
+			(unsigned long long)s->st.drops_aqm, (unsigned long long)s->st.drops_limit);
+	}
+}
+
+static void shape_json(FILE *f, const struct dp_view *v)
+{
+	fprintf(f, ",\"shape\":[");
+	for (int i = 0; i < v->n_shape; i++) {
+		const struct shape_view *s = &v->shape[i];
+
+		fprintf(f, "%s{\"zone\":", i ? "," : "");
+		json_str(f, s->zone);
+		fprintf(f, ",\"direction\":\"%s\",\"rate\":%llu,\"delivered\":%llu,"
+			"\"backlog_ns\":%llu,\"hosts\":%u,\"flows\":%u,\"packets\":%llu,"
+			"\"bytes\":%llu,\"marks\":%llu,\"drops\":{\"shape-aqm\":%llu,"
+			"\"shape-limit\":%llu}}", s->dir == SHAPE_UP ? "upload" : "download",
+			(unsigned long long)s->cfg.rate, (unsigned long long)s->delivered,
+			(unsigned long long)s->backlog_ns, s->hosts, s->flows,
+			(unsigned long long)s->st.packets, (unsigned long long)s->st.bytes,
+			(unsigned long long)s->st.marks, (unsigned long long)s->st.drops_aqm,
+			(unsigned long long)s->st.drops_limit);
+	}
+	fprintf(f, "]");
 }
 
 static void ct_json(FILE *f, const struct dp_view *v)
@@ -427,6 +468,7 @@ static void ct_json(FILE *f, const struct dp_view *v)
 	fprintf(f, ",\"rules\":{\"rules\":%u,\"shapes_ipv4\":%u,\"shapes_ipv6\":%u,"
 		"\"policy_gen\":%u,\"rejected\":%llu}", v->rules.n_rules, v->rules.n_shapes[0],
 		v->rules.n_shapes[1], v->policy_gen, (unsigned long long)g->rules_rejected);
+	shape_json(f, v);
 }
 
 static void stats_json(FILE *f, const struct dp_view *prev, const struct dp_view *cur,

@@ -148,7 +148,7 @@ static bool check_parse(const char *name, const char *text, const char *want)
 #define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\", \"conntrack\", \"port\" or \"nat-ports\""
 #define ZITEMS "expected \"interfaces\", \"input\", \"masquerade\", \"mss-clamp\", \"filtering\", \"bogons\" or \"}\""
 #define ACTIONS "expected \"accept\", \"drop\" or \"reject\""
-#define OVERHEADS "expected \"ethernet\", \"docsis\", \"pppoe-ptm\", \"bridged-ptm\", \"atm\" or a byte count (-64..256)"
+#define OVERHEADS "expected \"ethernet\", \"docsis\", \"pppoe-ptm\", \"bridged-ptm\", \"pppoe-llcsnap\" or a byte count (-64..256)"
 
 static const struct parse_case {
 	const char *name;
@@ -198,7 +198,7 @@ static const struct parse_case {
 	  "rule lan -> wan proto 6 dport 80 accept\n"
 	  "rule lan -> wan type 8 icmp accept\n", NULL },
 	{ "shape with everything",
-	  Z "shape wan upload 2.5mbit download 1Gbit overhead -4 mpu 64 isolation flows ecn off\n"
+	  Z "shape wan upload 2.5mbit download 1Gbit overhead -4 atm mpu 64 isolation flows ecn off\n"
 	  "shape lan upload 1 download 1", NULL },
 
 	/* lexer */
