@@ -37,6 +37,10 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 
+/* Inlined always: the datapath runs these under a bpf_spin_lock, where
+ * the 6.1 verifier allows no function call. */
+#define SHAPE_INLINE		static inline __attribute__((always_inline))
+
 #define SHAPE_NS		1000000000ULL
 #define SHAPE_BKT_SHIFT		20			/* activity buckets of 1.05 ms */
 #define SHAPE_BKT		(1ULL << SHAPE_BKT_SHIFT)
@@ -138,19 +142,19 @@ enum shape_action {
 	SHAPE_DROP_LIMIT = 3,	/* would wait beyond limit_ns */
 };
 
-static inline int shape_before(__u64 a, __u64 b)
+SHAPE_INLINE int shape_before(__u64 a, __u64 b)
 {
 	return (__s64)(a - b) < 0;
 }
 
-static inline __u64 shape_max(__u64 a, __u64 b)
+SHAPE_INLINE __u64 shape_max(__u64 a, __u64 b)
 {
 	return shape_before(a, b) ? b : a;
 }
 
 /* Bytes on the wire for SEGS segments totalling IP_BYTES (a GSO packet is
  * sent as SEGS packets, each paying the overhead and the cell framing). */
-static inline __u64 shape_wire_bytes(const struct sluice_shape_cfg *c, __u32 ip_bytes, __u32 segs)
+SHAPE_INLINE __u64 shape_wire_bytes(const struct sluice_shape_cfg *c, __u32 ip_bytes, __u32 segs)
 {
 	__s64 seg;
 
@@ -168,13 +172,13 @@ static inline __u64 shape_wire_bytes(const struct sluice_shape_cfg *c, __u32 ip_
 	return (__u64)seg * segs;
 }
 
-static inline __u64 shape_tx_ns(__u64 rate, __u64 bytes)
+SHAPE_INLINE __u64 shape_tx_ns(__u64 rate, __u64 bytes)
 {
 	return rate ? bytes * 8 * SHAPE_NS / rate : 0;
 }
 
 /* Forget the buckets now has passed. Bounded: at most SHAPE_RING steps. */
-static inline void shape_ring_expire(struct shape_ring *r, __u64 now)
+SHAPE_INLINE void shape_ring_expire(struct shape_ring *r, __u64 now)
 {
 	__u64 nb = now & ~(SHAPE_BKT - 1);
 	__s64 gap = (__s64)(nb - r->base);
@@ -203,7 +207,7 @@ static inline void shape_ring_expire(struct shape_ring *r, __u64 now)
 }
 
 /* Is an entity counted at EPOCH still counted? */
-static inline int shape_ring_has(const struct shape_ring *r, __u64 epoch)
+SHAPE_INLINE int shape_ring_has(const struct shape_ring *r, __u64 epoch)
 {
 	return epoch && !shape_before(epoch & ~1ULL, r->base);
 }
@@ -211,7 +215,7 @@ static inline int shape_ring_has(const struct shape_ring *r, __u64 epoch)
 /* Count an entity by time T instead of where it was (EPOCH); returns its
  * new epoch. A time beyond the ring counts in the last bucket (the entity
  * moves again with its next packet). */
-static inline __u64 shape_ring_move(struct shape_ring *r, __u64 epoch, __u64 t)
+SHAPE_INLINE __u64 shape_ring_move(struct shape_ring *r, __u64 epoch, __u64 t)
 {
 	__u64 tb = t & ~(SHAPE_BKT - 1), last = r->base + (SHAPE_RING - 1) * SHAPE_BKT;
 	__u32 s;
@@ -238,7 +242,7 @@ static inline __u64 shape_ring_move(struct shape_ring *r, __u64 epoch, __u64 t)
  * in 0.16 fixed point and two Newton steps follow each change of count,
  * y' = y (3 - count y^2) / 2 (exact for 1, tabled for 2, within 1% from
  * 3 on when count moves by one or two). */
-static inline __u32 shape_newton(__u32 y, __u32 count)
+SHAPE_INLINE __u32 shape_newton(__u32 y, __u32 count)
 {
 	__u64 cy2 = (__u64)count * (((__u64)y * y) >> 16);
 
@@ -247,7 +251,7 @@ static inline __u32 shape_newton(__u32 y, __u32 count)
 	return ((__u64)y * ((3ULL << 16) - cy2)) >> 17;
 }
 
-static inline void shape_set_count(struct shape_flow *f, __u32 count)
+SHAPE_INLINE void shape_set_count(struct shape_flow *f, __u32 count)
 {
 	if (count > 0xffff)
 		count = 0xffff;
@@ -263,13 +267,13 @@ static inline void shape_set_count(struct shape_flow *f, __u32 count)
 	f->inv_sqrt = shape_newton(shape_newton(f->inv_sqrt ? f->inv_sqrt : 1 << 16, count), count);
 }
 
-static inline __u64 shape_control(__u32 interval, __u32 inv_sqrt)
+SHAPE_INLINE __u64 shape_control(__u32 interval, __u32 inv_sqrt)
 {
 	return ((__u64)interval * inv_sqrt) >> 16;
 }
 
 /* CoDel on the delay D a packet of flow F is given: 1 when it must signal. */
-static inline int shape_codel(const struct sluice_shape_cfg *c, struct shape_flow *f,
+SHAPE_INLINE int shape_codel(const struct sluice_shape_cfg *c, struct shape_flow *f,
 			      __u64 now, __u64 d, __u64 floor)
 {
 	__u64 thr = c->target_ns > floor ? c->target_ns : floor;
@@ -305,7 +309,7 @@ static inline int shape_codel(const struct sluice_shape_cfg *c, struct shape_flo
 /* The decision for one packet of BYTES on the wire of flow F of host H in
  * pipe S, arriving at NOW; ECT: it may carry CE. *TSTAMP gets its departure
  * when it is sent (SHAPE_SEND, SHAPE_MARK). */
-static inline int shape_decide(const struct sluice_shape_cfg *c, struct sluice_shape_state *s,
+SHAPE_INLINE int shape_decide(const struct sluice_shape_cfg *c, struct sluice_shape_state *s,
 			       struct shape_host *h, struct shape_flow *f, __u64 now,
 			       __u64 bytes, int ect, __u64 *tstamp)
 {

@@ -260,9 +260,9 @@ static int put_back(int ifindex, const struct saved *s)
 int qdisc_fq(const char *pin, const char *name, int ifindex, const struct fq_params *p)
 {
 	struct saved *v, cur = { 0 }, *nv;
-	int n = load(pin, &v), ret;
+	int n = load(pin, &v), ret, fresh = find(v, n, name) < 0;
 
-	if (find(v, n, name) < 0) {	/* first time: remember what was there */
+	if (fresh) {	/* first time: remember what was there */
 		ret = read_root(ifindex, &cur);
 		if (ret && ret != -ENOENT) {
 			log_err("%s: reading its qdisc: %s", name, strerror(-ret));
@@ -271,9 +271,6 @@ int qdisc_fq(const char *pin, const char *name, int ifindex, const struct fq_par
 		}
 		if (cur.handle == QDISC_HANDLE)	/* (a record lost with /run) */
 			cur.handle = 0;
-		if (cur.handle)
-			log_warn("%s: replacing its root qdisc %s %x: (restored without its classes "
-				 "and filters when shaping stops)", name, cur.kind, cur.handle >> 16);
 		snprintf(cur.name, sizeof(cur.name), "%s", name);
 		nv = realloc(v, (n + 1) * sizeof(*v));
 		if (!nv) {
@@ -288,8 +285,13 @@ int qdisc_fq(const char *pin, const char *name, int ifindex, const struct fq_par
 			return ret;
 		}
 	}
-	free(v);
 	ret = install_fq(ifindex, p);
+	if (ret && fresh)	/* nothing replaced: nothing to put back */
+		store(pin, v, n - 1);
+	else if (fresh && cur.handle)
+		log_warn("%s: replaced its root qdisc %s %x: (put back without its classes and "
+			 "filters when shaping stops)", name, cur.kind, cur.handle >> 16);
+	free(v);
 	if (ret == -ENOENT || ret == -EOPNOTSUPP)
 		log_err("%s: this kernel has no sch_fq (\"fq\" qdisc), which shaping needs: "
 			"load the sch_fq module or remove the shape lines", name);

@@ -27,6 +27,7 @@
 #include <bpf/libbpf.h>
 #include <linux/if_ether.h>
 #include "pkt.h"
+#include "sluice_shape.h"
 #include "util.h"
 #include "sluice.h"
 #include "sluice.skel.h"
@@ -2425,6 +2426,195 @@ static void test_frag_hold(int tc)
 	write_ports();
 }
 
+/* ---- the shaper (bpf/shape.h): departure times, CE marks, drops ---------- */
+
+L3(shp, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 41000, .dport = 9,
+   .payload = 1372)	/* 1400 IP bytes: 1414 on the wire (+14 by default) */
+
+static void set_tos(struct pkt *p, __u8 tos)
+{
+	struct iphdr *ip = (void *)(p->b + ETH_HLEN);
+
+	ip->tos = tos;
+	ip->check = 0;
+	ip->check = csum16(ip, ip->ihl * 4, 0);
+}
+static void shp_ect(struct pkt *p) { shp(p); set_tos(p, 2); }
+static void shp_ce_out(struct pkt *p) { shp_out(p); set_tos(p, 3); }
+
+#define SHP_RATE	8000000ULL	/* 1 byte per microsecond */
+#define SHP_TX		(1414 * 1000ULL)
+
+/* wan shaped upload at SHP_RATE with these AQM settings; fresh state */
+static void shape_setup(__u32 target, __u32 interval, __u32 limit, int tc_too)
+{
+	struct sluice_shape_cfg c = { .rate = SHP_RATE, .overhead = 14, .ecn = 1,
+				      .target_ns = target, .interval_ns = interval,
+				      .limit_ns = limit };
+	struct sluice_shape_cfg none = { 0 };
+	struct sluice_shape_pipe zp = { 0 };
+	struct sluice_zone z = { .flags = SLUICE_ZONE_INPUT_DROP, .shape = 1 };
+	__u32 k0 = 0, k1 = 1, zw = Z_WAN;
+
+	baseline();
+	snprintf(z.name, sizeof(z.name), "wan");
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_zones), &zw, &z, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_shape_cfg), &k0, &c, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_shape_cfg), &k1, &none, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_shape), &k0, &zp, BPF_ANY);
+	clear_map(bpf_map__fd(skel->maps.sluice_shape_hosts), 8);
+	clear_map(bpf_map__fd(skel->maps.sluice_shape_flows), 12);
+	if (tc_too)
+		ports[P_LAN5].flags |= SLUICE_PORT_TC_TOO;
+	write_ports();
+}
+
+static void shape_unset(void)
+{
+	struct sluice_shape_cfg none = { 0 };
+	__u32 k0 = 0;
+
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_shape_cfg), &k0, &none, BPF_ANY);
+	baseline();
+	write_ports();
+}
+
+/* One packet from LAN5 through HOOK: its action, output, and (tc) tstamp. */
+static int shape_run(void (*build)(struct pkt *), int tc, struct pkt *out, __u64 *ts,
+		     __u64 *t0, __u64 *t1)
+{
+	struct pkt in = {};
+	struct xdp_md ctx = {};
+	struct __sk_buff skb = {}, skb_out = {};
+	LIBBPF_OPTS(bpf_test_run_opts, o);
+
+	build(&in);
+	o.data_in = in.b;
+	o.data_size_in = in.len;
+	o.data_out = out->b;
+	o.data_size_out = sizeof(out->b);
+	if (tc) {
+		skb.ifindex = skb.ingress_ifindex = ifindex_of[P_LAN5];
+		o.ctx_in = &skb;
+		o.ctx_size_in = sizeof(skb);
+		o.ctx_out = &skb_out;
+		o.ctx_size_out = sizeof(skb_out);
+	} else {
+		ctx.data_end = in.len;
+		ctx.ingress_ifindex = ifindex_of[P_LAN5];
+		o.ctx_in = &ctx;
+		o.ctx_size_in = sizeof(ctx);
+	}
+	*t0 = now_ns();
+	if (bpf_prog_test_run_opts(bpf_program__fd(tc ? skel->progs.sluice_tc
+						       : skel->progs.sluice_xdp), &o))
+		return -1;
+	*t1 = now_ns();
+	out->len = o.data_size_out;
+	*ts = skb_out.tstamp;
+	return (int)o.retval;
+}
+
+static struct sluice_shape_state shape_state(void)
+{
+	struct sluice_shape_pipe p = { 0 };
+	__u32 k0 = 0;
+
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_shape), &k0, &p);
+	return p.st;
+}
+
+static void test_shape(int tc)
+{
+	const int redirect = tc ? 7 /* TC_ACT_REDIRECT */ : XDP_PASS;
+	struct pkt out = {}, want = {};
+	__u64 ts, ts1 = 0, t0, t1;
+	struct sluice_port_stats before, after;
+	struct sluice_shape_state st;
+	int a, i, ok;
+
+	shape_setup(5000000, 100000000, 100000000, !tc);
+	a = shape_run(shp, tc, &out, &ts, &t0, &t1);
+	if (tc) {
+		shp_out(&want);
+		ts1 = ts;
+		frag_ok(a == redirect && ts >= t0 && ts <= t1 && out.len == want.len &&
+			!memcmp(out.b, want.b, want.len),
+			"shape: a new flow's first packet leaves now (routed, tstamp %llu in [%llu, %llu])",
+			(unsigned long long)ts, (unsigned long long)t0, (unsigned long long)t1);
+	} else {
+		struct sluice_xdp_meta m;
+
+		memcpy(&m, out.b, sizeof(m));
+		shp(&want);	/* handed to tc as it came */
+		ts1 = (t0 & ~0xffffffffULL) | m.tstamp_lo;
+		frag_ok(a == XDP_PASS && out.len == want.len + sizeof(m) &&
+			!memcmp(out.b + sizeof(m), want.b, want.len) && m.magic == SLUICE_META_MAGIC &&
+			(m.flags & SLUICE_META_SHAPED) && m.egress == ifindex_of[P_WAN] &&
+			(__u32)(m.tstamp_lo - (__u32)t0) <= (__u32)(t1 - t0),
+			"shape: handed to tc with its departure time in the metadata (action %d, "
+			"%u bytes, flags %u)", a, out.len, m.flags);
+	}
+	a = shape_run(shp, tc, &out, &ts, &t0, &t1);
+	if (tc)
+		frag_ok(a == redirect && ts == ts1 + SHP_TX,
+			"shape: the next packet of the flow leaves one transmit time later "
+			"(+%lld ns, want %llu)", (long long)(ts - ts1), SHP_TX);
+	st = shape_state();
+	frag_ok(st.packets == 2 && st.bytes == 2 * 1414 && st.hosts.active == 1 &&
+		st.flows.active == 1,
+		"shape: the pipe counted 2 packets, 2828 bytes, 1 host and 1 flow active "
+		"(%llu, %llu, %u, %u)", (unsigned long long)st.packets,
+		(unsigned long long)st.bytes, st.hosts.active, st.flows.active);
+
+	/* AQM with target and interval 0: the signal comes once a packet
+	 * would wait above two full-size packets' time (3.03 ms here) and
+	 * first_above passed: the 5th of a burst */
+	shape_setup(0, 0, 100000000, !tc);
+	read_slot(ports[P_LAN5].slot, &before);
+	for (i = 0, a = redirect; i < 5 && a == redirect; i++)
+		a = shape_run(shp, tc, &out, &ts, &t0, &t1);
+	read_slot(ports[P_LAN5].slot, &after);
+	st = shape_state();
+	frag_ok(i == 5 && a == (tc ? 2 : XDP_DROP) &&
+		after.drop_reason.shape_aqm == before.drop_reason.shape_aqm + 1 &&
+		st.drops_aqm == 1 && st.packets == 4,
+		"shape: CoDel drops the 5th packet of a burst that cannot carry CE (shape-aqm, "
+		"packet %d, action %d)", i, a);
+	shape_setup(0, 0, 100000000, !tc);
+	for (i = 0; i < 5; i++)
+		a = shape_run(shp_ect, tc, &out, &ts, &t0, &t1);
+	st = shape_state();
+	memset(&want, 0, sizeof(want));
+	if (tc)
+		shp_ce_out(&want);
+	else {	/* handed over as it came, with CE */
+		shp_ect(&want);
+		set_tos(&want, 3);
+		memmove(out.b, out.b + sizeof(struct sluice_xdp_meta), out.len -= 32);
+	}
+	frag_ok(a == redirect && st.marks == 1 && st.drops_aqm == 0 && out.len == want.len &&
+		!memcmp(out.b, want.b, want.len),
+		"shape: ... and marks it CE when it is ECT (IP checksum updated; marks %llu)",
+		(unsigned long long)st.marks);
+
+	/* the delay cap: 3 ms -> the 4th packet (4.24 ms) and the next dropped */
+	shape_setup(1000000000, 100000000, 3000000, !tc);
+	read_slot(ports[P_LAN5].slot, &before);
+	for (i = 0, ok = 1; i < 5; i++) {
+		a = shape_run(shp_ect, tc, &out, &ts, &t0, &t1);
+		ok &= i < 3 ? a == redirect : a == (tc ? 2 : XDP_DROP);
+	}
+	read_slot(ports[P_LAN5].slot, &after);
+	st = shape_state();
+	frag_ok(ok && after.drop_reason.shape_limit == before.drop_reason.shape_limit + 2 &&
+		st.drops_limit == 2 && st.packets == 3,
+		"shape: beyond the delay cap packets drop, ECT or not, and charge no clock "
+		"(shape-limit %llu, sent %llu)", (unsigned long long)st.drops_limit,
+		(unsigned long long)st.packets);
+	shape_unset();
+}
+
 int main(int argc, char **argv)
 {
 	struct bpf_map *m;
@@ -2458,12 +2648,14 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
 		run_fixture(&fixtures[i], bench, 0);
 	test_frag_hold(0);
+	test_shape(0);
 	/* The same fixtures through the tc ingress entry point: one pipeline,
 	 * the same verdicts, reasons, counters and output frames. */
 	hook = "tc";
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
 		run_fixture(&fixtures[i], 0, 1);
 	test_frag_hold(1);
+	test_shape(1);
 	rules_cleanup();
 	sluice__destroy(skel);
 	return failed ? 1 : 0;

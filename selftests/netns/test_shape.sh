@@ -1,0 +1,229 @@
+#!/bin/bash
+# The shaper (issue #13) on the reference topology with NAT: sch_fq
+# installed on the shaped ports and put back by `down`; iperf3 through a
+# 20 Mbit/s upload and 50 Mbit/s download; ping latency under 4 bulk flows
+# each way, fairness among them (Jain's index), a host with 8 flows against
+# a host with 1; `shape set` changing a rate live; the counters in `stats`.
+# The latency scenarios run again with kernel cake on the same ports, and
+# both are printed side by side. Where the kernel has no sch_fq (this
+# machine's), `up` must refuse with a clear message and change nothing.
+SUITE=shape
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/selftests/netns/topology.sh"
+. "$TOP/selftests/netns/traffic.sh"
+require_root
+
+WORK=$(mktemp -d /tmp/sluice-test.XXXXXX)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	topo_down
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if ! TOPO_ROUTE_BACK=0 topo_up >"$WORK/topo.log" 2>&1; then
+	fail "reference topology comes up"; detail "$WORK/topo.log"; exit 1
+fi
+SERVER=203.0.113.1
+UP=20 DOWN=50	# Mbit/s
+
+shape_config() {	# FILE UPLOAD DOWNLOAD
+	cat > "$1" <<EOF
+zone lan {
+	interfaces br-lan
+	input accept
+}
+zone wan {
+	interfaces wan0
+	input drop
+	masquerade
+}
+forward lan -> wan
+shape wan upload ${2}mbit download ${3}mbit
+EOF
+	topo_modes "$1"
+}
+CFG=$WORK/shape.conf
+shape_config "$CFG" "$UP" "$DOWN"
+qdisc_of() { ip -n "$RTR" -o qdisc show dev "$1" root 2>/dev/null | awk '{print $2, $3}'; }
+BEFORE=$(qdisc_of wan0)
+
+if ! rsluice up -c "$CFG" >"$WORK/up.log" 2>&1; then
+	if grep -q "no sch_fq" "$WORK/up.log"; then
+		expect "up refuses where the kernel has no sch_fq, naming the port and the module" \
+			grep -q 'wan0\|lan[1-5]' "$WORK/up.log"
+		expect "... and leaves nothing behind (no pins, qdisc unchanged)" \
+			bash -c "[ ! -e '$PIN' ] && [ \"\$(ip -n '$RTR' -o qdisc show dev wan0 root | awk '{print \$2, \$3}')\" = '$BEFORE' ]"
+		skip "shaping live traffic: this kernel has no sch_fq (the Debian guests run it)"
+		exit 0
+	fi
+	fail "sluice up with a shaped zone"; detail "$WORK/up.log"; exit 1
+fi
+pass "sluice up with 'shape wan upload ${UP}mbit download ${DOWN}mbit'"
+
+ok=1
+for d in wan0 lan1 lan2; do
+	[ "$(qdisc_of "$d")" = "fq 51c:" ] || { ok=0; echo "$d: $(qdisc_of "$d")"; }
+done > "$WORK/q.log"
+[ $ok = 1 ] && pass "sch_fq at the root of wan0 and the LAN ports" ||
+	{ fail "sch_fq at the root of wan0 and the LAN ports"; detail "$WORK/q.log"; }
+
+# Hosts' TCP sends MTU-sized segments (tx off in topology.sh disables TSO):
+# the router's ports must not aggregate them either, or one 64 KB skb is a
+# 26 ms burst at 20 Mbit/s (README "Shaping": gro).
+for d in lan1 lan2 lan3 lan4 lan5 wan0; do
+	ip netns exec "$RTR" ethtool -K "$d" gro off >/dev/null 2>&1
+done
+in_ns "$H1" sysctl -qw net.ipv4.tcp_ecn=1
+in_ns "$H2" sysctl -qw net.ipv4.tcp_ecn=1
+in_ns "$INET" sysctl -qw net.ipv4.tcp_ecn=1
+
+for p in 5201 5202 5203 5204; do
+	in_ns "$INET" timeout $((600 * SLOW)) iperf3 -s -p $p >/dev/null 2>&1 &
+	PIDS+=($!)
+done
+wait_for 5000 listening "$INET" 5204 t
+
+# iperf NAME NS PORT ARGS...: a JSON result in $WORK/NAME.json
+iperf() {
+	local name=$1 ns=$2 port=$3
+	shift 3
+	in_ns "$ns" timeout $((40 * SLOW)) iperf3 -c "$SERVER" -p "$port" -J -t 8 -O 2 "$@" \
+		> "$WORK/$name.json" 2>&1
+}
+# mbit NAME [STREAM]: receiver's rate of a run (or of one of its streams)
+mbit() {
+	/usr/bin/python3 - "$WORK/$1.json" "${2:-}" <<'PYEOF'
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+    if sys.argv[2]:
+        print("%.2f" % (j["end"]["streams"][int(sys.argv[2])]["receiver"]["bits_per_second"] / 1e6))
+    else:
+        print("%.2f" % (j["end"]["sum_received"]["bits_per_second"] / 1e6))
+except Exception:
+    print("0")
+PYEOF
+}
+jain() {	# NAME: Jain's index over the run's streams
+	/usr/bin/python3 - "$WORK/$1.json" <<'PYEOF'
+import json, sys
+try:
+    x = [s["receiver"]["bits_per_second"] for s in json.load(open(sys.argv[1]))["end"]["streams"]]
+    print("%.3f" % (sum(x) ** 2 / (len(x) * sum(v * v for v in x))))
+except Exception:
+    print("0")
+PYEOF
+}
+between() { /usr/bin/python3 -c "import sys; sys.exit(not ($2 <= $1 <= $3))"; }
+# ping_median NAME COUNT: median RTT (ms) of H3's pings to the server
+ping_median() {
+	in_ns "$H3" ping -n -i 0.1 -c "$2" -W 2 "$SERVER" > "$WORK/$1.ping" 2>&1
+	sed -n 's/.*time=\([0-9.]*\) ms/\1/p' "$WORK/$1.ping" | sort -n |
+		awk '{v[NR]=$1} END {if (NR) printf "%.2f\n", v[int((NR+1)/2)]; else print 999}'
+}
+# loaded NAME ARGS...: 4 bulk flows from H1 (iperf ARGS) with pings beside
+loaded() {
+	local name=$1
+	shift
+	iperf "$name" "$H1" 5201 -P 4 "$@" &
+	local ip=$!
+	sleep $((3 * SLOW))
+	ping_median "$name" 40 > "$WORK/$name.med"
+	wait $ip
+	cat "$WORK/$name.med"
+}
+
+# ---- throughput --------------------------------------------------------------
+iperf up1 "$H1" 5201
+r=$(mbit up1)
+between "$r" $((UP * 90 / 100)) "$UP" && pass "upload: iperf3 gets 90-100% of ${UP} Mbit/s ($r)" ||
+	{ fail "upload: iperf3 gets 90-100% of ${UP} Mbit/s ($r)"; detail "$WORK/up1.json"; }
+iperf down1 "$H1" 5201 -R
+r=$(mbit down1)
+between "$r" $((DOWN * 90 / 100)) "$DOWN" &&
+	pass "download: iperf3 gets 90-100% of ${DOWN} Mbit/s ($r)" ||
+	{ fail "download: iperf3 gets 90-100% of ${DOWN} Mbit/s ($r)"; detail "$WORK/down1.json"; }
+
+# ---- latency under load and fairness -------------------------------------------
+base=$(ping_median idle 20)
+lup=$(loaded load_up)
+ldown=$(loaded load_down -R)
+ju=$(jain load_up) jd=$(jain load_down)
+for s in "upload $lup" "download $ldown"; do
+	set -- $s
+	rise=$(/usr/bin/python3 -c "print('%.2f' % ($2 - $base))")
+	between "$rise" -100 10 && pass "$1 under 4 bulk flows: ping rises $rise ms (at most 10)" ||
+		{ fail "$1 under 4 bulk flows: ping rises $rise ms (at most 10)"; detail "$WORK/load_$([ $1 = upload ] && echo up || echo down).ping"; }
+done
+between "$ju" 0.95 1 && between "$jd" 0.95 1 &&
+	pass "4 equal flows share fairly: Jain $ju up, $jd down (>= 0.95)" ||
+	fail "4 equal flows share fairly: Jain $ju up, $jd down (>= 0.95)"
+
+# host isolation: H1 with 8 flows, H2 with 1, both uploading
+iperf iso8 "$H1" 5202 -P 8 &
+i8=$!
+iperf iso1 "$H2" 5203 &
+wait $i8 $!
+a=$(mbit iso8) b=$(mbit iso1)
+/usr/bin/python3 -c "import sys; a, b = $a, $b; sys.exit(not (a + b > 0 and abs(a - b) <= 0.1 * (a + b)))" &&
+	pass "a host with 8 flows and a host with 1 get half each ($a / $b Mbit/s)" ||
+	fail "a host with 8 flows and a host with 1 get half each ($a / $b Mbit/s, within 10%)"
+
+# ---- counters, live rate ----------------------------------------------------------
+rsluice stats > "$WORK/stats.txt" 2>&1
+rsluice stats --json -i 0 > "$WORK/stats.json" 2>&1
+if grep -q "^shape wan upload: rate 20.0 Mbit/s" "$WORK/stats.txt" &&
+   grep -q "^shape wan download: rate 50.0 Mbit/s" "$WORK/stats.txt" &&
+   [ "$(/usr/bin/python3 -c "import json; j=json.load(open('$WORK/stats.json')); s=j['shape']; print(len(s), s[0]['packets'] > 1000, s[0]['marks'] + s[0]['drops']['shape-aqm'] > 0)")" = "2 True True" ]; then
+	pass "stats shows each direction: rates, packets, ECN marks and AQM drops"
+else
+	fail "stats shows each direction: rates, packets, ECN marks and AQM drops"; detail "$WORK/stats.txt" "$WORK/stats.json"
+fi
+expect "shape set changes the upload rate" rsluice shape set wan upload 10mbit download ${DOWN}mbit
+iperf up2 "$H1" 5201
+r=$(mbit up2)
+between "$r" 9 10 && pass "... iperf3 then gets 90-100% of 10 Mbit/s ($r)" ||
+	{ fail "... iperf3 then gets 90-100% of 10 Mbit/s ($r)"; detail "$WORK/up2.json"; }
+out=$(rsluice shape set lan upload 1mbit download 1mbit 2>&1)
+[ $? != 0 ] && grep -q "zone lan is not shaped" <<<"$out" &&
+	pass "shape set on an unshaped zone says so" || fail "shape set on an unshaped zone says so: $out"
+
+# ---- down puts the qdiscs back; cake in the same guest, side by side ------------
+rsluice down > "$WORK/down.log" 2>&1
+[ "$(qdisc_of wan0)" = "$BEFORE" ] && [ "$(qdisc_of lan1)" = "$BEFORE" ] &&
+	pass "down puts back the ports' qdiscs ($BEFORE)" ||
+	{ fail "down puts back the ports' qdiscs: wan0 $(qdisc_of wan0), lan1 $(qdisc_of lan1), want $BEFORE"; detail "$WORK/down.log"; }
+
+# The kernel path with cake: routed (no NAT), upload shaped on wan0,
+# download on the LAN ports (each host's port: per port, not in sum).
+in_ns "$RTR" sysctl -qw net.ipv4.ip_forward=1
+ip -n "$INET" route add 192.168.10.0/24 via 203.0.113.2
+if ! ip -n "$RTR" qdisc replace dev wan0 root cake bandwidth ${UP}mbit besteffort \
+	dual-srchost 2>"$WORK/cake.log"; then
+	skip "cake side by side: no sch_cake here ($(cat "$WORK/cake.log"))"
+	exit 0
+fi
+for d in lan1 lan2 lan3; do
+	ip -n "$RTR" qdisc replace dev "$d" root cake bandwidth ${DOWN}mbit besteffort dual-dsthost
+done
+cbase=$(ping_median cidle 20)
+cup=$(loaded cload_up)
+cdown=$(loaded cload_down -R)
+cju=$(jain cload_up) cjd=$(jain cload_down)
+printf '# latency under 4 bulk flows (median ping, ms)   sluice        cake\n'
+printf '#   idle                                        %-12s  %s\n' "$base" "$cbase"
+printf '#   upload   (%s Mbit/s)                        %-12s  %s\n' "$UP" "$lup" "$cup"
+printf '#   download (%s Mbit/s)                        %-12s  %s\n' "$DOWN" "$ldown" "$cdown"
+printf '#   Jain up / down                              %-12s  %s\n' "$ju / $jd" "$cju / $cjd"
+printf '#   throughput up / down (Mbit/s)               %-12s  %s\n' \
+	"$(mbit load_up) / $(mbit load_down)" "$(mbit cload_up) / $(mbit cload_down)"
+for s in "upload $lup $cup" "download $ldown $cdown"; do
+	set -- $s
+	d=$(/usr/bin/python3 -c "print('%.2f' % (($2 - $base) - ($3 - $cbase)))")
+	between "$d" -1000 2 && pass "$1: latency rise within 2 ms of cake's ($d ms more)" ||
+		fail "$1: latency rise within 2 ms of cake's ($d ms more)"
+done
