@@ -44,8 +44,7 @@ struct pkt {
 	__u8 dmac[6], smac[6];		/* routed: the next hop's and our MAC */
 	__u8 nat;			/* REDIRECT or PASS: translate first (nat.h) */
 	__u8 mss;			/* REDIRECT or PASS: a SYN mss-clamp may apply to */
-	__u8 shaped;			/* REDIRECT: leaves at tstamp (shape.h) */
-	__u64 tstamp;			/* CLOCK_MONOTONIC departure time */
+	__u8 shaped;			/* REDIRECT: leaves at the time shape_time() holds */
 };
 
 /* A stage returns a verdict (enum sluice_verdict) or this: go on. */

@@ -65,9 +65,11 @@ struct {
 
 /* The global function's arguments and results (per CPU, like l3_call). */
 struct shape_call {
-	__u32 pipe, host, flow;
-	__u32 bytes;		/* on the wire, overhead and framing included */
-	__u8 ect;
+	__u32 ip_bytes;		/* of all the segments the packet is sent as */
+	__u16 segs;
+	__u8 ect;		/* it may carry CE */
+	__u8 nat;		/* pkt.nat: the download host is xlat's */
+	__u8 shaped;		/* out: a shaped direction */
 	__u8 action;		/* out: enum shape_action */
 	__u16 pad;
 	__u64 tstamp;		/* out: departure (SHAPE_SEND, SHAPE_MARK) */
@@ -90,63 +92,19 @@ static __always_inline void *shape_get(void *map, const void *key, const void *z
 	return bpf_map_lookup_elem(map, key);
 }
 
-/* The decision under the pipe's lock: shape_decide() is inline and calls
- * nothing, as a held bpf_spin_lock requires. A BPF global function: the
- * verifier checks its loops once. */
-__attribute__((noinline)) int sluice_shape_run(struct shape_call *c)
-{
-	static const struct shape_host zh;
-	static const struct shape_flow zf;
-	const struct sluice_shape_cfg *cfg;
-	struct sluice_shape_pipe *pp;
-	struct shape_host_key hk;
-	struct shape_flow_key fk;
-	struct shape_host *h;
-	struct shape_flow *f;
-	__u32 pipe;
-	__u64 now, ts = 0;
-	int a;
-
-	if (!c)
-		return 0;
-	pipe = c->pipe;
-	c->action = SHAPE_SEND;
-	c->tstamp = 0;
-	cfg = bpf_map_lookup_elem(&sluice_shape_cfg, &pipe);
-	pp = bpf_map_lookup_elem(&sluice_shape, &pipe);
-	if (!cfg || !pp || !cfg->rate)
-		return 0;
-	hk.pipe = pipe;
-	hk.host = cfg->isolation == SHAPE_ISOLATE_FLOWS ? 0 : c->host;
-	fk.pipe = pipe;
-	fk.host = c->host;
-	fk.flow = c->flow;
-	h = shape_get(&sluice_shape_hosts, &hk, &zh);
-	f = shape_get(&sluice_shape_flows, &fk, &zf);
-	if (!h || !f)
-		return 0;	/* (no memory: unshaped rather than lost) */
-	now = bpf_ktime_get_ns();
-	bpf_spin_lock(&pp->lock);
-	a = shape_decide(cfg, &pp->st, h, f, now, c->bytes, c->ect, &ts);
-	bpf_spin_unlock(&pp->lock);
-	c->action = a;
-	c->tstamp = ts;
-	return 0;
-}
-
 /* The packet's ECN field: ECT(0), ECT(1) or CE (nonzero) -> it may carry CE. */
-static __always_inline int shape_ect(const struct l3_facts *f, void *l3)
+static __always_inline int shape_ect(int v6, void *l3)
 {
-	if (f->v6)
+	if (v6)
 		return (((__u8 *)l3)[1] >> 4) & 3;
 	return ((struct iphdr *)l3)->tos & 3;
 }
 
 /* Set CE in place (RFC 3168): IPv4 with the header checksum updated
  * (RFC 1624), IPv6 in the traffic class. */
-static __always_inline void shape_mark_ce(const struct l3_facts *f, void *l3, void *end)
+static __always_inline void shape_mark_ce(int v6, void *l3, void *end)
 {
-	if (f->v6) {
+	if (v6) {
 		__u8 *b = l3;
 
 		if ((void *)(b + 2) <= end)
@@ -166,11 +124,6 @@ static __always_inline void shape_mark_ce(const struct l3_facts *f, void *l3, vo
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	ip->check = ~sum;
-}
-
-static __always_inline __u32 shape_fold(const __be32 a[4], int v6)
-{
-	return v6 ? a[0] ^ a[1] ^ a[2] ^ a[3] : a[0];
 }
 
 /* IP bytes of all the segments an skb will be sent as, and how many. */
@@ -193,6 +146,21 @@ static __always_inline __u32 shape_segments(struct pkt *p, __u32 ip_bytes, __u32
 	if (*segs > 64)
 		*segs = 64;
 	return ip_bytes + (*segs - 1) * hdr;
+}
+
+/* A shaped packet's departure time: the stage's result, in the per-CPU
+ * call of this same program run (nothing else runs on this CPU between). */
+static __always_inline __u64 *shape_time(void)
+{
+	__u32 key0 = 0;
+	struct shape_call *c = bpf_map_lookup_elem(&sluice_shape_calls, &key0);
+
+	return c ? &c->tstamp : 0;
+}
+
+static __always_inline __u32 shape_fold(const __be32 a[4], int v6)
+{
+	return v6 ? a[0] ^ a[1] ^ a[2] ^ a[3] : a[0];
 }
 
 /* Which pipe a forwarded packet goes through: towards a shaped zone is its
@@ -219,51 +187,90 @@ static __always_inline int shape_pipe(const struct l3_facts *f, int *up)
 	return -1;
 }
 
+/* The decision, under the pipe's lock: shape_decide() is inline and calls
+ * nothing, as a held bpf_spin_lock requires. A BPF global function: the
+ * verifier checks its loops once, and its stack is not the entry's. */
+__attribute__((noinline)) int sluice_shape_run(struct shape_call *c)
+{
+	static const struct shape_host zh;
+	static const struct shape_flow zf;
+	const struct sluice_shape_cfg *cfg;
+	const struct l3_facts *x = l3_xlat();
+	struct sluice_shape_pipe *pp;
+	struct shape_host_key hk;
+	struct shape_flow_key fk;
+	struct shape_host *h;
+	struct shape_flow *f;
+	__u32 host, peer, pipe;
+	__u64 now, ts = 0;
+	int up = 0, pi, a;
+
+	if (!c || !x)
+		return 0;
+	c->shaped = 0;
+	c->action = SHAPE_SEND;
+	pi = shape_pipe(x, &up);
+	if (pi < 0)
+		return 0;
+	pipe = pi;
+	cfg = bpf_map_lookup_elem(&sluice_shape_cfg, &pipe);
+	pp = bpf_map_lookup_elem(&sluice_shape, &pipe);
+	if (!cfg || !pp || !cfg->rate)
+		return 0;
+	if (up) {
+		host = shape_fold(x->src, x->v6);
+		peer = shape_fold(x->dst, x->v6);
+	} else {
+		host = c->nat && !x->v6 ? x->xlat.daddr : shape_fold(x->dst, x->v6);
+		peer = shape_fold(x->src, x->v6);
+	}
+	hk.pipe = pipe;
+	hk.host = cfg->isolation == SHAPE_ISOLATE_FLOWS ? 0 : host;
+	fk.pipe = pipe;
+	fk.host = host;
+	fk.flow = (peer * 0x9e3779b1U) ^ ((__u32)x->sport << 16 | x->dport) ^ x->proto;
+	h = shape_get(&sluice_shape_hosts, &hk, &zh);
+	f = shape_get(&sluice_shape_flows, &fk, &zf);
+	if (!h || !f)
+		return 0;	/* (no memory: unshaped rather than lost) */
+	now = bpf_ktime_get_ns();
+	bpf_spin_lock(&pp->lock);
+	a = shape_decide(cfg, &pp->st, h, f, now, shape_wire_bytes(cfg, c->ip_bytes, c->segs),
+			 c->ect, &ts);
+	bpf_spin_unlock(&pp->lock);
+	c->shaped = 1;
+	c->action = a;
+	c->tstamp = ts;
+	return 0;
+}
+
 /* The stage: on a routed REDIRECT, before any rewrite (the frame still
- * holds the addresses as received). PKT_CONTINUE or a drop. */
+ * holds the addresses as received). PKT_CONTINUE or a drop. Little here:
+ * what needs no packet runs in sluice_shape_run, off the entry's stack. */
 static __always_inline int shape_stage(struct pkt *p)
 {
-	const struct l3_facts *f = l3_xlat();
-	const struct sluice_shape_cfg *cfg;
 	struct shape_call *c;
-	__u32 key0 = 0, ip_bytes, segs, host, flow, peer;
-	int pipe, up = 0;
+	__u32 key0 = 0, segs;
 
-	if (!f || !p->f.l3 || !p->routed)
+	if (!p->f.l3 || !p->routed)
 		return PKT_CONTINUE;
-	pipe = shape_pipe(f, &up);
-	if (pipe < 0)
-		return PKT_CONTINUE;
-	cfg = bpf_map_lookup_elem(&sluice_shape_cfg, &pipe);
 	c = bpf_map_lookup_elem(&sluice_shape_calls, &key0);
-	if (!cfg || !cfg->rate || !c)
+	if (!c || (void *)p->f.l3 + sizeof(struct iphdr) > p->data_end)
 		return PKT_CONTINUE;
-	if (up) {
-		host = shape_fold(f->src, f->v6);
-		peer = shape_fold(f->dst, f->v6);
-	} else {
-		host = p->nat && !f->v6 ? f->xlat.daddr : shape_fold(f->dst, f->v6);
-		peer = shape_fold(f->src, f->v6);
-	}
-	flow = (peer * 0x9e3779b1U) ^ ((__u32)f->sport << 16 | f->dport) ^ f->proto;
-	ip_bytes = p->len - (__u32)(p->f.l3 - p->data);
-	ip_bytes = shape_segments(p, ip_bytes, &segs);
-	c->pipe = pipe;
-	c->host = host;
-	c->flow = flow;
-	c->bytes = shape_wire_bytes(cfg, ip_bytes, segs);
-	if ((void *)p->f.l3 + sizeof(struct iphdr) > p->data_end)
-		return PKT_CONTINUE;
-	c->ect = shape_ect(f, p->f.l3) != 0;
+	c->ip_bytes = shape_segments(p, p->len - (__u32)(p->f.l3 - p->data), &segs);
+	c->segs = segs;
+	c->ect = shape_ect(p->f.eth_proto == bpf_htons(ETH_P_IPV6), p->f.l3) != 0;
+	c->nat = p->nat;
 	sluice_shape_run(c);
+	if (!c->shaped)
+		return PKT_CONTINUE;
 	if (c->action == SHAPE_DROP_AQM)
 		return pkt_drop(p, SLUICE_DROP_SHAPE_AQM);
 	if (c->action == SHAPE_DROP_LIMIT)
 		return pkt_drop(p, SLUICE_DROP_SHAPE_LIMIT);
 	if (c->action == SHAPE_MARK)
-		shape_mark_ce(f, p->f.l3, p->data_end);
-	p->shaped = 1;
-	p->tstamp = c->tstamp;
+		shape_mark_ce(p->f.eth_proto == bpf_htons(ETH_P_IPV6), p->f.l3, p->data_end);
+	p->shaped = 1;	/* (its time stays in the call: the entry's stack is full) */
 	p->egress_xdp = 0;	/* through the egress qdisc: the skb path */
 	return PKT_CONTINUE;
 }

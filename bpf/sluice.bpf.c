@@ -652,8 +652,14 @@ static __always_inline int xdp_handoff(struct pkt *p)
 	m->routed = p->routed;
 	m->vlan_op = p->vlan_op;
 	m->vlan = p->vlan;
-	m->flags = p->shaped ? SLUICE_META_SHAPED : 0;
-	m->tstamp_lo = (__u32)p->tstamp;
+	m->flags = 0;
+	m->tstamp_lo = 0;
+	if (p->shaped) {
+		__u64 *t = shape_time();
+
+		m->flags = SLUICE_META_SHAPED;
+		m->tstamp_lo = t ? (__u32)*t : 0;
+	}
 	m->egress = p->egress;
 	m->egress_slot = p->egress_slot;
 	__builtin_memcpy(m->dmac, p->dmac, ETH_ALEN);
@@ -794,10 +800,12 @@ static __always_inline int tc_finish(struct pkt *p, struct __sk_buff *skb)
 	__builtin_memcpy(p->smac, m->smac, ETH_ALEN);
 	if (m->flags & SLUICE_META_SHAPED) {
 		/* XDP's time, whole again: within 2 s of now either way */
-		__u64 now = bpf_ktime_get_ns();
+		__u64 now = bpf_ktime_get_ns(), *t = shape_time();
 
-		p->shaped = 1;
-		p->tstamp = now + (__s32)(m->tstamp_lo - (__u32)now);
+		if (t) {
+			p->shaped = 1;
+			*t = now + (__s32)(m->tstamp_lo - (__u32)now);
+		}
 	}
 	/* (the headers again, for the rewrite: XDP checked them) */
 	if (pkt_parse(p) != PKT_CONTINUE)
@@ -933,9 +941,13 @@ static __always_inline int tc_exit(struct pkt *p, int v, __u32 len)
 	if (v < 0 || v >= SLUICE_VERDICT_MAX)
 		return TC_ACT_SHOT;
 	pkt_count(p, v, len);
-	if (v == SLUICE_VERDICT_REDIRECT && p->shaped)
+	if (v == SLUICE_VERDICT_REDIRECT && p->shaped) {
+		__u64 *t = shape_time();
+
 		/* mono-typed: forwarding keeps it (a plain write is cleared) */
-		bpf_skb_set_tstamp(p->ctx, p->tstamp, SLUICE_TSTAMP_MONO);
+		if (t)
+			bpf_skb_set_tstamp(p->ctx, *t, SLUICE_TSTAMP_MONO);
+	}
 	if (v == SLUICE_VERDICT_REDIRECT)
 		return bpf_redirect(p->egress, 0);
 	return v == SLUICE_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;

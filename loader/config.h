@@ -216,13 +216,6 @@ int cfg_parse_string(const char *name, const char *text, struct sluice_config *c
 
 void cfg_free(struct sluice_config *cfg);
 
-/* Statements parsed but without a datapath yet, one line each
- * ("FILE:LINE: masquerade: not yet active"), for `sluice check`.
- * Calls FN once per such statement. */
-void cfg_inactive(const struct sluice_config *cfg,
-		  void (*fn)(void *ctx, const struct cfg_loc *loc, const char *what),
-		  void *ctx);
-
 /* DIGITS[.DIGITS][bit|kbit|mbit|gbit] -> bits per second (`shape set`). */
 int cfg_parse_rate(const char *s, uint64_t *out);	/* 1: valid */
 

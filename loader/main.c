@@ -288,14 +288,6 @@ static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a
 
 /* ---- commands ---------------------------------------------------------------- */
 
-static void print_inactive(void *ctx, const struct cfg_loc *loc, const char *what)
-{
-	const struct sluice_config *cfg = ctx;
-
-	printf("%s:%d: %s: accepted, not yet active in the datapath\n", cfg->path, loc->line,
-	       what);
-}
-
 /* Parse the config; ABS (if not NULL) gets its absolute path, which is
  * what the instance records for `status`, `reload` and the daemon. */
 static int load_config(const char *path, struct sluice_config *cfg, char *abs)
@@ -329,7 +321,6 @@ static int cmd_check(struct args *a)
 		cfg_free(&cfg);
 		return 1;
 	}
-	cfg_inactive(&cfg, print_inactive, &cfg);
 	/* A config may be written for another box: missing interfaces are
 	 * worth a warning here, and an error only at `up`. */
 	if (!nl_dump(&links)) {

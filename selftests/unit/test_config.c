@@ -644,66 +644,6 @@ static bool test_example(void)
 	return ok && is_zeroed(&cfg);
 }
 
-struct inactive_list {
-	int n;
-	char lines[16][160];
-};
-
-static void collect_inactive(void *ctx, const struct cfg_loc *loc, const char *what)
-{
-	struct inactive_list *l = ctx;
-
-	if (l->n < (int)ARRAY_SIZE(l->lines))
-		snprintf(l->lines[l->n], sizeof(l->lines[0]), "%d:%d %s", loc->line, loc->col, what);
-	l->n++;
-}
-
-static bool test_inactive(void)
-{
-	static const char *const want[] = {
-		"17:1 shape wan",
-	};
-	struct inactive_list l = { 0 };
-	struct sluice_config cfg;
-
-	if (!parse_ok("t.conf", EXAMPLE, &cfg))
-		return false;
-	cfg_inactive(&cfg, collect_inactive, &l);
-	cfg_free(&cfg);
-	EXPECT_INT(l.n, ARRAY_SIZE(want));
-	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
-		EXPECT_STR(l.lines[i], want[i]);
-	return true;
-}
-
-/* Every zone setting and port forwards are live: none is listed. */
-static bool test_inactive_zone_settings(void)
-{
-	struct inactive_list l = { 0 };
-	struct sluice_config cfg;
-
-	if (!parse_ok("t.conf", "zone a { interfaces x mss-clamp 1400 filtering "
-		      "endpoint-independent }\nport-forward a udp 10-20 -> 10.0.0.1\n", &cfg))
-		return false;
-	cfg_inactive(&cfg, collect_inactive, &l);
-	cfg_free(&cfg);
-	EXPECT_INT(l.n, 0);
-	return true;
-}
-
-static bool test_inactive_none(void)
-{
-	struct inactive_list l = { 0 };
-	struct sluice_config cfg;
-
-	if (!parse_ok("t.conf", "zone lan { interfaces eth0 input accept }", &cfg))
-		return false;
-	cfg_inactive(&cfg, collect_inactive, &l);
-	cfg_free(&cfg);
-	EXPECT_INT(l.n, 0);
-	return true;
-}
-
 static bool use_before_definition_values(const struct sluice_config *c)
 {
 	EXPECT_INT(c->n_zones, 2);
@@ -1225,9 +1165,6 @@ static const struct value_case {
 	bool (*fn)(void);
 } value_cases[] = {
 	{ "example values", test_example },
-	{ "inactive statements of the example", test_inactive },
-	{ "inactive zone settings", test_inactive_zone_settings },
-	{ "nothing inactive", test_inactive_none },
 	{ "use before definition values", test_use_before_definition },
 	{ "rule values", test_rule_values },
 	{ "port-forward values", test_port_forward_values },
