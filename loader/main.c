@@ -747,6 +747,8 @@ static int cmd_set(struct args *a)
 	return rulecli_set(a->pin, verb, a->rest[1], list ? NULL : a->rest[2]);
 }
 
+static int open_view(struct args *a, struct dp *dp);
+
 /* Rates change in the pinned map at once; the config file keeps its own
  * (the next reload goes back to them). */
 static int cmd_shape(struct args *a)
@@ -766,9 +768,8 @@ static int cmd_shape(struct args *a)
 				"greater than 0)", a->rest[3 + 2 * i]);
 			return 2;
 		}
-	ret = dp_open(&dp, a->pin, DP_WRITE);
-	if (ret == -ENOENT)
-		log_err("%s: sluice is not loaded", a->pin);
+	/* one map element: no need for the pin folder's lock */
+	ret = open_view(a, &dp);
 	if (!ret)
 		ret = shape_set(&dp, a->rest[1], rate[0], rate[1]);
 	dp_close(&dp);

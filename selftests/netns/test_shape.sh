@@ -48,7 +48,7 @@ EOF
 }
 CFG=$WORK/shape.conf
 shape_config "$CFG" "$UP" "$DOWN"
-qdisc_of() { ip -n "$RTR" -o qdisc show dev "$1" root 2>/dev/null | awk '{print $2, $3}'; }
+qdisc_of() { tc -n "$RTR" qdisc show dev "$1" root 2>/dev/null | awk 'NR == 1 {print $2, $3}'; }
 BEFORE=$(qdisc_of wan0)
 
 if ! rsluice up -c "$CFG" >"$WORK/up.log" 2>&1; then
@@ -56,7 +56,7 @@ if ! rsluice up -c "$CFG" >"$WORK/up.log" 2>&1; then
 		expect "up refuses where the kernel has no sch_fq, naming the port and the module" \
 			grep -q 'wan0\|lan[1-5]' "$WORK/up.log"
 		expect "... and leaves nothing behind (no pins, qdisc unchanged)" \
-			bash -c "[ ! -e '$PIN' ] && [ \"\$(ip -n '$RTR' -o qdisc show dev wan0 root | awk '{print \$2, \$3}')\" = '$BEFORE' ]"
+			bash -c "[ ! -e '$PIN' ] && [ \"\$(tc -n '$RTR' qdisc show dev wan0 root | awk 'NR == 1 {print \$2, \$3}')\" = '$BEFORE' ]"
 		skip "shaping live traffic: this kernel has no sch_fq (the Debian guests run it)"
 		exit 0
 	fi
@@ -202,13 +202,13 @@ rsluice down > "$WORK/down.log" 2>&1
 # download on the LAN ports (each host's port: per port, not in sum).
 in_ns "$RTR" sysctl -qw net.ipv4.ip_forward=1
 ip -n "$INET" route add 192.168.10.0/24 via 203.0.113.2
-if ! ip -n "$RTR" qdisc replace dev wan0 root cake bandwidth ${UP}mbit besteffort \
+if ! tc -n "$RTR" qdisc replace dev wan0 root cake bandwidth ${UP}mbit besteffort \
 	dual-srchost 2>"$WORK/cake.log"; then
 	skip "cake side by side: no sch_cake here ($(cat "$WORK/cake.log"))"
 	exit 0
 fi
 for d in lan1 lan2 lan3; do
-	ip -n "$RTR" qdisc replace dev "$d" root cake bandwidth ${DOWN}mbit besteffort dual-dsthost
+	tc -n "$RTR" qdisc replace dev "$d" root cake bandwidth ${DOWN}mbit besteffort dual-dsthost
 done
 cbase=$(ping_median cidle 20)
 cup=$(loaded cload_up)

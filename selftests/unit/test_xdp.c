@@ -2442,8 +2442,10 @@ static void set_tos(struct pkt *p, __u8 tos)
 static void shp_ect(struct pkt *p) { shp(p); set_tos(p, 2); }
 static void shp_ce_out(struct pkt *p) { shp_out(p); set_tos(p, 3); }
 
-#define SHP_RATE	8000000ULL	/* 1 byte per microsecond */
-#define SHP_TX		(1414 * 1000ULL)
+/* 1 byte per 10 us: a packet's 14 ms outlasts a test run even under
+ * emulation, so a flow's next time is always ahead of now */
+#define SHP_RATE	800000ULL
+#define SHP_TX		(1414 * 10000ULL)
 
 /* wan shaped upload at SHP_RATE with these AQM settings; fresh state */
 static void shape_setup(__u32 target, __u32 interval, __u32 limit, int tc_too)
@@ -2568,7 +2570,7 @@ static void test_shape(int tc)
 		(unsigned long long)st.bytes, st.hosts.active, st.flows.active);
 
 	/* AQM with target and interval 0: the signal comes once a packet
-	 * would wait above two full-size packets' time (3.03 ms here) and
+	 * would wait above two full-size packets' time (30.3 ms here) and
 	 * first_above passed: the 5th of a burst */
 	shape_setup(0, 0, 100000000, !tc);
 	read_slot(ports[P_LAN5].slot, &before);
@@ -2598,8 +2600,8 @@ static void test_shape(int tc)
 		"shape: ... and marks it CE when it is ECT (IP checksum updated; marks %llu)",
 		(unsigned long long)st.marks);
 
-	/* the delay cap: 3 ms -> the 4th packet (4.24 ms) and the next dropped */
-	shape_setup(1000000000, 100000000, 3000000, !tc);
+	/* the delay cap: 30 ms -> the 4th packet (42.4 ms) and the next dropped */
+	shape_setup(1000000000, 100000000, 30000000, !tc);
 	read_slot(ports[P_LAN5].slot, &before);
 	for (i = 0, ok = 1; i < 5; i++) {
 		a = shape_run(shp_ect, tc, &out, &ts, &t0, &t1);
