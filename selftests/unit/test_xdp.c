@@ -2617,6 +2617,52 @@ static void test_shape(int tc)
 	shape_unset();
 }
 
+/* --bench-shape N: the tc entry's time per packet for an established UDP
+ * flow LAN -> WAN, unshaped and shaped (1 Gbit/s, nothing ever waits long
+ * enough to drop), N fresh runs each (`make bench` scenario 8). */
+static double shape_bench_one(int n)
+{
+	unsigned long long sum = 0;
+	struct pkt in = {};
+	struct __sk_buff skb = { .ifindex = ifindex_of[P_LAN5],
+				 .ingress_ifindex = ifindex_of[P_LAN5] };
+	unsigned char out[sizeof(in.b)];
+
+	shp(&in);
+	for (int i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, b, .data_in = in.b, .data_size_in = in.len,
+			    .data_out = out, .data_size_out = sizeof(out), .ctx_in = &skb,
+			    .ctx_size_in = sizeof(skb), .repeat = 1);
+
+		if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sluice_tc), &b))
+			return -1;
+		sum += b.duration;
+	}
+	return (double)sum / n;
+}
+
+static int shape_bench(int n)
+{
+	struct sluice_shape_cfg c = { .rate = 1000000000ULL, .overhead = 14, .ecn = 1,
+				      .target_ns = 5000000, .interval_ns = 100000000,
+				      .limit_ns = 100000000 };
+	double plain, shaped;
+	__u32 k0 = 0;
+
+	shape_unset();
+	ct4_flow(LAN_HOST, INET_HOST, 41000, 9, IPPROTO_UDP, Z_LAN, Z_WAN, SLUICE_CT_ESTABLISHED, 1, 1);
+	shape_bench_one(100);	/* (warm: the flow, the FDB, the caches) */
+	plain = shape_bench_one(n);
+	shape_setup(5000000, 100000000, 100000000, 0);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_shape_cfg), &k0, &c, BPF_ANY);
+	ct4_flow(LAN_HOST, INET_HOST, 41000, 9, IPPROTO_UDP, Z_LAN, Z_WAN, SLUICE_CT_ESTABLISHED, 1, 1);
+	shape_bench_one(100);
+	shaped = shape_bench_one(n);
+	printf("{\"tc_unshaped_ns\": %.1f, \"tc_shaped_ns\": %.1f, \"shape_stage_ns\": %.1f, "
+	       "\"runs\": %d}\n", plain, shaped, shaped - plain, n);
+	return plain < 0 || shaped < 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct bpf_map *m;
@@ -2624,6 +2670,8 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "--bench"))
 		bench = atoi(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--bench-shape"))
+		bench = -atoi(argv[2]);
 	test_verifier_reason();
 	ncpu = libbpf_num_possible_cpus();
 	libbpf_set_print(keep_log);
@@ -2646,6 +2694,13 @@ int main(int argc, char **argv)
 	if (make_ports()) {
 		sluice__destroy(skel);
 		return 1;
+	}
+	if (bench < 0) {
+		int ret = shape_bench(-bench);
+
+		rules_cleanup();
+		sluice__destroy(skel);
+		return ret;
 	}
 	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++)
 		run_fixture(&fixtures[i], bench, 0);

@@ -176,6 +176,9 @@ def shape_table(cases, order):
         n = c["notes"]
         if "na" in c:
             rows.append("| %s | %s | %s | | | | |" % (key[2], key[0], c["na"]))
+        elif "shape_stage_ns" in n:
+            rows.append("| %s | %s | tc entry %.0f ns unshaped, %.0f ns shaped: the shape stage %.0f ns per packet | | | | |" % (
+                key[2], key[0], n["tc_unshaped_ns"], n["tc_shaped_ns"], n["shape_stage_ns"]))
         elif "throughput_mbps" in n:
             rows.append("| %s | %s | %.1f | %.3f | %.2f | %.1f / %.1f | %.1f |" % (
                 key[2], key[0], n["throughput_mbps"], n["jain"], n["idle_ms"],
