@@ -200,6 +200,9 @@ static const struct parse_case {
 	{ "shape with everything",
 	  Z "shape wan upload 2.5mbit download 1Gbit overhead -4 atm mpu 64 isolation flows ecn off\n"
 	  "shape lan upload 1 download 1", NULL },
+	{ "shape presets", Z "shape wan upload 1mbit download 1mbit overhead pppoe-llcsnap\n"
+	  "shape lan upload 1mbit download 1mbit overhead bridged-ptm ecn on", NULL },
+	{ "shape ptm framing", Z "shape wan upload 1mbit download 1mbit overhead 30 ptm mpu 64", NULL },
 
 	/* lexer */
 	{ "unterminated string", Z "rule lan -> wan drop comment \"abc\nzone x { }",
@@ -502,6 +505,15 @@ static const struct parse_case {
 	  "t.conf:3:48: " OVERHEADS ", got \"257\"" },
 	{ "shape overhead too negative", Z "shape wan upload 1mbit download 1mbit overhead -65",
 	  "t.conf:3:48: " OVERHEADS ", got \"-65\"" },
+	{ "shape five zones",
+	  "zone a { interfaces e0 }\nzone b { interfaces e1 }\nzone c { interfaces e2 }\n"
+	  "zone d { interfaces e3 }\nzone e { interfaces e4 }\n"
+	  "shape a upload 1mbit download 1mbit\nshape b upload 1mbit download 1mbit\n"
+	  "shape c upload 1mbit download 1mbit\nshape d upload 1mbit download 1mbit\n"
+	  "shape e upload 1mbit download 1mbit",
+	  "t.conf:10:1: too many shaped zones (at most 4)" },
+	{ "shape framing without overhead", Z "shape wan upload 1mbit download 1mbit atm",
+	  "t.conf:3:39: " STMTS ", got \"atm\"" },
 	{ "shape mpu", Z "shape wan upload 1mbit download 1mbit mpu 300",
 	  "t.conf:3:43: invalid mpu \"300\" (expected 0..256)" },
 	{ "shape negative mpu", Z "shape wan upload 1mbit download 1mbit mpu -1",
