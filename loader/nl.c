@@ -223,6 +223,39 @@ static int nl_request(struct mnl_socket *nl, int type, size_t hdrlen,
 	return ret < 0 ? -errno : 0;
 }
 
+/* One request on a socket of its own (BUS: NETLINK_ROUTE, NETLINK_NETFILTER):
+ * send NLH (its sequence number is set here), run CB on every answer until
+ * the end of a dump or the acknowledgement. 0 or a negative errno. */
+int nl_talk(int bus, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_socket *nl = mnl_socket_open(bus);
+	unsigned int portid;
+	int ret;
+
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	portid = mnl_socket_get_portid(nl);
+	nlh->nlmsg_seq = time(NULL);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	while ((ret = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
+		ret = mnl_cb_run(buf, ret, nlh->nlmsg_seq, portid, cb, data);
+		if (ret <= MNL_CB_STOP)
+			break;
+	}
+	ret = ret < 0 ? -errno : 0;
+out:
+	mnl_socket_close(nl);
+	return ret;
+}
+
 /* ---- VLANs of bridge ports (AF_BRIDGE link dump with RTEXT_FILTER_BRVLAN) ---- */
 
 struct vlan_ctx {
@@ -573,40 +606,21 @@ static int fdb_cb(const struct nlmsghdr *nlh, void *data)
 
 int nl_fdb_dump(const int *bridges, int n_bridges, struct nl_fdb **out, int *n)
 {
-	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct fdb_ctx c = { .bridges = bridges, .n_bridges = n_bridges };
-	unsigned int seq = time(NULL), portid;
 	struct ndmsg *ndm;
 	int ret;
 
 	*out = NULL;
 	*n = 0;
-	if (!nl)
-		return -errno;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	portid = mnl_socket_get_portid(nl);
 	nlh->nlmsg_type = RTM_GETNEIGH;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
 	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
 	ndm->ndm_family = AF_BRIDGE;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	while ((ret = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
-		ret = mnl_cb_run(buf, ret, seq, portid, fdb_cb, &c);
-		if (ret <= MNL_CB_STOP)
-			break;
-	}
-	ret = c.err ? c.err : ret < 0 ? -errno : 0;
-out:
-	mnl_socket_close(nl);
+	ret = nl_talk(NETLINK_ROUTE, nlh, fdb_cb, &c);
+	if (!ret)
+		ret = c.err;
 	if (ret) {
 		free(c.v);
 		return ret;
@@ -751,40 +765,18 @@ int nl_fwmark_rules(int *n)
 
 int nl_nft_base_chains(int *bridge, int *ip)
 {
-	struct mnl_socket *nl = mnl_socket_open(NETLINK_NETFILTER);
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	unsigned int seq = time(NULL), portid;
 	struct nfgenmsg *nfg;
 	int ret, chains[2] = { 0, 0 };
 
-	*bridge = *ip = 0;
-	if (!nl)
-		return -errno;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	portid = mnl_socket_get_portid(nl);
 	nlh->nlmsg_type = (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETCHAIN;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
 	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
 	nfg->nfgen_family = NFPROTO_UNSPEC;
 	nfg->version = NFNETLINK_V0;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	while ((ret = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
-		ret = mnl_cb_run(buf, ret, seq, portid, chain_cb, chains);
-		if (ret <= MNL_CB_STOP)
-			break;
-	}
-	ret = ret < 0 ? -errno : 0;
+	ret = nl_talk(NETLINK_NETFILTER, nlh, chain_cb, chains);
 	*bridge = chains[0];
 	*ip = chains[1];
-out:
-	mnl_socket_close(nl);
 	return ret;
 }

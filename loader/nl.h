@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <libmnl/libmnl.h>
 #include <net/if.h>
 
 struct mnl_socket;
@@ -93,6 +94,9 @@ void nl_batch_close(struct nl_batch *b);
  * when they cannot be read (no nf_tables: no chains). */
 /* How many policy routing rules (IPv4 and IPv6) match a firewall mark. */
 int nl_fwmark_rules(int *n);
+
+/* One netlink request on a socket of its own; CB sees every answer. */
+int nl_talk(int bus, struct nlmsghdr *nlh, mnl_cb_t cb, void *data);
 
 int nl_nft_base_chains(int *bridge, int *ip);
 

@@ -27,6 +27,7 @@
 #include "sluice_shape.h"
 #include "util.h"
 #include "datapath.h"
+#include "nl.h"
 
 #define QDISC_HANDLE	0x51c0000U	/* sluice's fq: 51c: */
 #define OPTS_MAX	1024
@@ -40,36 +41,6 @@ struct saved {
 };
 
 /* ---- netlink ------------------------------------------------------------- */
-
-static int talk(struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
-	unsigned int portid;
-	int ret;
-
-	if (!nl)
-		return -errno;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	portid = mnl_socket_get_portid(nl);
-	nlh->nlmsg_seq = time(NULL);
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	while ((ret = mnl_socket_recvfrom(nl, buf, sizeof(buf))) > 0) {
-		ret = mnl_cb_run(buf, ret, nlh->nlmsg_seq, portid, cb, data);
-		if (ret <= MNL_CB_STOP)
-			break;
-	}
-	ret = ret < 0 ? -errno : 0;
-out:
-	mnl_socket_close(nl);
-	return ret;
-}
 
 static struct nlmsghdr *put_tc(char *buf, int type, int flags, int ifindex, __u32 handle)
 {
@@ -127,7 +98,8 @@ static int read_root(int ifindex, struct saved *s)
 
 	memset(s->kind, 0, sizeof(s->kind));
 	s->opts_len = 0;
-	ret = talk(put_tc(buf, RTM_GETQDISC, NLM_F_DUMP, ifindex, 0), root_cb, &c);
+	ret = nl_talk(NETLINK_ROUTE, put_tc(buf, RTM_GETQDISC, NLM_F_DUMP, ifindex, 0), root_cb,
+		      &c);
 	if (!ret && !c.found)
 		ret = -ENOENT;
 	return ret;
@@ -237,7 +209,7 @@ static int install_fq(int ifindex, const struct fq_params *p)
 	mnl_attr_put_u32(nlh, TCA_FQ_HORIZON, p->horizon_us);
 	mnl_attr_put_u8(nlh, TCA_FQ_HORIZON_DROP, 1);
 	mnl_attr_nest_end(nlh, o);
-	return talk(nlh, NULL, NULL);
+	return nl_talk(NETLINK_ROUTE, nlh, NULL, NULL);
 }
 
 static int put_back(int ifindex, const struct saved *s)
@@ -247,14 +219,14 @@ static int put_back(int ifindex, const struct saved *s)
 
 	if (!s->handle || !s->kind[0]) {	/* the kernel's default comes back by itself */
 		nlh = put_tc(buf, RTM_DELQDISC, NLM_F_ACK, ifindex, 0);
-		return talk(nlh, NULL, NULL);
+		return nl_talk(NETLINK_ROUTE, nlh, NULL, NULL);
 	}
 	nlh = put_tc(buf, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_REPLACE | NLM_F_ACK, ifindex,
 		     s->handle);
 	mnl_attr_put_strz(nlh, TCA_KIND, s->kind);
 	if (s->opts_len)
 		mnl_attr_put(nlh, TCA_OPTIONS, s->opts_len, s->opts);
-	return talk(nlh, NULL, NULL);
+	return nl_talk(NETLINK_ROUTE, nlh, NULL, NULL);
 }
 
 int qdisc_fq(const char *pin, const char *name, int ifindex, const struct fq_params *p)

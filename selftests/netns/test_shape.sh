@@ -176,6 +176,17 @@ a=$(mbit iso8) b=$(mbit iso1)
 	pass "a host with 8 flows and a host with 1 get half each ($a / $b Mbit/s)" ||
 	fail "a host with 8 flows and a host with 1 get half each ($a / $b Mbit/s, within 10%)"
 
+# an unresponsive UDP flood from H2 (5x the rate) beside one TCP flow of H1:
+# the flood is held to its host's share, the TCP flow keeps the other half
+iperf flood "$H2" 5203 -u -b $((5 * UP))M -l 1400 &
+fl=$!
+iperf tcp1 "$H1" 5202
+wait $fl
+r=$(mbit tcp1)
+between "$r" $((UP * 40 / 100)) "$UP" &&
+	pass "a UDP flood at 5x the rate leaves a TCP flow of another host its half ($r Mbit/s)" ||
+	{ fail "a UDP flood at 5x the rate leaves a TCP flow of another host its half ($r Mbit/s, want >= $((UP * 40 / 100)))"; detail "$WORK/tcp1.json"; }
+
 # ---- counters, live rate ----------------------------------------------------------
 rsluice stats > "$WORK/stats.txt" 2>&1
 rsluice stats --json -i 0 > "$WORK/stats.json" 2>&1
