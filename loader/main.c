@@ -332,9 +332,9 @@ static int cmd_check(struct args *a)
 						 cfg.zones[z].if_loc[i].col, cfg.zones[z].ifs[i]);
 		nl_links_free(&links);
 	}
-	printf("%s: ok (%d zones, %d rules, %d sets; %zu classifier keys in %d IPv4 and %d IPv6 "
-	       "shapes)\n", cfg.path, cfg.n_zones, cfg.n_rules, cfg.n_sets, rs.n_keys,
-	       rs.n_shapes[0], rs.n_shapes[1]);
+	printf("%s: ok (%d zones, %d rules, %d sets, %d shaped zones; %zu classifier keys in %d "
+	       "IPv4 and %d IPv6 shapes)\n", cfg.path, cfg.n_zones, cfg.n_rules, cfg.n_sets,
+	       cfg.n_shapes, rs.n_keys, rs.n_shapes[0], rs.n_shapes[1]);
 	rules_free(&rs);
 	cfg_free(&cfg);
 	return 0;

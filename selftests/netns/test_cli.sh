@@ -74,7 +74,7 @@ t "check works as non-root" 0 'ok \(2 zones, 3 rules, 1 sets; [0-9]+ classifier 
 rm -f /tmp/sluice-cli-$TAG.conf
 
 # ---- check ------------------------------------------------------------------------
-t "check reports statements not yet active" 0 'example.conf:[0-9]+: shape wan: accepted, not yet active' \
+t "check sums up the example" 0 'example.conf: ok \(2 zones, 3 rules, 1 sets, 1 shaped zones; ' \
 	"$SLUICE" check -c "$WORK/example.conf"
 t "check: syntax error as FILE:LINE:COL" 1 "^$WORK/bad.conf:3:11: " "$SLUICE" check -c "$WORK/bad.conf"
 t "check: unreadable file" 1 "^$WORK/nofile.conf: No such file or directory" \

@@ -151,6 +151,16 @@ between "$r" $((DOWN * 90 / 100)) "$DOWN" &&
 	pass "download: iperf3 gets 90-100% of ${DOWN} Mbit/s ($r)" ||
 	{ fail "download: iperf3 gets 90-100% of ${DOWN} Mbit/s ($r)"; detail "$WORK/down1.json"; }
 
+# one download clock for every LAN port: H1 (lan1) and H2 (lan2) together
+iperf dsum1 "$H1" 5202 -R &
+d1=$!
+iperf dsum2 "$H2" 5203 -R
+wait $d1
+r=$(/usr/bin/python3 -c "print('%.2f' % ($(mbit dsum1) + $(mbit dsum2)))")
+between "$r" $((DOWN * 90 / 100)) "$DOWN" &&
+	pass "downloads to two LAN ports share the one ${DOWN} Mbit/s clock ($(mbit dsum1) + $(mbit dsum2))" ||
+	fail "downloads to two LAN ports share the one ${DOWN} Mbit/s clock ($(mbit dsum1) + $(mbit dsum2) = $r)"
+
 # ---- latency under load and fairness -------------------------------------------
 base=$(ping_median idle 20)
 lup=$(loaded load_up)
