@@ -69,7 +69,7 @@ for c in up run reload down status stats; do
 	fi
 done
 cp "$WORK/example.conf" /tmp/sluice-cli-$TAG.conf && chmod 644 /tmp/sluice-cli-$TAG.conf
-t "check works as non-root" 0 'ok \(2 zones, 3 rules, 1 sets; [0-9]+ classifier keys' \
+t "check works as non-root" 0 'ok \(2 zones, 3 rules, 1 sets, 1 shaped zones; [0-9]+ classifier keys' \
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$SLUICE" check -c /tmp/sluice-cli-$TAG.conf
 rm -f /tmp/sluice-cli-$TAG.conf
 
