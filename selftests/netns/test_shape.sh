@@ -42,12 +42,12 @@ zone wan {
 	masquerade
 }
 forward lan -> wan
-shape wan upload ${2}mbit download ${3}mbit
 EOF
+	[ "$2" = none ] || echo "shape wan upload ${2}mbit download ${3}mbit" >> "$1"
 	topo_modes "$1"
 }
 CFG=$WORK/shape.conf
-shape_config "$CFG" "$UP" "$DOWN"
+shape_config "$CFG" "$UP" "$DOWN"	# FILE none: unshaped
 qdisc_of() { tc -n "$RTR" qdisc show dev "$1" root 2>/dev/null | awk 'NR == 1 {print $2, $3}'; }
 BEFORE=$(qdisc_of wan0)
 
@@ -215,6 +215,24 @@ between "$r" 9 10 && pass "... iperf3 then gets 90-100% of 10 Mbit/s ($r)" ||
 out=$(rsluice shape set lan upload 1mbit download 1mbit 2>&1)
 [ $? != 0 ] && grep -q "zone lan is not shaped" <<<"$out" &&
 	pass "shape set on an unshaped zone says so" || fail "shape set on an unshaped zone says so: $out"
+
+# a reload without the shape line puts the qdiscs back and stops pacing;
+# one with it puts fq back
+shape_config "$WORK/plain.conf" none
+if rsluice reload -c "$WORK/plain.conf" > "$WORK/reload.log" 2>&1 &&
+   [ "$(qdisc_of wan0)" = "$BEFORE" ] && [ "$(qdisc_of lan3)" = "$BEFORE" ]; then
+	iperf up3 "$H1" 5201
+	r=$(mbit up3)
+	between "$r" $((UP * 3 / 2)) 100000 &&
+		pass "reload without shape: qdiscs put back ($BEFORE), upload unpaced ($r Mbit/s)" ||
+		fail "reload without shape: upload unpaced ($r Mbit/s, want over $((UP * 3 / 2)))"
+else
+	fail "reload without shape: qdiscs put back (wan0 $(qdisc_of wan0), lan3 $(qdisc_of lan3))"
+	detail "$WORK/reload.log"
+fi
+rsluice reload -c "$CFG" > "$WORK/reload.log" 2>&1 && [ "$(qdisc_of wan0)" = "fq 51c:" ] &&
+	pass "reload with shape again: fq back on wan0" ||
+	{ fail "reload with shape again: fq back on wan0 ($(qdisc_of wan0))"; detail "$WORK/reload.log"; }
 
 # ---- down puts the qdiscs back; cake in the same guest, side by side ------------
 rsluice down > "$WORK/down.log" 2>&1
