@@ -2257,8 +2257,11 @@ static void frag_hold_flag(int on)
 
 /* Runs BUILD's frame (with META bytes of replay word in front when set)
  * into PORT; the action, the output frame after the metadata in OUT. */
-static int frag_run(void (*build)(struct pkt *), enum port_id port, int tc, int meta,
-		    struct pkt *out)
+/* One frame from BUILD in by PORT through XDP or tc (META: with the
+ * daemon's replay word in front); the action, the output frame, and for tc
+ * the skb as the program left it (SKB_OUT, if not NULL). */
+static int run_pkt(void (*build)(struct pkt *), enum port_id port, int tc, int meta,
+		   struct pkt *out, struct __sk_buff *skb_out)
 {
 	struct pkt in = {};
 	unsigned char buf[sizeof(in.b) + 4];
@@ -2279,6 +2282,8 @@ static int frag_run(void (*build)(struct pkt *), enum port_id port, int tc, int 
 		skb.ifindex = skb.ingress_ifindex = ifindex_of[port];
 		o.ctx_in = &skb;
 		o.ctx_size_in = sizeof(skb);
+		o.ctx_out = skb_out;
+		o.ctx_size_out = skb_out ? sizeof(*skb_out) : 0;
 	} else {
 		ctx.data = meta ? 4 : 0;
 		ctx.data_end = o.data_size_in;
@@ -2291,6 +2296,12 @@ static int frag_run(void (*build)(struct pkt *), enum port_id port, int tc, int 
 		return -1;
 	out->len = o.data_size_out;
 	return (int)o.retval;
+}
+
+static int frag_run(void (*build)(struct pkt *), enum port_id port, int tc, int meta,
+		    struct pkt *out)
+{
+	return run_pkt(build, port, tc, meta, out, NULL);
 }
 
 static void frag_ok(int ok, const char *what, ...)
@@ -2481,40 +2492,19 @@ static void shape_unset(void)
 	write_ports();
 }
 
-/* One packet from LAN5 through HOOK: its action, output, and (tc) tstamp. */
+/* One packet from LAN5 through HOOK: its action, output, and (tc) tstamp,
+ * with the clock read before and after. */
 static int shape_run(void (*build)(struct pkt *), int tc, struct pkt *out, __u64 *ts,
 		     __u64 *t0, __u64 *t1)
 {
-	struct pkt in = {};
-	struct xdp_md ctx = {};
-	struct __sk_buff skb = {}, skb_out = {};
-	LIBBPF_OPTS(bpf_test_run_opts, o);
+	struct __sk_buff skb_out = {};
+	int a;
 
-	build(&in);
-	o.data_in = in.b;
-	o.data_size_in = in.len;
-	o.data_out = out->b;
-	o.data_size_out = sizeof(out->b);
-	if (tc) {
-		skb.ifindex = skb.ingress_ifindex = ifindex_of[P_LAN5];
-		o.ctx_in = &skb;
-		o.ctx_size_in = sizeof(skb);
-		o.ctx_out = &skb_out;
-		o.ctx_size_out = sizeof(skb_out);
-	} else {
-		ctx.data_end = in.len;
-		ctx.ingress_ifindex = ifindex_of[P_LAN5];
-		o.ctx_in = &ctx;
-		o.ctx_size_in = sizeof(ctx);
-	}
 	*t0 = now_ns();
-	if (bpf_prog_test_run_opts(bpf_program__fd(tc ? skel->progs.sluice_tc
-						       : skel->progs.sluice_xdp), &o))
-		return -1;
+	a = run_pkt(build, P_LAN5, tc, 0, out, tc ? &skb_out : NULL);
 	*t1 = now_ns();
-	out->len = o.data_size_out;
 	*ts = skb_out.tstamp;
-	return (int)o.retval;
+	return a;
 }
 
 static struct sluice_shape_state shape_state(void)
