@@ -11,20 +11,7 @@ SUITE=rules
 . "$TOP/selftests/netns/traffic.sh"
 require_root
 
-WORK=$(mktemp -d /tmp/sluice-test.XXXXXX)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	topo_down
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-if ! TOPO_ROUTE_BACK=0 topo_up >"$WORK/topo.log" 2>&1; then
-	fail "reference topology comes up"; detail "$WORK/topo.log"; exit 1
-fi
+TOPO_ROUTE_BACK=0 topo_suite
 ip -n "$INET" addr add 198.51.100.1/32 dev lo	# a second server address
 # IPv6 is routed, not translated: the internet knows the way back.
 ip -n "$INET" -6 route add fd00:10::/64 via 2001:db8:113::2

@@ -13,20 +13,7 @@ SUITE=shape
 . "$TOP/selftests/netns/traffic.sh"
 require_root
 
-WORK=$(mktemp -d /tmp/sluice-test.XXXXXX)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	topo_down
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-if ! TOPO_ROUTE_BACK=0 topo_up >"$WORK/topo.log" 2>&1; then
-	fail "reference topology comes up"; detail "$WORK/topo.log"; exit 1
-fi
+TOPO_ROUTE_BACK=0 topo_suite
 SERVER=203.0.113.1
 UP=20 DOWN=50	# Mbit/s
 

@@ -72,6 +72,27 @@ topo_up() {
 	wait_for 5000 ip netns exec "$H1" ping -c1 -W1 192.168.10.1
 }
 
+# topo_suite: how a suite on the reference box starts: a work folder
+# ($WORK), background jobs to kill at exit ($PIDS), cleanup on exit and on
+# interrupt, and the topology up (TOPO_ROUTE_BACK as set), or a FAIL.
+topo_suite() {
+	WORK=$(mktemp -d /tmp/sluice-test.XXXXXX)
+	PIDS=()
+	trap topo_suite_cleanup EXIT
+	trap 'exit 130' INT TERM
+	if ! topo_up >"$WORK/topo.log" 2>&1; then
+		fail "reference topology comes up"; detail "$WORK/topo.log"; exit 1
+	fi
+}
+
+topo_suite_cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	topo_down
+	rm -rf "$WORK"
+}
+
 topo_down() {
 	[ -n "${TAG:-}" ] || return 0
 	# A daemon started by the test must not outlive it.
