@@ -20,6 +20,7 @@
 #include "maps.h"
 #include "pkt.h"
 #include "route.h"
+#include "nat.h"
 
 struct shape_host_key {
 	__u32 pipe, host;
@@ -112,18 +113,13 @@ static __always_inline void shape_mark_ce(int v6, void *l3, void *end)
 		return;
 	}
 	struct iphdr *ip = l3;
-	__u16 old, new;
-	__u32 sum;
+	__u16 old;
 
 	if ((void *)(ip + 1) > end)
 		return;
 	old = *(__u16 *)ip;
 	ip->tos |= 3;
-	new = *(__u16 *)ip;
-	sum = (__u16)~ip->check + (__u16)~old + new;	/* ~(~HC + ~m + m') */
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	ip->check = ~sum;
+	csum_upd16(&ip->check, old, *(__u16 *)ip);	/* nat.h's RFC 1624 update */
 }
 
 /* IP bytes of all the segments an skb will be sent as, and how many. */
