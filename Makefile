@@ -6,6 +6,7 @@
 #   sudo make bench sluice against the kernel's own paths -> docs/bench/REPORT.md
 #   sudo make bench-quick  every scenario once, small sizes (CI: the harness works)
 #   make install    DESTDIR/PREFIX honoured
+#   make deb        build/deb/sluice_VERSION_amd64.deb (dpkg-buildpackage, debian/)
 
 PREFIX   ?= /usr/local
 DESTDIR  ?=
@@ -28,7 +29,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-missing-fi
 CFLAGS   ?= -O2 -g
 LIB_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf libmnl 2>/dev/null)
 LIBS     := $(shell $(PKG_CONFIG) --libs libbpf libmnl 2>/dev/null || echo -lbpf -lmnl) -lelf -lz
-ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(LIB_CFLAGS) -Ivendor/include -Ibpf -Iloader -I$(BUILD)
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) -Ivendor/include -Ibpf -Iloader -I$(BUILD)
 
 BPF_SRC  := bpf/sluice.bpf.c
 BPF_HDRS := $(wildcard bpf/*.h)
@@ -65,6 +66,17 @@ $(BUILD)/test_xdp: selftests/unit/test_xdp.c selftests/unit/pkt.h $(TEST_XDP_SRC
 
 $(BUILD)/test_config: selftests/unit/test_config.c loader/config.c loader/config.h
 	$(CC) $(ALL_CFLAGS) $< loader/config.c -o $@
+
+# Man pages (tools/mkman.sh): prose from loader/man/*.in, the commands and
+# options from the built binary's --help, the example config verbatim.
+MAN_PAGES := $(BUILD)/man/sluice.8 $(BUILD)/man/sluice.conf.5
+all: $(MAN_PAGES)
+
+$(BUILD)/man/sluice.8: loader/man/sluice.8.in $(BUILD)/sluice tools/mkman.sh
+	bash tools/mkman.sh -b $(BUILD)/sluice $< $@
+
+$(BUILD)/man/sluice.conf.5: loader/man/sluice.conf.5.in loader/sluice.conf.example tools/mkman.sh
+	bash tools/mkman.sh -e loader/sluice.conf.example $< $@
 
 # The shaper's arithmetic on synthetic traffic: the header the datapath
 # compiles, built for user space (tools/shapesim.c).
@@ -109,11 +121,27 @@ bench-quick:
 	@$(MAKE) --no-print-directory all
 	@tools/bench/bench.sh --quick --out $(BUILD)/bench-quick
 
-install: $(BUILD)/sluice
+# What `install` puts in place, built without the test binaries (the
+# package's build).
+install-files: $(BUILD)/sluice
+install-files: $(MAN_PAGES)
+
+install: install-files
 	install -D -m 0755 $(BUILD)/sluice $(DESTDIR)$(SBINDIR)/sluice
 	install -D -m 0644 loader/sluice.conf.example $(DESTDIR)$(PREFIX)/share/doc/sluice/sluice.conf.example
+	install -D -m 0644 $(BUILD)/man/sluice.8 $(DESTDIR)$(PREFIX)/share/man/man8/sluice.8
+	install -D -m 0644 $(BUILD)/man/sluice.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/sluice.conf.5
+	install -D -m 0644 loader/sluice.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/sluice
+
+# The Debian package, built from a copy of the tree (dpkg-buildpackage
+# writes its results beside the source folder and debian/ must stay
+# clean): build/deb/sluice_*.deb, with lintian's verdict printed.
+deb:
+	@tools/deps.sh
+	@tools/mkdeb.sh $(BUILD)/deb
 
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps check demo bench bench-quick install clean
+.PHONY: all deps check demo bench bench-quick install install-files deb clean

@@ -420,9 +420,21 @@ static bool name_ok(const char *s, size_t len)
 	return true;
 }
 
+/* The words the grammar matches one at a time, not as a choice from a
+ * table. Named so that cfg_keywords() lists them with the tables: every
+ * word the parser matches must come from keyword_tables[] (at the end),
+ * which sluice.conf(5) is checked against. */
+static const char KW_ANY[] = "any", KW_ROUTER[] = "router", KW_AUTO[] = "auto",
+	KW_FILE[] = "file", KW_UPLOAD[] = "upload", KW_DOWNLOAD[] = "download",
+	KW_MODE[] = "mode", KW_SECOND[] = "second", KW_MINUTE[] = "minute";
+static const char *const fixed_words[] = {
+	KW_ANY, KW_ROUTER, KW_AUTO, KW_FILE, KW_UPLOAD, KW_DOWNLOAD, KW_MODE, KW_SECOND,
+	KW_MINUTE,
+};
+
 static bool is_reserved(const struct token *t)
 {
-	return tok_is(t, "router") || tok_is(t, "any");
+	return tok_is(t, KW_ROUTER) || tok_is(t, KW_ANY);
 }
 
 /* A zone or set name (KIND) starting SKIP bytes into T; messages quote all of T. */
@@ -436,7 +448,7 @@ static int check_name(struct parser *p, const struct token *t, size_t skip, cons
 			    qtok(p, t), CFG_NAME_MAX - 1);
 	if (!name_ok(s, len))
 		return perr(p, t->loc, "invalid %s name %s", kind, qtok(p, t));
-	if ((len == 6 && !memcmp(s, "router", 6)) || (len == 3 && !memcmp(s, "any", 3)))
+	if (is_reserved(&(struct token){ .type = T_WORD, .s = s, .len = len }))
 		return perr(p, t->loc, "%s name %s is reserved", kind, qtok(p, t));
 	return 0;
 }
@@ -570,9 +582,9 @@ static int zone_ref(struct parser *p, bool special, int *out)
 
 	if (t->type != T_WORD || (!special && is_reserved(t)))
 		return expected(p, "a zone name");
-	if (tok_is(t, "any"))
+	if (tok_is(t, KW_ANY))
 		*out = CFG_ZONE_ANY;
-	else if (tok_is(t, "router"))
+	else if (tok_is(t, KW_ROUTER))
 		*out = CFG_ZONE_ROUTER;
 	else if (check_name(p, t, 0, "zone") || sym_ref(p, &p->zones, t, 0, out))
 		return -1;
@@ -753,7 +765,7 @@ static int parse_mss_clamp(struct parser *p, struct cfg_zone *z)
 {
 	if (p->tok.type != T_WORD)
 		return expected(p, "\"auto\" or an MSS");
-	if (tok_is(&p->tok, "auto"))
+	if (tok_is(&p->tok, KW_AUTO))
 		z->mss_clamp = -1;
 	else if (!parse_int(p->tok.s, p->tok.len, MSS_MIN, MSS_MAX, &z->mss_clamp))
 		return perr(p, p->tok.loc, "invalid mss-clamp %s (expected \"auto\" or %d..%d)",
@@ -913,15 +925,16 @@ static int take_target(struct parser *p, struct cfg_port_forward *f)
 	return next(p);
 }
 
+static const char *const pf_protos[] = { "tcp", "udp" };
+
 static int parse_port_forward(struct parser *p, struct cfg_loc at)
 {
-	static const char *const protos[] = { "tcp", "udp" };
 	struct cfg_port_forward f = { .loc = at };
 	struct sluice_config *cfg = p->cfg;
 	struct cfg_port_forward *v;
 	int proto;
 
-	if (zone_ref(p, false, &f.zone) || take_choice(p, protos, 2, &proto) ||
+	if (zone_ref(p, false, &f.zone) || take_choice(p, pf_protos, 2, &proto) ||
 	    take_ports(p, &f.port_lo, &f.port_hi) || take(p, T_ARROW, "\"->\"") ||
 	    take_target(p, &f))
 		return -1;
@@ -1147,7 +1160,7 @@ static int parse_set(struct parser *p, struct cfg_loc at)
 		return -1;
 	if (p->tok.type == T_LBRACE)
 		return parse_set_body(p, cfg->n_sets - 1);
-	if (tok_is(&p->tok, "file"))
+	if (tok_is(&p->tok, KW_FILE))
 		return next(p) || parse_set_file(p, cfg->n_sets - 1) ? -1 : 0;
 	return expected(p, "\"{\" or \"file\"");
 }
@@ -1240,8 +1253,8 @@ static int take_limit(struct parser *p, struct cfg_rule *r)
 				      .len = t->s + t->len - slash - 1 };
 
 		r->limit = (uint32_t)n;
-		r->limit_unit = tok_is(&unit, "second") ? CFG_LIMIT_SECOND :
-				tok_is(&unit, "minute") ? CFG_LIMIT_MINUTE : CFG_LIMIT_NONE;
+		r->limit_unit = tok_is(&unit, KW_SECOND) ? CFG_LIMIT_SECOND :
+				tok_is(&unit, KW_MINUTE) ? CFG_LIMIT_MINUTE : CFG_LIMIT_NONE;
 		if (r->limit_unit != CFG_LIMIT_NONE)
 			return next(p);
 	}
@@ -1430,6 +1443,10 @@ static const char *const overheads[] = {
 	"ethernet", "docsis", "pppoe-ptm", "bridged-ptm", "pppoe-llcsnap",
 };
 
+/* Cell framing on top of a byte count, in enum cfg_framing order from
+ * CFG_FRAME_ATM (the presets bring their own). */
+static const char *const framings[] = { "atm", "ptm" };
+
 static int take_overhead(struct parser *p, struct cfg_shape *s)
 {
 	int i = word_index(&p->tok, overheads, ARRAY_SIZE(overheads));
@@ -1445,8 +1462,7 @@ static int take_overhead(struct parser *p, struct cfg_shape *s)
 	}
 	if (next(p))
 		return -1;
-	/* cell framing on top: `N atm`, `N ptm` (the presets bring their own) */
-	static const char *const framings[] = { "atm", "ptm" };
+	/* cell framing on top: `N atm`, `N ptm` */
 	int f = word_index(&p->tok, framings, 2);
 
 	if (f < 0)
@@ -1461,10 +1477,11 @@ static const char *const shape_opts[S_COUNT] = {
 	[S_OVERHEAD] = "overhead", [S_MPU] = "mpu", [S_ISOLATION] = "isolation", [S_ECN] = "ecn",
 };
 
+static const char *const isolations[] = { "hosts", "flows" };	/* enum order */
+static const char *const ecn_modes[] = { "off", "on" };
+
 static int parse_shape_opt(struct parser *p, struct cfg_shape *s, enum shape_opt o)
 {
-	static const char *const isolations[] = { "hosts", "flows" };	/* enum order */
-	static const char *const ecn[] = { "off", "on" };
 	int v;
 
 	switch (o) {
@@ -1478,7 +1495,7 @@ static int parse_shape_opt(struct parser *p, struct cfg_shape *s, enum shape_opt
 		s->isolation = v;
 		return 0;
 	case S_ECN:
-		return take_choice(p, ecn, 2, &s->ecn);
+		return take_choice(p, ecn_modes, 2, &s->ecn);
 	case S_COUNT:
 		break;
 	}
@@ -1493,8 +1510,8 @@ static int parse_shape(struct parser *p, struct cfg_loc at)
 	unsigned seen = 0;
 	int o;
 
-	if (zone_ref(p, false, &s.zone) || take_keyword(p, "upload") ||
-	    take_rate(p, &s.upload_bps) || take_keyword(p, "download") ||
+	if (zone_ref(p, false, &s.zone) || take_keyword(p, KW_UPLOAD) ||
+	    take_rate(p, &s.upload_bps) || take_keyword(p, KW_DOWNLOAD) ||
 	    take_rate(p, &s.download_bps))
 		return -1;
 	while ((o = word_index(&p->tok, shape_opts, S_COUNT)) >= 0) {
@@ -1549,6 +1566,19 @@ static int parse_nat_ports(struct parser *p, struct cfg_loc at)
 			    cfg->nat_port_max);
 	cfg->nat_ports_loc = at;
 	return 0;
+}
+
+/* on-stop keep|down: what the daemon leaves behind on SIGTERM. */
+static const char *const on_stop_words[] = { "keep", "down" };	/* CFG_ON_STOP_* order */
+
+static int parse_on_stop(struct parser *p, struct cfg_loc at)
+{
+	struct sluice_config *cfg = p->cfg;
+
+	if (cfg->on_stop_loc.line)
+		return perr(p, at, "duplicate on-stop (first on line %d)", cfg->on_stop_loc.line);
+	cfg->on_stop_loc = at;
+	return take_choice(p, on_stop_words, ARRAY_SIZE(on_stop_words), &cfg->on_stop);
 }
 
 /* ---- conntrack ----------------------------------------------------------------- */
@@ -1626,7 +1656,7 @@ static int parse_port_mode(struct parser *p, struct cfg_loc at)
 	port = &cfg->ports[cfg->n_ports];
 	memcpy(port->name, p->tok.s, p->tok.len);
 	port->loc = at;
-	if (next(p) || take_keyword(p, "mode") ||
+	if (next(p) || take_keyword(p, KW_MODE) ||
 	    take_choice(p, port_modes, ARRAY_SIZE(port_modes), &mode))
 		return -1;
 	port->mode = CFG_MODE_XDP + mode;
@@ -1646,12 +1676,12 @@ enum cfg_port_mode cfg_port_mode(const struct sluice_config *cfg, const char *na
 
 static const char *const statement_words[] = {
 	"zone", "forward", "port-forward", "set", "rule", "shape", "fdb-size", "conntrack",
-	"port", "nat-ports",
+	"port", "nat-ports", "on-stop",
 };
 
 static int (*const statement_fns[])(struct parser *, struct cfg_loc) = {
 	parse_zone, parse_forward, parse_port_forward, parse_set, parse_rule, parse_shape,
-	parse_fdb_size, parse_conntrack, parse_port_mode, parse_nat_ports,
+	parse_fdb_size, parse_conntrack, parse_port_mode, parse_nat_ports, parse_on_stop,
 };
 
 _Static_assert(sizeof(statement_words) / sizeof(statement_words[0]) ==
@@ -1868,5 +1898,45 @@ void cfg_free(struct sluice_config *cfg)
 	free(cfg->rules);
 	free(cfg->shapes);
 	memset(cfg, 0, sizeof(*cfg));
+}
+
+/* ---- the keyword tables, for the docs ------------------------------------------- */
+
+/* Every table the parser matches words against: a new one goes here too,
+ * or test_docs.sh cannot hold sluice.conf(5) to it. */
+#define KW_TABLE(name, t)	{ name, t, ARRAY_SIZE(t) }
+
+static const struct {
+	const char *name;
+	const char *const *words;
+	int n;
+} keyword_tables[] = {
+	KW_TABLE("statement", statement_words),
+	KW_TABLE("zone item", zone_items),
+	KW_TABLE("action", actions),
+	KW_TABLE("filtering", filterings),
+	KW_TABLE("port-forward protocol", pf_protos),
+	KW_TABLE("rule option", rule_opts),
+	KW_TABLE("shape option", shape_opts),
+	KW_TABLE("overhead", overheads),
+	KW_TABLE("framing", framings),
+	KW_TABLE("isolation", isolations),
+	KW_TABLE("ecn", ecn_modes),
+	KW_TABLE("conntrack item", ct_items),
+	KW_TABLE("port mode", port_modes),
+	KW_TABLE("on-stop", on_stop_words),
+	KW_TABLE("fixed word", fixed_words),
+};
+
+void cfg_keywords(void (*fn)(const char *table, const char *word, void *arg), void *arg)
+{
+	for (int t = 0; t < ARRAY_SIZE(keyword_tables); t++)
+		for (int i = 0; i < keyword_tables[t].n; i++)
+			fn(keyword_tables[t].name, keyword_tables[t].words[i], arg);
+	for (int i = 0; i < ARRAY_SIZE(matches); i++)
+		fn("rule match", matches[i].word, arg);
+	for (int i = 0; i < ARRAY_SIZE(rate_units); i++)
+		if (rate_units[i].name[0])	/* "" is a bare number */
+			fn("rate unit", rate_units[i].name, arg);
 }
 

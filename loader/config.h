@@ -198,9 +198,16 @@ struct sluice_config {
 	uint16_t nat_port_min, nat_port_max;	/* nat-ports: 0 when not given */
 	struct cfg_loc nat_ports_loc;
 	struct cfg_conntrack ct;
+	int on_stop;			/* on-stop: CFG_ON_STOP_KEEP (default) or _DOWN */
+	struct cfg_loc on_stop_loc;
 	int n_ports;
 	struct cfg_port ports[CFG_PORT_MAX];
 };
+
+/* What `sluice run` does with the datapath when told to stop (SIGTERM):
+ * keep it forwarding (a crash, a restart or an upgrade never cuts the
+ * network) or tear it down like `sluice down`. */
+enum { CFG_ON_STOP_KEEP, CFG_ON_STOP_DOWN };
 
 /* The mode the config forces on interface NAME, CFG_MODE_AUTO if none. */
 enum cfg_port_mode cfg_port_mode(const struct sluice_config *cfg, const char *name);
@@ -218,5 +225,11 @@ void cfg_free(struct sluice_config *cfg);
 
 /* DIGITS[.DIGITS][bit|kbit|mbit|gbit] -> bits per second (`shape set`). */
 int cfg_parse_rate(const char *s, uint64_t *out);	/* 1: valid */
+
+/* Every word the parser matches, straight from the tables it matches
+ * against: FN(TABLE, WORD, ARG) once per word, TABLE naming its table
+ * ("statement", "zone item", ...). sluice.conf(5) is checked against it
+ * (test_config --keywords, selftests/unit/test_docs.sh). */
+void cfg_keywords(void (*fn)(const char *table, const char *word, void *arg), void *arg);
 
 #endif

@@ -38,6 +38,7 @@ struct args {
 	char config_abs[PATH_MAX];	/* set by load_config */
 	bool config_given;
 	bool json;
+	bool prometheus;	/* stats --prometheus */
 	bool watch;
 	double interval;
 	int count;		/* --watch refreshes; 0: until interrupted */
@@ -80,6 +81,8 @@ static const struct opt opts[] = {
 	  C_CT },
 	{ "addr", 'a', "ADDR", "only flows with ADDR at either end", C_CT },
 	{ "port", 'o', "PORT", "only flows with PORT at either end", C_CT },
+	{ "prometheus", 'm', NULL, "every counter in the Prometheus text format (totals, at once)",
+	  C_STATS },
 	{ "watch", 'w', NULL, "refresh every interval until interrupted", C_STATS },
 	{ "interval", 'i', "SECONDS", "rate sampling interval (default 1, 0: totals only)",
 	  C_STATS },
@@ -230,6 +233,7 @@ static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a
 		case 'c': a->config = optarg; a->config_given = true; break;
 		case 'p': a->pin = optarg; break;
 		case 'j': a->json = true; break;
+		case 'm': a->prometheus = true; break;
 		case 'w': a->watch = true; break;
 		case 'v': verbose = 1; break;
 		case 'h': usage(stdout, c); exit(0);
@@ -268,6 +272,11 @@ static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a
 				argv[optind - 1], c->name);
 			return -1;
 		}
+	}
+	if (a->prometheus && (a->json || a->watch)) {
+		log_err("%s: --prometheus and --%s exclude each other", c->name,
+			a->json ? "json" : "watch");
+		return -1;
 	}
 	/* getopt_long moves operands behind the options: "flush" is last. */
 	if (c->bit == C_CT && optind < argc && !strcmp(argv[optind], "flush")) {
@@ -783,12 +792,13 @@ static int cmd_log(struct args *a)
 
 /* A daemon of this instance ends first, or it would re-attach what down
  * removes. Its pid comes from its lock file, valid while the lock is held. */
-static void stop_daemon(const char *pin)
+/* Returns whether a daemon was following PIN. */
+static bool stop_daemon(const char *pin)
 {
 	pid_t pid = dp_daemon_pid(pin);
 
 	if (!pid || pid == getpid())
-		return;
+		return false;
 	kill(pid, SIGTERM);
 	/* It ends between two steps; one may be a program load (the
 	 * verifier takes seconds on a slow box): wait up to 30 s. */
@@ -796,15 +806,18 @@ static void stop_daemon(const char *pin)
 		usleep(100 * 1000);
 	if (dp_daemon_pid(pin))
 		log_warn("daemon pid %d did not exit", (int)pid);
+	return true;
 }
 
 static int cmd_down(struct args *a)
 {
+	bool daemon = stop_daemon(a->pin);
 	struct dp dp;
 	int ret;
 
-	stop_daemon(a->pin);
 	ret = dp_open(&dp, a->pin, DP_WRITE);
+	if (ret == -ENOENT && daemon)
+		return 0;	/* the daemon's config said on-stop down */
 	if (ret == -ENOENT)
 		log_err("%s: sluice is not loaded", a->pin);
 	if (!ret)
@@ -914,6 +927,33 @@ static int cmd_conntrack(struct args *a)
 	return ret ? 1 : 0;
 }
 
+/* `stats --prometheus`: one reading, no rates (Prometheus takes them), so
+ * no sampling interval to wait for. Everything is read before anything is
+ * printed: a failure leaves no half exposition behind. */
+static int stats_prometheus(struct args *a)
+{
+	struct dp_view *v = malloc(sizeof(*v));
+	struct live_rule *rules = NULL;
+	__u32 gen;
+	struct dp dp;
+	int n;
+
+	if (!v || open_view(a, &dp)) {
+		free(v);
+		return 1;
+	}
+	dp_view_read(&dp, v);
+	n = rulecli_read_live(a->pin, &rules, &gen);
+	if (n >= 0)
+		report_prometheus(stdout, v, rules, n);
+	else
+		log_err("%s: reading the rules' counters: %s", a->pin, strerror(-n));
+	dp_close(&dp);
+	free(rules);
+	free(v);
+	return n < 0;
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -930,6 +970,11 @@ static int cmd_stats(struct args *a)
 	struct dp dp;
 	int n = 0, ret = 1;
 
+	if (a->prometheus) {
+		free(v[0]);
+		free(v[1]);
+		return stats_prometheus(a);
+	}
 	if (!v[0] || !v[1] || open_view(a, &dp))
 		goto out;
 	if (a->watch && a->interval <= 0)	/* a refresh needs an interval */
@@ -1141,7 +1186,8 @@ static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl,
 
 			if (read(sfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGHUP)
 				return 0;
-			log_info("SIGHUP: reloading programs and config");
+			log_notice("SIGHUP: reloading programs and config");
+			service_notify("RELOADING=1");
 			reload = true;
 			first = due = now_ms();
 		}
@@ -1169,9 +1215,43 @@ static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl,
 		ret = reconcile(d, reload);
 		if (ret == -ENOENT)
 			return ret;
+		if (reload) {
+			if (ret)
+				log_err("reload failed: the previous programs and config stay");
+			else
+				log_notice("reloaded %s (generation %llu)", d->config,
+					   (unsigned long long)d->generation);
+			service_notify("READY=1\nSTATUS=%s", ret ? "reload failed, previous config "
+				       "running" : "forwarding");
+		}
 		first = due = ret ? now_ms() + RETRY_MS : 0;
 		reload = false;	/* a failed reload is not retried: the old program stays */
 	}
+}
+
+/* on-stop down: remove everything, as `sluice down` would. */
+static int daemon_down(const char *pin)
+{
+	struct dp dp;
+	int ret = dp_open(&dp, pin, DP_WRITE);
+
+	if (!ret)
+		ret = dp_down(&dp);
+	dp_close(&dp);
+	if (ret)
+		log_err("on-stop down: removing the datapath: %s", strerror(-ret));
+	else
+		log_notice("stopped; on-stop down: the datapath is removed");
+	return ret;
+}
+
+/* on-stop keep (the default): a stopped daemon must never cut the network.
+ * Nobody replays held fragments any more: stop holding them. */
+static void daemon_keep(const char *pin)
+{
+	dp_frag_hold_off(pin);
+	log_notice("stopped; on-stop keep: the datapath keeps forwarding "
+		   "(interface changes are not followed until sluice runs again)");
 }
 
 static int cmd_run(struct args *a)
@@ -1218,17 +1298,19 @@ static int cmd_run(struct args *a)
 	}
 	if (load_and_apply(a, &d.cfg, false, DP_FOLLOW) || read_generation(a->pin, &d.generation))
 		goto out;
-	log_info("following interface changes (pid %d)", getpid());
+	log_notice("%s applied; following interface changes (pid %d)", d.config, getpid());
+	service_notify("READY=1\nSTATUS=forwarding\nMAINPID=%d", getpid());
 	d.frags = frag_open(a->pin);
 	ret = daemon_loop(&d, sfd, nl, fdb_nl);
+	service_notify("STOPPING=1");
 	if (ret == -ENOENT)
 		log_err("%s: the instance was removed; exiting", a->pin);
 	else if (ret)
 		log_err("daemon: %s", strerror(-ret));
-	/* The datapath stays: a stopped daemon must never cut the network.
-	 * Nobody replays held fragments any more: stop holding them. */
-	if (ret != -ENOENT)
-		dp_frag_hold_off(a->pin);
+	if (!ret && d.cfg.on_stop == CFG_ON_STOP_DOWN)
+		ret = daemon_down(a->pin);
+	else if (ret != -ENOENT)
+		daemon_keep(a->pin);
 	ret = ret && ret != -ENOENT ? 1 : 0;
 out:
 	if (sfd >= 0)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Human and JSON output of `sluice status` and `sluice stats`. */
+/* Human, JSON and Prometheus output of `sluice status` and `sluice stats`. */
 #ifndef SLUICE_REPORT_H
 #define SLUICE_REPORT_H
 
@@ -16,6 +16,13 @@ void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool j
 /* PREV may be NULL (no rates). */
 void report_stats(FILE *f, const struct dp_view *prev, const struct dp_view *cur,
 		  const struct report_opts *o);
+
+/* `sluice stats --prometheus`: V's counters and gauges, and those of RULES
+ * 1..N_RULES (rulecli_read_live()), in the Prometheus text exposition
+ * format 0.0.4. Totals only: Prometheus takes rates itself. */
+struct live_rule;
+void report_prometheus(FILE *f, const struct dp_view *v, const struct live_rule *rules,
+		       int n_rules);
 
 /* `sluice fdb`: ROWS (N of them, SIZE the table's capacity), ages from NOW. */
 struct fdb_row;

@@ -57,13 +57,7 @@ int rulecli_line(const char *path, int line, char *buf, size_t len)
 
 /* ---- rule list ---------------------------------------------------------------- */
 
-struct live_rule {
-	struct sluice_rule r;
-	struct sluice_rule_stats st;	/* summed over CPUs */
-};
-
-/* The live slot's rules with their counters: N of them, or -errno. */
-static int read_live(const char *pin, struct live_rule **out, __u32 *gen)
+int rulecli_read_live(const char *pin, struct live_rule **out, __u32 *gen)
 {
 	int cfd = pinned(pin, "sluice_config"), rsfd = -1, rfd = -1, sfd = -1, n = -EIO;
 	int ncpu = libbpf_num_possible_cpus();
@@ -138,7 +132,7 @@ int rulecli_list(const char *pin, const struct sluice_config *cfg, bool json)
 {
 	struct live_rule *v;
 	__u32 gen = 0;
-	int n = read_live(pin, &v, &gen), stale = 0;
+	int n = rulecli_read_live(pin, &v, &gen), stale = 0;
 
 	if (n < 0)
 		return 1;

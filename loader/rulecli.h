@@ -7,6 +7,16 @@
 
 #include <stdbool.h>
 #include "config.h"
+#include "sluice.h"
+
+/* The live ruleset's rules with their counters (`rule list`, `stats
+ * --prometheus`): rules 1..N of *OUT (malloc'd; [0] unused), N returned,
+ * or -errno. */
+struct live_rule {
+	struct sluice_rule r;
+	struct sluice_rule_stats st;	/* summed over CPUs */
+};
+int rulecli_read_live(const char *pin, struct live_rule **out, __u32 *gen);
 
 /* `sluice rule list`: CFG is the running instance's config as parsed now;
  * its rules are shown beside the live ruleset's counters. */

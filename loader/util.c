@@ -1,13 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include "util.h"
 
 int verbose;
 
-static void vlog(const char *prefix, const char *fmt, va_list ap)
+/* systemd sets JOURNAL_STREAM to the device and inode of the stream it
+ * connected stdout/stderr to; a match means stderr is the journal (not
+ * a pipe or file the daemon's output was later redirected to). */
+static bool stderr_is_journal(void)
 {
-	fprintf(stderr, "sluice: %s", prefix);
+	static int known = -1;
+	const char *env = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (known >= 0)
+		return known;
+	known = env && sscanf(env, "%llu:%llu", &dev, &ino) == 2 && !fstat(2, &st) &&
+		st.st_dev == dev && st.st_ino == ino;
+	return known;
+}
+
+/* LEVEL: syslog's (3 err, 4 warning, 5 notice, 6 info). */
+static void vlog(int level, const char *prefix, const char *fmt, va_list ap)
+{
+	if (stderr_is_journal())
+		fprintf(stderr, "<%d>%s", level, prefix);
+	else
+		fprintf(stderr, "sluice: %s", prefix);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 }
@@ -17,7 +45,7 @@ void log_err(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog("", fmt, ap);
+	vlog(3, "", fmt, ap);
 	va_end(ap);
 }
 
@@ -26,7 +54,16 @@ void log_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog("warning: ", fmt, ap);
+	vlog(4, "warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void log_notice(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(5, "", fmt, ap);
 	va_end(ap);
 }
 
@@ -37,8 +74,35 @@ void log_info(const char *fmt, ...)
 	if (!verbose)
 		return;
 	va_start(ap, fmt);
-	vlog("", fmt, ap);
+	vlog(6, "", fmt, ap);
 	va_end(ap);
+}
+
+void service_notify(const char *fmt, ...)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len;
+	char msg[256];
+	va_list ap;
+	int fd;
+
+	/* a path, or an abstract name written with a leading '@' */
+	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	memcpy(sa.sun_path, path, strlen(path));
+	if (path[0] == '@')
+		sa.sun_path[0] = 0;
+	len = offsetof(struct sockaddr_un, sun_path) + strlen(path);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa, len) < 0)
+		log_info("NOTIFY_SOCKET %s: %m", path);
+	close(fd);
 }
 
 int fmt_path(char *buf, size_t len, const char *fmt, ...)

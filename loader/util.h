@@ -7,10 +7,20 @@
 
 extern int verbose;	/* -v: info messages and libbpf's own */
 
-/* Errors and warnings go to stderr prefixed with "sluice: "; info only with -v. */
+/* Messages go to stderr, prefixed with "sluice: " (on a terminal) or with
+ * the syslog level the journal reads, "<3>".."<6>" (when stderr is the
+ * journal's stream, as under systemd). Levels: errors, warnings, notices
+ * (what the daemon did: started, reloaded, stopped), always shown; info
+ * only with -v, which also adds libbpf's own messages. */
 void log_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Tell the service manager (systemd's Type=notify, $NOTIFY_SOCKET) about a
+ * state change, e.g. "READY=1", "RELOADING=1", "STOPPING=1", "STATUS=...".
+ * Does nothing outside systemd. */
+void service_notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* snprintf that reports truncation as an error (-1). */
 int fmt_path(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -6,9 +6,10 @@
 #
 # Kernels: host is this machine's; 6.1 (Debian 12) and 6.12 (Debian 13) are
 # stock Debian kernels booted under qemu by selftests/qemu/run-in-guest.sh.
-# Suites: unit (config parser, packet fixtures), netns (reference topology,
-# CLI), toolchain (build and unit tests with Debian 13's clang/libbpf, host
-# only).
+# Suites: unit (config parser, man pages and completion, packet fixtures),
+# netns (reference topology, CLI), toolchain (build, unit tests and the
+# package with Debian 13's clang/libbpf, host only), package (make deb,
+# lintian, install and removal in a Debian 12 tree, host only).
 #
 # A suite prints PASS/FAIL/SKIP lines; a suite that dies or times out
 # without saying FAIL counts as one failure. Guest kernels run this same
@@ -17,7 +18,7 @@
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 KERNELS=${KERNELS:-"host 6.1 6.12"}
-SUITES=${SUITES:-"unit netns tcmode toolchain"}
+SUITES=${SUITES:-"unit netns tcmode toolchain package"}
 LABEL=host
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-600}
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1500}	# a whole guest run: boot and every suite
@@ -82,6 +83,10 @@ run_local() {
 		case $s in
 		unit)
 			run_suite unit/config "$SUITE_TIMEOUT" "$TOP/build/test_config"
+			# man pages and completion against the code (the same
+			# files in a guest: the host's run is enough)
+			[ "$LABEL" = host ] &&
+				run_suite unit/docs "$SUITE_TIMEOUT" bash "$TOP/selftests/unit/test_docs.sh"
 			run_suite unit/shape "$SUITE_TIMEOUT" "$TOP/build/shapesim"
 			run_suite unit/xdp "$SUITE_TIMEOUT" "$TOP/build/test_xdp"
 			;;
@@ -98,8 +103,9 @@ run_local() {
 				# The CLI's checks hardly touch the kernel, and every
 				# `up` costs 10-20 s of verifier time under emulation
 				# on 6.1: the host and the 6.12 guest run them
-				if [ "$LABEL" = 6.1 ] && [ "$(basename "$t")" = test_cli.sh ]; then
-					echo "SKIP [$LABEL] netns/test_cli: runs on the host and in the 6.12 guest (make check's half hour)" | tee -a "$LOG"
+				# (test_service too: the daemon's life cycle)
+				if [ "$LABEL" = 6.1 ] && { [ "$(basename "$t")" = test_cli.sh ] || [ "$(basename "$t")" = test_service.sh ]; }; then
+					echo "SKIP [$LABEL] netns/$(basename "$t" .sh): runs on the host and in the 6.12 guest (make check's half hour)" | tee -a "$LOG"
 					continue
 				fi
 				run_suite "netns/$(basename "$t" .sh)" "$SUITE_TIMEOUT" bash "$t"
@@ -123,6 +129,10 @@ run_local() {
 		toolchain)	# builds happen on the host; a guest has nothing to add
 			[ "$LABEL" = host ] &&
 				run_suite toolchain/trixie-build "$SUITE_TIMEOUT" bash "$TOP/selftests/toolchain/test_trixie_build.sh"
+			;;
+		package)
+			[ "$LABEL" = host ] &&
+				run_suite package/debian-12 "$SUITE_TIMEOUT" bash "$TOP/selftests/package/test_package.sh"
 			;;
 		*) echo "FAIL [$LABEL] $s: no such suite" | tee -a "$LOG" ;;
 		esac
@@ -154,30 +164,45 @@ fi
 # single-threaded TCG process, so on a 2-core machine two of them take
 # about as long as one (make check's half hour). Each keeps its own log;
 # their lines, labelled by kernel, stream as they come.
-guests=
+# The host-only suites that build in Debian roots (toolchain, package:
+# mostly downloads, unpacking and one compile each) run beside the guests
+# rather than before them, for the same half hour.
+guests= beside=
 for k in $KERNELS; do
-	if [ "$k" = host ]; then
-		run_local
-	else
-		guests="$guests $k"
-	fi
+	[ "$k" != host ] && guests="$guests $k"
+done
+for k in $KERNELS; do
+	[ "$k" = host ] || continue
+	all=$SUITES fg=
+	for s in $all; do
+		case $s in
+		toolchain | package) [ -n "$guests" ] && beside="$beside $s" || fg="$fg $s" ;;
+		*) fg="$fg $s" ;;
+		esac
+	done
+	SUITES=$fg run_local
+	SUITES=$all
 done
 if [ -n "$guests" ]; then
 	gpids=
-	for k in $guests; do
+	for k in $guests ${beside:+beside}; do
 		: >"$LOG.$k.out"
-		( LOG="$LOG.$k"; trap on_interrupt INT TERM; run_guest "$k" ) >"$LOG.$k.out" 2>&1 &
+		if [ "$k" = beside ]; then
+			( LOG="$LOG.$k"; trap on_interrupt INT TERM; SUITES=$beside run_local ) >"$LOG.$k.out" 2>&1 &
+		else
+			( LOG="$LOG.$k"; trap on_interrupt INT TERM; run_guest "$k" ) >"$LOG.$k.out" 2>&1 &
+		fi
 		gpids="$gpids $!"
 	done
 	trap 'kill -TERM $gpids 2>/dev/null; wait; echo interrupted; exit 130' INT TERM
 	# (tail follows the files until the last guest ends)
-	tail -q -s 0.5 -n +1 -f $(for k in $guests; do echo "$LOG.$k.out"; done) &
+	tail -q -s 0.5 -n +1 -f $(for k in $guests ${beside:+beside}; do echo "$LOG.$k.out"; done) &
 	tpid=$!
 	wait $gpids
 	sleep 1
 	kill "$tpid" 2>/dev/null
 	wait "$tpid" 2>/dev/null
-	for k in $guests; do
+	for k in $guests ${beside:+beside}; do
 		cat "$LOG.$k" >>"$LOG" 2>/dev/null
 		rm -f "$LOG.$k" "$LOG.$k.out"
 	done

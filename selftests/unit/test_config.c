@@ -145,7 +145,7 @@ static bool check_parse(const char *name, const char *text, const char *want)
 	"rule any -> any src @blocked drop\n"				\
 	"shape wan upload 20mbit download 300mbit overhead ethernet\n"
 
-#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\", \"conntrack\", \"port\" or \"nat-ports\""
+#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\", \"conntrack\", \"port\", \"nat-ports\" or \"on-stop\""
 #define ZITEMS "expected \"interfaces\", \"input\", \"masquerade\", \"mss-clamp\", \"filtering\", \"bogons\" or \"}\""
 #define ACTIONS "expected \"accept\", \"drop\" or \"reject\""
 #define OVERHEADS "expected \"ethernet\", \"docsis\", \"pppoe-ptm\", \"bridged-ptm\", \"pppoe-llcsnap\" or a byte count (-64..256)"
@@ -174,6 +174,8 @@ static const struct parse_case {
 	{ "mss-clamp bounds", "zone a { mss-clamp 536 }\nzone b { mss-clamp 9000 }", NULL },
 	{ "fdb-size", "fdb-size 16\nzone lan { interfaces eth0 }", NULL },
 	{ "fdb-size maximum", "fdb-size 1048576", NULL },
+	{ "on-stop down", "on-stop down", NULL },
+	{ "on-stop keep", "on-stop keep\nzone lan { interfaces eth0 }", NULL },
 	{ "port modes", "port eth0 mode tc\nport eth1 mode xdp\nport eth2 mode generic", NULL },
 	{ "conntrack, every setting",
 	  "conntrack {\n size 4096\n tcp-established 7440 tcp-transitory 240 tcp-closing 120\n"
@@ -279,6 +281,10 @@ static const struct parse_case {
 	  "t.conf:1:10: invalid fdb-size \"1048577\" (expected 16..1048576)" },
 	{ "fdb-size missing", "fdb-size",
 	  "t.conf:1:9: unexpected end of file, expected a number of entries" },
+	{ "on-stop, bad value", "on-stop flush",
+	  "t.conf:1:9: expected \"keep\" or \"down\", got \"flush\"" },
+	{ "on-stop twice", "on-stop keep\non-stop down",
+	  "t.conf:2:1: duplicate on-stop (first on line 1)" },
 	{ "fdb-size twice", "fdb-size 64\nfdb-size 128",
 	  "t.conf:2:1: duplicate fdb-size (first on line 1)" },
 	{ "nat-ports reversed", "nat-ports 5000-2000",
@@ -1192,8 +1198,19 @@ static const struct value_case {
 	{ "huge set file", test_huge_set_file },
 };
 
-int main(void)
+static void print_keyword(const char *table, const char *word, void *arg)
 {
+	printf("%s\t%s\n", word, table);
+}
+
+int main(int argc, char **argv)
+{
+	/* `--keywords`: every word the parser knows, "WORD<tab>TABLE" a line,
+	 * for test_docs.sh to look for in sluice.conf(5). */
+	if (argc == 2 && !strcmp(argv[1], "--keywords")) {
+		cfg_keywords(print_keyword, NULL);
+		return 0;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
 		report(cases[i].name, check_parse("t.conf", cases[i].text, cases[i].err));
 	for (size_t i = 0; i < ARRAY_SIZE(value_cases); i++)
