@@ -692,6 +692,33 @@ static const struct sluice_port_stats *prom_port(const struct dp_view *v, int i,
 	return i < v->n_ports ? &v->ports[i].stats : &v->unknown;
 }
 
+static __u64 verdict_packets(const struct sluice_port_stats *s, int verdict)
+{
+	return ctr(s, verdict)->packets;
+}
+
+static __u64 verdict_bytes(const struct sluice_port_stats *s, int verdict)
+{
+	return ctr(s, verdict)->bytes;
+}
+
+/* One counter family over every port (and the unknown slot), labelled
+ * KEY=NAMES[0..N-1], each sample GET(stats, index). */
+static void prom_per_port(FILE *f, const struct dp_view *v, const char *family,
+			  const char *help, const char *key, const char *const *names, int n,
+			  __u64 (*get)(const struct sluice_port_stats *, int))
+{
+	const struct sluice_port_stats *s;
+	const char *port;
+
+	prom_family(f, family, "counter", help);
+	for (int i = 0; i <= v->n_ports; i++) {
+		s = prom_port(v, i, &port);
+		for (int k = 0; k < n; k++)
+			prom_u64(f, family, PROM_L("port", port, key, names[k]), get(s, k));
+	}
+}
+
 static void prom_ports(FILE *f, const struct dp_view *v)
 {
 	const struct sluice_port_stats *s;
@@ -711,38 +738,18 @@ static void prom_ports(FILE *f, const struct dp_view *v)
 		prom_u64(f, "sluice_port_up", PROM_L("port", v->ports[i].port.name),
 			 !!(v->ports[i].port.flags & SLUICE_PORT_UP));
 
-	prom_family(f, "sluice_packets_total", "counter",
-		    "Frames received on a port, by the verdict the datapath gave them.");
-	for (int i = 0; i <= v->n_ports; i++) {
-		s = prom_port(v, i, &port);
-		for (int d = 0; d < SLUICE_VERDICT_MAX; d++)
-			prom_u64(f, "sluice_packets_total", PROM_L("port", port, "verdict",
-				 verdict_names[d]), ctr(s, d)->packets);
-	}
-	prom_family(f, "sluice_bytes_total", "counter",
-		    "Bytes of the frames received on a port, by verdict.");
-	for (int i = 0; i <= v->n_ports; i++) {
-		s = prom_port(v, i, &port);
-		for (int d = 0; d < SLUICE_VERDICT_MAX; d++)
-			prom_u64(f, "sluice_bytes_total", PROM_L("port", port, "verdict",
-				 verdict_names[d]), ctr(s, d)->bytes);
-	}
-	prom_family(f, "sluice_drops_total", "counter",
-		    "Frames received on a port and dropped, by reason.");
-	for (int i = 0; i <= v->n_ports; i++) {
-		s = prom_port(v, i, &port);
-		for (int r = 0; r < SLUICE_DROP_MAX; r++)
-			prom_u64(f, "sluice_drops_total",
-				 PROM_L("port", port, "reason", drop_names[r]), drop_count(s, r));
-	}
-	prom_family(f, "sluice_passes_total", "counter",
-		    "Frames received on a port and handed to the kernel, by reason.");
-	for (int i = 0; i <= v->n_ports; i++) {
-		s = prom_port(v, i, &port);
-		for (int r = 0; r < SLUICE_PASS_MAX; r++)
-			prom_u64(f, "sluice_passes_total",
-				 PROM_L("port", port, "reason", pass_names[r]), pass_count(s, r));
-	}
+	prom_per_port(f, v, "sluice_packets_total",
+		      "Frames received on a port, by the verdict the datapath gave them.",
+		      "verdict", verdict_names, SLUICE_VERDICT_MAX, verdict_packets);
+	prom_per_port(f, v, "sluice_bytes_total",
+		      "Bytes of the frames received on a port, by verdict.",
+		      "verdict", verdict_names, SLUICE_VERDICT_MAX, verdict_bytes);
+	prom_per_port(f, v, "sluice_drops_total",
+		      "Frames received on a port and dropped, by reason.",
+		      "reason", drop_names, SLUICE_DROP_MAX, drop_count);
+	prom_per_port(f, v, "sluice_passes_total",
+		      "Frames received on a port and handed to the kernel, by reason.",
+		      "reason", pass_names, SLUICE_PASS_MAX, pass_count);
 	prom_family(f, "sluice_fast_path_out_packets_total", "counter",
 		    "Frames the bridge fast path sent out of a port.");
 	for (int i = 0; i <= v->n_ports; i++) {

@@ -58,22 +58,14 @@ remove_tree() {
 	rm -rf --one-file-system "$1"
 }
 
-# shellcheck disable=SC2317 # run by the trap
-cleanup() {
-	local rc=$? i
-	trap - EXIT INT TERM
+# unmount_ours: what this run mounted (MOUNTED), in reverse order.
+unmount_ours() {
+	local i
 	for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do
 		umount "${MOUNTED[i]}" 2>/dev/null || umount -l "${MOUNTED[i]}" 2>/dev/null ||
 			echo "# $SUITE: warning: cannot unmount ${MOUNTED[i]}" >&2
 	done
-	remove_tree "$SRC"
-	remove_tree "$TMPROOT"
-	rm -rf "$WORK"
-	exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 
 # in_root CMD...: run CMD inside the root with a clean environment. fd 9
 # (the cache lock) is not inherited, so a stray child can't keep the lock.

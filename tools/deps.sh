@@ -13,7 +13,20 @@ for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
 		missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+# promtool checks the Prometheus output in the tests. Debian ships it only
+# in the prometheus server package: unpack the one binary into the cache
+# rather than install (and start) a server.
+PROMTOOL=/var/cache/sluice/promtool/promtool
+fetch_promtool() {
+	local tmp
+	tmp=$(mktemp -d)
+	if (cd "$tmp" && apt-get download -qq prometheus >/dev/null 2>&1) &&
+	   dpkg-deb -x "$tmp"/prometheus_*.deb "$tmp/x" && [ -x "$tmp/x/usr/bin/promtool" ]; then
+		install -D -m 0755 "$tmp/x/usr/bin/promtool" "$PROMTOOL"
+	fi
+	rm -rf "$tmp"
+}
+[ -z "$missing" ] && { [ -x "$PROMTOOL" ] || [ "$(id -u)" != 0 ] || fetch_promtool; exit 0; }
 if [ "$(id -u)" != 0 ]; then
 	echo "missing Debian packages:$missing (run 'sudo make deps')" >&2
 	exit 1
@@ -32,3 +45,4 @@ case " $missing " in
 		systemctl disable --now coturn >/dev/null 2>&1 || true
 	fi ;;
 esac
+[ -x "$PROMTOOL" ] || fetch_promtool

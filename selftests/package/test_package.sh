@@ -38,16 +38,14 @@ indent() { sed 's/^/    /'; }
 . "$TOP/selftests/lib_debroot.sh"
 
 cleanup() {
-	local rc=$? i
+	local rc=$?
 	trap - EXIT INT TERM
 	[ -e "$PIN" ] && ip netns exec "$NS" "$SLUICE" -p "$PIN" down >/dev/null 2>&1
 	rm -rf "$PIN"
 	ip netns del "$NS" 2>/dev/null
 	# a failed run must not leave the package in the cached tree
 	[ -d "$ROOT/var/lib/dpkg" ] && chroot "$ROOT" dpkg -P sluice >/dev/null 2>&1
-	for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do
-		umount "${MOUNTED[i]}" 2>/dev/null || umount -l "${MOUNTED[i]}" 2>/dev/null
-	done
+	unmount_ours
 	remove_tree "$TMPROOT"
 	rm -rf "$WORK"
 	exit "$rc"

@@ -49,6 +49,21 @@ indent() { sed 's/^/    /'; }
 # shellcheck source=selftests/lib_debroot.sh
 . "$TOP/selftests/lib_debroot.sh"
 
+# shellcheck disable=SC2317 # run by the trap
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	unmount_ours
+	remove_tree "$SRC"
+	rm -f "$ROOT"/sluice_* "$ROOT"/sluice-dbgsym_*	# a package build cut short
+	remove_tree "$TMPROOT"
+	rm -rf "$WORK"
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 # run_unit NAME BINARY: run a unit test binary in the root; its PASS/FAIL/SKIP
 # lines come out with the suite renamed to trixie-NAME, other output indented.
 run_unit() {
