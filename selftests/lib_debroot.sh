@@ -3,9 +3,12 @@
 #   DIST (bookworm, trixie), DIST_NAME ("Debian 12"), INCLUDE (packages,
 #   comma-separated), CACHE, ROOT, MARKER (file in the root recording what
 #   it was made from), WHAT (the test's name for messages), WORK (temp dir),
-#   MOUNTED=() and TMPROOT="" (cleaned up by the caller's trap),
-#   and defines failx and info. MIRROR is set here from the machine's own
+#   MOUNTED=() and TMPROOT="" (cleaned up by the caller's trap), failed=0
+#   (failx sets it). MIRROR is set here from the machine's own
 #   apt sources (no address is written into the repository).
+info() { echo "# $SUITE: $*"; }
+failx() { fail "$@"; failed=1; }
+indent() { sed 's/^/    /'; }
 CLEAN_ENV=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C)
 
 # debian_mirror: the first Debian archive URI in the machine's apt sources

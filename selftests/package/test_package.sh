@@ -31,9 +31,6 @@ TAG=$(unique_tag)
 NS=$TAG-pkg
 PIN=/sys/fs/bpf/sluice-$TAG
 
-info() { echo "# $SUITE: $*"; }
-failx() { fail "$@"; failed=1; }
-indent() { sed 's/^/    /'; }
 # shellcheck source=selftests/lib_debroot.sh
 . "$TOP/selftests/lib_debroot.sh"
 

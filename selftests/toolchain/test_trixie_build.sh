@@ -43,9 +43,6 @@ TMPROOT=""	# root being built (removed unless renamed into place)
 SRC=""		# copied sources inside the root
 WORK=$(mktemp -d /tmp/sluice-trixie.XXXXXX)
 
-info() { echo "# $SUITE: $*"; }
-failx() { fail "$@"; failed=1; }
-indent() { sed 's/^/    /'; }
 # shellcheck source=selftests/lib_debroot.sh
 . "$TOP/selftests/lib_debroot.sh"
 
