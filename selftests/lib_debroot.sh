@@ -11,25 +11,8 @@ failx() { fail "$@"; failed=1; }
 indent() { sed 's/^/    /'; }
 CLEAN_ENV=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C)
 
-# debian_mirror: the first Debian archive URI in the machine's apt sources
-# (deb822 .sources files, then one-line sources.list entries), skipping the
-# security archive. Prints nothing when there is none.
-debian_mirror() {
-	local f
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk 'BEGIN { RS = ""; FS = "\n" }
-		{ uri = ""; deb = 0
-		  for (i = 1; i <= NF; i++) {
-			if ($i ~ /^Types:.*(^|[ \t])deb([ \t]|$)/) deb = 1
-			if ($i ~ /^URIs:/) { split($i, u, /[ \t]+/); uri = u[2] }
-		  }
-		  if (deb && uri != "" && uri !~ /security/) { print uri; exit } }' "$f"
-	done | head -n 1 | grep . && return 0
-	cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-		awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i !~ /=/ && $i !~ /\]$/) { if ($i !~ /security/) print $i; break } }' |
-		head -n 1
-}
+# shellcheck source=selftests/apt_sources.sh
+. "$TOP/selftests/apt_sources.sh"
 MIRROR=$(debian_mirror)
 
 # The key of a root: what it was built from. Comment lines are not compared.

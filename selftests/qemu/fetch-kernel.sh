@@ -63,40 +63,11 @@ if [ "${avail_kb:-0}" -lt $((1200 * 1024)) ]; then
 fi
 
 # ---------------------------------------------------------------- apt setup
+# shellcheck source=selftests/apt_sources.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../apt_sources.sh"
 APT_OPTS=(-o APT::Sandbox::User=root)
 SEC_URI=""
 MAIN_URI=""
-
-# Print "URI SUITE" for every enabled 'deb' entry of the host's apt sources
-# (one-line .list format and deb822 .sources format).
-host_sources() {
-	local f
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		# deb [opts] uri suite comps...
-		sed -e 's/#.*//' -e 's/\[[^]]*\]//' "$f" |
-			awk '$1 == "deb" && NF >= 3 { print $2, $3 }'
-	done
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk '
-		function flush() {
-			if (enabled && isdeb && uris != "" && suites != "") {
-				nu = split(uris, U, " "); ns = split(suites, S, " ")
-				for (i = 1; i <= nu; i++) for (j = 1; j <= ns; j++) print U[i], S[j]
-			}
-			uris = ""; suites = ""; isdeb = 0; enabled = 1
-		}
-		BEGIN { enabled = 1 }
-		/^[ \t]*#/ { next }
-		/^[ \t]*$/ { flush(); next }
-		tolower($1) == "types:"   { for (i = 2; i <= NF; i++) if ($i == "deb") isdeb = 1; next }
-		tolower($1) == "uris:"    { $1 = ""; uris = $0; next }
-		tolower($1) == "suites:"  { $1 = ""; suites = $0; next }
-		tolower($1) == "enabled:" { if (tolower($2) == "no") enabled = 0; next }
-		END { flush() }' "$f"
-	done
-}
 
 setup_trixie_apt() {
 	local srcs uri suite
@@ -115,7 +86,7 @@ setup_trixie_apt() {
 		MAIN_URI=$(awk '$1 ~ /debian\/?$/ && $1 !~ /security/ {print $1; exit}' <<<"$srcs")
 		MAIN_URI=${MAIN_URI%/}
 	fi
-	[ -n "$MAIN_URI" ] || MAIN_URI=http://deb.debian.org/debian
+	[ -n "$MAIN_URI" ] || die "no Debian archive in this machine's apt sources (/etc/apt/sources.list*)"
 	if [ -z "$SEC_URI" ]; then
 		case $MAIN_URI in
 		*/debian) SEC_URI=${MAIN_URI%/debian}/debian-security ;;
