@@ -129,8 +129,27 @@ printf 'zone lan {\n\tinterfaces p0\n}\non-stop keep\n' > "$ROOT/tmp/t.conf"
 mount --bind /sys/fs/bpf "$ROOT/sys/fs/bpf" 2>/dev/null && MOUNTED+=("$ROOT/sys/fs/bpf")
 ip netns exec "$NS" "${CLEAN_ENV[@]}" SLUICE_PIN="$PIN" chroot "$ROOT" sluice up -c /tmp/t.conf \
 	> "$WORK/up.log" 2>&1
+in_ns_root() { ip netns exec "$NS" "${CLEAN_ENV[@]}" SLUICE_PIN="$PIN" chroot "$ROOT" "$@"; }
 if [ -e "$PIN/sluice_meta" ] && ip -n "$NS" link show p0 | grep -q xdp; then
-	ip netns exec "$NS" "${CLEAN_ENV[@]}" SLUICE_PIN="$PIN" chroot "$ROOT" dpkg -r sluice \
+	# An upgrade (the same files as a newer version) keeps the datapath:
+	# only removal takes it down. (The daemon's restart that follows an
+	# upgrade under systemd is test_service's "restart under a ping".)
+	mkdir -p "$WORK/up2"
+	dpkg-deb -R "$DEB" "$WORK/up2/x" &&
+		sed -i 's/^Version: .*/&+upgrade1/' "$WORK/up2/x/DEBIAN/control" &&
+		dpkg-deb -b -Zxz "$WORK/up2/x" "$ROOT/tmp/sluice-up.deb" >/dev/null 2>&1
+	id0=$(ip -n "$NS" -d link show p0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+	echo "# edited by the admin" >> "$ROOT/etc/sluice/sluice.conf"
+	in_ns_root dpkg -i --force-confold /tmp/sluice-up.deb > "$WORK/upgrade.log" 2>&1
+	rc=$?
+	id1=$(ip -n "$NS" -d link show p0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+	[ $rc = 0 ] && [ -e "$PIN/sluice_meta" ] && [ -n "$id0" ] && [ "$id0" = "$id1" ] &&
+		in_root dpkg-query -W -f='${Version}' sluice | grep -q 'upgrade1$' &&
+		tail -n 1 "$ROOT/etc/sluice/sluice.conf" | grep -q "edited by the admin" &&
+		pass "an upgrade keeps the datapath forwarding (same XDP program $id0) and the edited conffile" ||
+		{ failx "an upgrade keeps the datapath forwarding and the edited conffile (exit $rc, prog $id0 -> $id1)"; indent < "$WORK/upgrade.log"; }
+	rm -f "$ROOT/tmp/sluice-up.deb"
+	in_ns_root dpkg -r sluice \
 		> "$WORK/remove.log" 2>&1
 	rc=$?
 	[ $rc = 0 ] && [ ! -e "$PIN" ] && ! ip -n "$NS" link show p0 | grep -q xdp &&
