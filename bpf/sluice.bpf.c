@@ -953,6 +953,41 @@ static __always_inline int tc_exit(struct pkt *p, int v, __u32 len)
 	return v == SLUICE_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
 }
 
+/* An L3 device in a zone (wg0, ppp0, tun): its packets start at the IP
+ * header. A synthetic Ethernet header in front, to the port's own (zero)
+ * MAC, lets the one parser and every stage run unchanged. A packet
+ * redirected to an Ethernet port gets real MACs from the rewrite; one
+ * passed up loses the header again, since after tc ingress the kernel
+ * pulls skb->mac_len, which bpf_skb_change_head() sets to the header's
+ * length. The header is written without a checksum update: CHECKSUM_COMPLETE
+ * covers the packet from the network header, as for any frame at ingress.
+ * PKT_CONTINUE, or a verdict: not IP is the kernel's; no room, a drop. */
+static __always_inline int tc_l3dev(const struct pkt *p)
+{
+	return p->port && (p->port->flags & SLUICE_PORT_L3);
+}
+
+static __always_inline int tc_l3_head(struct pkt *p, struct __sk_buff *skb)
+{
+	__be16 proto = skb->protocol;
+	struct ethhdr *eth;
+
+	if (proto != bpf_htons(ETH_P_IP) && proto != bpf_htons(ETH_P_IPV6))
+		return pkt_pass(p, SLUICE_PASS_NOT_IP);
+	if (bpf_skb_change_head(skb, ETH_HLEN, 0))
+		return pkt_drop(p, SLUICE_DROP_NO_ROOM);
+	p->data = (void *)(long)skb->data;
+	p->data_end = (void *)(long)skb->data_end;
+	p->len = skb->len;
+	eth = p->data;
+	if ((void *)(eth + 1) > p->data_end)
+		return pkt_drop(p, SLUICE_DROP_NO_ROOM);
+	__builtin_memset(eth->h_source, 0, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, p->port->br_mac, ETH_ALEN);
+	eth->h_proto = proto;
+	return PKT_CONTINUE;
+}
+
 SEC("tc")
 int sluice_tc(struct __sk_buff *skb)
 {
@@ -978,13 +1013,17 @@ int sluice_tc(struct __sk_buff *skb)
 		 * stages parse: the kernel's until #12 teaches them. */
 		return tc_exit(&p, pkt_pass(&p, SLUICE_PASS_VLAN), len);
 	}
+	if (tc_l3dev(&p) && (v = tc_l3_head(&p, skb)) != PKT_CONTINUE)
+		return tc_exit(&p, v, len);
 	v = sluice_stages(&p, SLUICE_HOOK_TC);
 	if (v == SLUICE_VERDICT_DROP && p.reason <= SLUICE_DROP_MALFORMED_L4 &&
 	    p.data_end - p.data < len && pull < len)
 		/* Headers cut short by the linear part, not by the frame:
 		 * not provably malformed. The kernel decides. */
 		v = pkt_pass(&p, SLUICE_PASS_UNSUPPORTED);
-	if (v == SLUICE_VERDICT_DROP &&
+	/* (no answers out of an L3 device, and no fragments held for an XDP
+	 * replay it cannot have: dropped as they are) */
+	if (v == SLUICE_VERDICT_DROP && !tc_l3dev(&p) &&
 	    (p.reason == SLUICE_DROP_NAT_NO_PORT || p.reason == SLUICE_DROP_RULE_REJECT) &&
 	    p.f.l3 == p.data + 14 &&
 	    sluice_answer_tc(skb, p.reason == SLUICE_DROP_RULE_REJECT)) {
@@ -992,7 +1031,7 @@ int sluice_tc(struct __sk_buff *skb)
 		return bpf_redirect(skb->ingress_ifindex, 0);
 	}
 	if (v == SLUICE_VERDICT_DROP && p.reason == SLUICE_DROP_FRAG_HELD &&
-	    !sluice_frag_hold_tc(skb))
+	    (tc_l3dev(&p) || !sluice_frag_hold_tc(skb)))
 		p.reason = SLUICE_DROP_FRAG_NO_FIRST;
 	if (v == SLUICE_VERDICT_REDIRECT)
 		v = tc_redirect(&p);

@@ -72,7 +72,8 @@ enum sluice_verdict {
 	X(RULE,           rule,           "rule")			\
 	X(RULE_REJECT,    rule_reject,    "rule-reject")		\
 	X(SHAPE_AQM,      shape_aqm,      "shape-aqm")			\
-	X(SHAPE_LIMIT,    shape_limit,    "shape-limit")
+	X(SHAPE_LIMIT,    shape_limit,    "shape-limit")		\
+	X(NO_ROOM,        no_room,        "no-room")
 
 /* Pass reasons: why a frame was handed to the kernel unchanged. Same
  * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"
@@ -199,6 +200,7 @@ enum sluice_mode_why {
 	SLUICE_WHY_CONFIG = 1,		/* `port NAME mode ...` */
 	SLUICE_WHY_DRIVER = 2,		/* the driver took native XDP */
 	SLUICE_WHY_NO_NATIVE = 3,	/* the driver refused native XDP (mode_err) */
+	SLUICE_WHY_L3 = 4,		/* no Ethernet header (wg0, ppp0): tc only */
 };
 
 enum sluice_port_flags {
@@ -213,6 +215,7 @@ enum sluice_port_flags {
 	SLUICE_PORT_VLAN_AWARE	= 1 << 8,	/* the bridge filters VLANs (802.1Q) */
 	SLUICE_PORT_VLAN_OTHER	= 1 << 9,	/* VLAN filtering the fast path does not do */
 	SLUICE_PORT_TC_TOO	= 1 << 10,	/* XDP port with tc ingress beside: handoff */
+	SLUICE_PORT_L3		= 1 << 11,	/* an L3 device (wg0, ppp0): tc, no L2 header */
 };
 
 /* The XDP -> tc handoff (docs/design.md section 5): XDP on a port with

@@ -713,22 +713,37 @@ static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
 
 /* A bridge named in a zone stands for its member ports; anything else is a
  * port itself. */
-/* An L3 device in a zone (WireGuard, PPP): sluice decides what is routed
- * to it; what arrives on it is the kernel's to forward (README "L3
- * devices"; the tc path, issue #12, will see it). */
-static int add_l3only(struct wants *w, const struct sluice_config *cfg, int zone,
-		      const struct nl_link *l, enum dp_follow follow)
+/* An L3 device in a zone (WireGuard, PPP, TUN): no Ethernet header, so no
+ * XDP; the tc program takes what arrives on it (SLUICE_PORT_L3: it puts a
+ * synthetic Ethernet header in front, see tc_l3_head). In sluice_l3 too,
+ * so the zone policy decides what is routed to it. */
+static int add_l3dev(struct wants *w, const struct sluice_config *cfg, int zone,
+		     const struct nl_link *l, enum dp_follow follow)
 {
+	enum cfg_port_mode mode = cfg_port_mode(cfg, l->name);
+	int ret;
+
 	if (w->n_l3only >= SLUICE_MAX_PORTS) {
 		log_err("%s: more than %d L3 devices", cfg->path, SLUICE_MAX_PORTS);
 		return -E2BIG;
 	}
-	if (follow != DP_FOLLOW_QUIET)
-		log_warn("%s (zone %s) is not an Ethernet device: no XDP on it; sluice's policy "
-			 "applies to traffic routed to it, the kernel forwards what arrives on it%s",
-			 l->name, cfg->zones[zone].name,
-			 cfg->zones[zone].masquerade ? " and masquerades it (nftables), not sluice"
-						      : "");
+	if (mode == CFG_MODE_XDP || mode == CFG_MODE_GENERIC) {
+		log_err("%s: port %s mode %s: %s is not an Ethernet device (an L3 device "
+			"takes tc only)", cfg->path, l->name,
+			mode == CFG_MODE_XDP ? "xdp" : "generic", l->name);
+		return -EINVAL;
+	}
+	ret = add_want(w, cfg, zone, l, l);
+	if (ret)
+		return ret;
+	w->v[w->n - 1].cfg_mode = CFG_MODE_TC;
+	w->v[w->n - 1].port.flags |= SLUICE_PORT_L3;
+	if (follow != DP_FOLLOW_QUIET && cfg->zones[zone].masquerade)
+		log_warn("%s (zone %s) is not an Ethernet device: what leaves by it is "
+			 "masqueraded by the kernel's nftables, not by sluice", l->name,
+			 cfg->zones[zone].name);
+	log_info("%s (zone %s): an L3 device: tc ingress, no XDP", l->name,
+		 cfg->zones[zone].name);
 	w->l3only[w->n_l3only].ifindex = l->ifindex;
 	w->l3only[w->n_l3only++].zone = zone;
 	return 0;
@@ -776,7 +791,7 @@ static int resolve_ports(const struct sluice_config *cfg, const struct nl_links 
 				return -ENODEV;
 			}
 			if (l->type != ARPHRD_ETHER) {
-				ret = add_l3only(w, cfg, z, l, follow);
+				ret = add_l3dev(w, cfg, z, l, follow);
 			} else if (strcmp(l->kind, "bridge")) {
 				ret = add_want(w, cfg, z, l, l);
 			} else {
@@ -1066,7 +1081,7 @@ static int attach_forced(struct dp *dp, struct want *w)
 	char drv[32];
 	int err;
 
-	w->port.mode_why = SLUICE_WHY_CONFIG;
+	w->port.mode_why = w->port.flags & SLUICE_PORT_L3 ? SLUICE_WHY_L3 : SLUICE_WHY_CONFIG;
 	if (w->cfg_mode == CFG_MODE_TC)
 		return attach_tc(dp, w);
 	err = attach_xdp(dp, w, w->cfg_mode == CFG_MODE_XDP ? XDP_FLAGS_DRV_MODE
@@ -1458,8 +1473,10 @@ static int write_l3(struct dp *dp, const struct sluice_config *cfg, const struct
 	for (int i = 0; i < w->n; i++) {
 		struct sluice_l3 v = { .zone = w->v[i].zone, .addr4 = w->v[i].port.ipv4 }, old;
 
-		/* (an L3-only device's replies never pass sluice: its NAT is
-		 * the kernel's, see add_l3only) */
+		/* (an L3 device's own entry below: what leaves by it is the
+		 * kernel's to forward and translate, see add_l3dev) */
+		if (w->v[i].port.flags & SLUICE_PORT_L3)
+			continue;
 		if (cfg->zones[v.zone].masquerade)
 			v.flags |= SLUICE_L3_MASQUERADE;
 		if (w->v[i].port.l3_ifindex != (__u32)w->v[i].ifindex)
@@ -1793,8 +1810,9 @@ static void keep_modes(struct dp *dp, struct wants *w)
 		 * beside XDP may have become the port's only one) */
 		w->v[i].port.mode = w->v[i].kind != ATT_XDP ? SLUICE_MODE_TC :
 				    old.mode == SLUICE_MODE_TC ? SLUICE_MODE_NATIVE : old.mode;
-		w->v[i].port.mode_why = w->v[i].cfg_mode != CFG_MODE_AUTO ? SLUICE_WHY_CONFIG
-									   : old.mode_why;
+		w->v[i].port.mode_why = w->v[i].port.flags & SLUICE_PORT_L3 ? SLUICE_WHY_L3 :
+					w->v[i].cfg_mode != CFG_MODE_AUTO ? SLUICE_WHY_CONFIG :
+					old.mode_why;
 		w->v[i].port.mode_err = old.mode_err;
 	}
 }

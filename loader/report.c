@@ -69,6 +69,8 @@ static const char *mode_why(const struct sluice_port *p, char *buf, size_t len)
 	case SLUICE_WHY_NO_NATIVE:
 		snprintf(buf, len, "no native XDP in the driver (%s)", strerror(p->mode_err));
 		return buf;
+	case SLUICE_WHY_L3:
+		return "an L3 device (no Ethernet header): tc only";
 	}
 	return "-";
 }

@@ -344,11 +344,14 @@ forward wan -> lan"
 # pass_of PORT REASON: the port's pass counter for REASON, now.
 passes_of() { port_ctr "$(stats_json)" "$1" "p['pass_reasons']['$2']"; }
 
-# An L3 device (a TUN device stands in for wg0 or ppp0) in a zone: sluice
-# attaches nothing to it (its frames have no Ethernet header) but applies
-# the zone policy to what is routed to it.
+# An L3 device (a TUN device stands in for wg0 or ppp0) in a zone: no XDP
+# (its packets have no Ethernet header) but sluice's tc program, so the
+# zone policy applies both to what is routed to it and to what arrives on
+# it. tunpeer.py plays the peer at the device's far end: it injects pings
+# as if they came out of the tunnel and reads the replies routed back in.
+tunpeer() { in_ns "$RTR" /usr/bin/python3 "$TOP/selftests/netns/tunpeer.py" tun0 "$@"; }
 t_l3dev() {
-	local d0 n
+	local d0 n r
 	# A guest kernel loads tun only on demand, and its fresh /dev has no
 	# node to trigger that: load it first.
 	[ -e /dev/net/tun ] || modprobe tun 2>/dev/null
@@ -361,6 +364,7 @@ t_l3dev() {
 	write_cfg "forward lan -> wan
 zone vpn {
 	interfaces tun0
+	input drop
 }"
 	if ! rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1; then
 		fail "reload with an L3 device (tun0) in a zone"; detail "$WORK/reload.log"
@@ -368,15 +372,46 @@ zone vpn {
 		ip -n "$RTR" link del tun0
 		return
 	fi
-	grep -q "tun0 (zone vpn) is not an Ethernet device" "$WORK/reload.log" &&
-		! ip -n "$RTR" -d link show tun0 | grep -q "prog/xdp" &&
-		pass "an L3 device in a zone gets no XDP program, and a warning says why" ||
-		{ fail "an L3 device in a zone gets no XDP program, and a warning says why"; detail "$WORK/reload.log"; }
+	rsluice status > "$WORK/status.log" 2>&1
+	! ip -n "$RTR" -d link show tun0 | grep -q "prog/xdp" &&
+		grep -E "^ *tun0 .*tc.*an L3 device" "$WORK/status.log" >/dev/null &&
+		pass "an L3 device in a zone runs the tc program, no XDP (status: an L3 device)" ||
+		{ fail "an L3 device in a zone runs the tc program, no XDP (status: an L3 device)"; detail "$WORK/status.log" "$WORK/reload.log"; }
 	d0=$(drops_of lan1 policy)
 	in_ns "$H1" ping -c2 -i0.2 -W1 10.99.0.5 >/dev/null 2>&1
 	n=$(( $(drops_of lan1 policy) - d0 ))
 	[ "$n" = 2 ] && pass "traffic routed to it follows the zone policy (no forward lan -> vpn: dropped)" ||
 		fail "traffic routed to it follows the zone policy (no forward lan -> vpn: $n of 2 dropped)"
+	# what arrives on it: no forward vpn -> lan, input drop
+	d0=$(drops_of tun0 policy)
+	r=$(tunpeer 10.99.0.5 192.168.10.11 2 1)
+	n=$(( $(drops_of tun0 policy) - d0 ))
+	[ "$n" = 2 ] && [ "$r" = "replies 0" ] &&
+		pass "what arrives on it follows the zone policy too (no forward vpn -> lan: dropped on tun0)" ||
+		fail "what arrives on it follows the zone policy too ($n of 2 dropped on tun0, $r)"
+	d0=$(drops_of tun0 input-policy)
+	r=$(tunpeer 10.99.0.5 10.99.0.1 2 1)
+	n=$(( $(drops_of tun0 input-policy) - d0 ))
+	[ "$n" = 2 ] && [ "$r" = "replies 0" ] &&
+		pass "... and its input policy (input drop: pings to the router dropped)" ||
+		fail "... and its input policy ($n of 2 dropped, $r)"
+	write_cfg "forward lan -> wan
+forward vpn -> lan
+zone vpn {
+	interfaces tun0
+	input accept
+}"
+	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1 || detail "$WORK/reload.log"
+	d0=$(port_ctr "$(stats_json)" tun0 "p['redirect']['packets']")
+	r=$(tunpeer 10.99.0.5 192.168.10.11 3 2)
+	n=$(( $(port_ctr "$(stats_json)" tun0 "p['redirect']['packets']") - d0 ))
+	[ "$r" = "replies 3" ] && [ "$n" -ge 3 ] &&
+		pass "forward vpn -> lan: pings from the tunnel reach a LAN host by sluice's redirect ($n), replies intact" ||
+		fail "forward vpn -> lan: pings from the tunnel reach a LAN host ($r, $n redirected)"
+	r=$(tunpeer 10.99.0.5 10.99.0.1 3 2)
+	[ "$r" = "replies 3" ] &&
+		pass "input accept: the router answers pings from the tunnel (passed up without the synthetic header)" ||
+		fail "input accept: the router answers pings from the tunnel ($r)"
 	write_cfg "forward lan -> wan"
 	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1 || detail "$WORK/reload.log"
 	ip -n "$RTR" link del tun0
