@@ -417,6 +417,68 @@ zone vpn {
 	ip -n "$RTR" link del tun0
 }
 
+# WireGuard (the issue's L3 device), where the kernel has it (the Debian
+# guests; not this machine's): a peer in the internet namespace, its
+# tunnel over wan0 to the router's wg0 in zone vpn. What comes out of the
+# tunnel meets the vpn zone's policy at wg0's tc program; allowed, a TCP
+# connection from the peer to a LAN host runs on sluice's redirect.
+t_wireguard() {
+	local k1 k2 d0 n r
+	if ! command -v wg >/dev/null || ! ip -n "$RTR" link add wg0 type wireguard 2>"$WORK/wg.log"; then
+		skip "WireGuard in a zone: $(command -v wg >/dev/null && echo "no WireGuard in this kernel ($(uname -r)): $(head -1 "$WORK/wg.log")" || echo "no wg tool (wireguard-tools)")"
+		return
+	fi
+	ip -n "$INET" link add wg1 type wireguard
+	# (key files, not <(): a guest has no /dev/fd)
+	(umask 077; wg genkey > "$WORK/wg.k1"; wg genkey > "$WORK/wg.k2")
+	k1=$(cat "$WORK/wg.k1") k2=$(cat "$WORK/wg.k2")
+	in_ns "$RTR" wg set wg0 listen-port 51820 private-key "$WORK/wg.k1" \
+		peer "$(echo "$k2" | wg pubkey)" allowed-ips 10.98.0.2/32
+	in_ns "$INET" wg set wg1 private-key "$WORK/wg.k2" \
+		peer "$(echo "$k1" | wg pubkey)" allowed-ips 10.98.0.1/32,192.168.10.0/24 \
+		endpoint 203.0.113.2:51820
+	ip -n "$RTR" addr add 10.98.0.1/24 dev wg0
+	ip -n "$INET" addr add 10.98.0.2/24 dev wg1
+	ip -n "$RTR" link set wg0 up
+	ip -n "$INET" link set wg1 up
+	ip -n "$INET" route add 192.168.10.0/24 dev wg1
+	# the tunnel's own UDP reaches the router through wan0's input policy
+	write_cfg "forward lan -> wan
+rule wan -> router udp dport 51820 accept
+zone vpn {
+	interfaces wg0
+	input accept
+}"
+	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1 || { fail "reload with wg0 in a zone"; detail "$WORK/reload.log"; }
+	d0=$(drops_of wg0 policy)
+	in_ns "$INET" ping -c 2 -i 0.3 -W 2 -I 10.98.0.2 192.168.10.11 >/dev/null 2>&1
+	n=$(( $(drops_of wg0 policy) - d0 ))
+	[ "$n" = 2 ] && pass "WireGuard: what comes out of the tunnel meets zone vpn's policy at wg0 (no forward vpn -> lan: 2 dropped)" ||
+		fail "WireGuard: what comes out of the tunnel meets zone vpn's policy at wg0 ($n of 2 dropped)"
+	write_cfg "forward lan -> wan
+forward vpn -> lan
+rule wan -> router udp dport 51820 accept
+zone vpn {
+	interfaces wg0
+	input accept
+}"
+	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1 || detail "$WORK/reload.log"
+	d0=$(port_ctr "$(stats_json)" wg0 "p['redirect']['packets']")
+	tcp_echo_server "$H1" 192.168.10.11 7070
+	wait_for 5000 listening "$H1" 7070 t
+	r=$(tcp_result "$INET" 192.168.10.11 7070)	# (from 10.98.0.2: the route is wg1's)
+	n=$(( $(port_ctr "$(stats_json)" wg0 "p['redirect']['packets']") - d0 ))
+	[ "$r" = open ] && [ "$n" -ge 2 ] &&
+		pass "WireGuard: forward vpn -> lan: TCP from the peer to a LAN host, redirected from wg0 by sluice ($n)" ||
+		fail "WireGuard: forward vpn -> lan: TCP from the peer to a LAN host ($r, $n redirected)"
+	expect "WireGuard: the router answers through the tunnel (input accept)" \
+		in_ns "$INET" ping -c 2 -i 0.3 -W 2 10.98.0.1
+	write_cfg "forward lan -> wan"
+	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1 || detail "$WORK/reload.log"
+	ip -n "$RTR" link del wg0
+	ip -n "$INET" link del wg1
+}
+
 # Policy routing by firewall mark: marks are set by netfilter after XDP, so
 # with such a rule routed traffic goes to the kernel (after the verdict).
 t_fwmark() {
@@ -514,7 +576,7 @@ conntrack {
 		fail "stats shows the table's counters, status its fill and memory"
 }
 
-for t in t_preexisting t_lan_to_wan t_ipv6 t_unsolicited t_router t_icmp t_sources t_l3dev t_fwmark t_traceroute t_policy t_pressure; do
+for t in t_preexisting t_lan_to_wan t_ipv6 t_unsolicited t_router t_icmp t_sources t_l3dev t_wireguard t_fwmark t_traceroute t_policy t_pressure; do
 	start=$SECONDS
 	$t
 	echo "# $t: $((SECONDS - start)) s"
