@@ -102,10 +102,16 @@ run_local() {
 				fi
 				# The CLI's checks hardly touch the kernel, and every
 				# `up` costs 10-20 s of verifier time under emulation
-				# on 6.1: the host and the 6.12 guest run them
-				# (test_service too: the daemon's life cycle)
-				if [ "$LABEL" = 6.1 ] && { [ "$(basename "$t")" = test_cli.sh ] || [ "$(basename "$t")" = test_service.sh ]; }; then
-					echo "SKIP [$LABEL] netns/$(basename "$t" .sh): runs on the host and in the 6.12 guest (make check's half hour)" | tee -a "$LOG"
+				# on 6.1: the host and the 6.12 guest run them (the
+				# guest for the shaper's Prometheus series)
+				if [ "$LABEL" = 6.1 ] && [ "$(basename "$t")" = test_cli.sh ]; then
+					echo "SKIP [$LABEL] netns/test_cli: runs on the host and in the 6.12 guest (make check's half hour)" | tee -a "$LOG"
+					continue
+				fi
+				# The daemon's life cycle (signals, sd_notify, on-stop)
+				# is the kernel's least concern: the host runs it
+				if [ "$LABEL" != host ] && [ "$(basename "$t")" = test_service.sh ]; then
+					echo "SKIP [$LABEL] netns/test_service: runs on the host (make check's half hour)" | tee -a "$LOG"
 					continue
 				fi
 				run_suite "netns/$(basename "$t" .sh)" "$SUITE_TIMEOUT" bash "$t"
@@ -160,44 +166,46 @@ if [ "$(id -u)" != 0 ]; then
 	echo "the tests need root (namespaces, BPF): sudo make check" >&2
 	exit 2
 fi
-# The guests run side by side after the host's suites: each is one
-# single-threaded TCG process, so on a 2-core machine two of them take
-# about as long as one (make check's half hour). Each keeps its own log;
-# their lines, labelled by kernel, stream as they come.
-# The host-only suites that build in Debian roots (toolchain, package:
-# mostly downloads, unpacking and one compile each) run beside the guests
-# rather than before them, for the same half hour.
-guests= beside=
+# Everything runs at once, so the two cores are never idle: the guests
+# (one single-threaded TCG process each) start first, niced a little; the
+# host's suites run in front at full priority (their deadlines are the
+# host's: mostly waiting, they leave the guests most of the CPU); the
+# host-only suites that build in Debian roots (toolchain, package: mostly
+# downloads and unpacking) run niced further, in what is left. Each keeps
+# its own log; lines, labelled by kernel, stream as they come. (One after
+# the other, the three took 36 minutes on a fresh machine.)
+guests= beside= fg= gpids=
 for k in $KERNELS; do
 	[ "$k" != host ] && guests="$guests $k"
 done
-for k in $KERNELS; do
-	[ "$k" = host ] || continue
-	all=$SUITES fg=
-	for s in $all; do
+case " $KERNELS " in
+*" host "*)
+	for s in $SUITES; do
 		case $s in
 		toolchain | package) [ -n "$guests" ] && beside="$beside $s" || fg="$fg $s" ;;
 		*) fg="$fg $s" ;;
 		esac
-	done
-	SUITES=$fg run_local
-	SUITES=$all
+	done ;;
+esac
+for k in $guests ${beside:+beside}; do
+	: >"$LOG.$k.out"
+	if [ "$k" = beside ]; then
+		( LOG="$LOG.$k"; trap on_interrupt INT TERM; renice -n 10 -p $BASHPID >/dev/null
+		  SUITES=$beside run_local ) >"$LOG.$k.out" 2>&1 &
+	else
+		( LOG="$LOG.$k"; trap on_interrupt INT TERM; renice -n 5 -p $BASHPID >/dev/null
+		  run_guest "$k" ) >"$LOG.$k.out" 2>&1 &
+	fi
+	gpids="$gpids $!"
 done
-if [ -n "$guests" ]; then
-	gpids=
-	for k in $guests ${beside:+beside}; do
-		: >"$LOG.$k.out"
-		if [ "$k" = beside ]; then
-			( LOG="$LOG.$k"; trap on_interrupt INT TERM; SUITES=$beside run_local ) >"$LOG.$k.out" 2>&1 &
-		else
-			( LOG="$LOG.$k"; trap on_interrupt INT TERM; run_guest "$k" ) >"$LOG.$k.out" 2>&1 &
-		fi
-		gpids="$gpids $!"
-	done
-	trap 'kill -TERM $gpids 2>/dev/null; wait; echo interrupted; exit 130' INT TERM
-	# (tail follows the files until the last guest ends)
+if [ -n "$gpids" ]; then
+	trap 'kill -TERM $gpids 2>/dev/null; [ -n "$SUITE_PID" ] && kill -TERM -- "-$SUITE_PID" 2>/dev/null; wait; echo interrupted; exit 130' INT TERM
+	# (tail follows the files until the last one ends)
 	tail -q -s 0.5 -n +1 -f $(for k in $guests ${beside:+beside}; do echo "$LOG.$k.out"; done) &
 	tpid=$!
+fi
+[ -n "$fg" ] && SUITES=$fg run_local
+if [ -n "$gpids" ]; then
 	wait $gpids
 	sleep 1
 	kill "$tpid" 2>/dev/null
