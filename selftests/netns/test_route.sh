@@ -488,7 +488,9 @@ t_fwmark() {
 	p0=$(passes_of lan1 fwmark-rules)
 	expect "with a fwmark rule, LAN to internet still works" in_ns "$H1" ping -c2 -i0.2 -W2 203.0.113.1
 	n=$(( $(passes_of lan1 fwmark-rules) - p0 ))
-	[ "$n" = 2 ] && pass "... through the kernel, counted as fwmark-rules" ||
+	# (at least the two pings: a straggler of an earlier test from H1 may
+	# pass the same way)
+	[ "$n" -ge 2 ] && pass "... through the kernel, counted as fwmark-rules ($n)" ||
 		fail "... through the kernel, counted as fwmark-rules ($n of 2)"
 	ip -n "$RTR" rule del fwmark 0x1 lookup 100 priority 100
 	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1 || detail "$WORK/reload.log"
