@@ -403,12 +403,12 @@ zone vpn {
 }"
 	rsluice reload -c "$CFG" >"$WORK/reload.log" 2>&1 || detail "$WORK/reload.log"
 	d0=$(port_ctr "$(stats_json)" tun0 "p['redirect']['packets']")
-	r=$(tunpeer 10.99.0.5 192.168.10.11 3 2)
+	r=$(tunpeer 10.99.0.5 192.168.10.11 3 $((2 * SLOW)))
 	n=$(( $(port_ctr "$(stats_json)" tun0 "p['redirect']['packets']") - d0 ))
 	[ "$r" = "replies 3" ] && [ "$n" -ge 3 ] &&
 		pass "forward vpn -> lan: pings from the tunnel reach a LAN host by sluice's redirect ($n), replies intact" ||
 		fail "forward vpn -> lan: pings from the tunnel reach a LAN host ($r, $n redirected)"
-	r=$(tunpeer 10.99.0.5 10.99.0.1 3 2)
+	r=$(tunpeer 10.99.0.5 10.99.0.1 3 $((2 * SLOW)))
 	[ "$r" = "replies 3" ] &&
 		pass "input accept: the router answers pings from the tunnel (passed up without the synthetic header)" ||
 		fail "input accept: the router answers pings from the tunnel ($r)"
