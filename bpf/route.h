@@ -614,6 +614,10 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	out = l3_egress_port(fibp, !!(l3out->flags & SLUICE_L3_BRIDGE), &egress);
 	if (!out)
 		return PASS_(UNKNOWN_DST);
+	/* An L3 device (wg0, ppp0) takes no Ethernet header: the kernel
+	 * forwards to it, after the verdict (bpf_redirect_neigh could, #12). */
+	if (out->flags & SLUICE_PORT_L3)
+		return PASS_(L3_DEVICE);
 	if (!(out->flags & SLUICE_PORT_UP))
 		return PASS_(EGRESS_DOWN);
 	f->egress_xdp = !!(out->flags & SLUICE_PORT_XDP_TX);	/* the entry point's concern */
