@@ -92,12 +92,13 @@ EOF
 drops_of() { port_ctr "$(stats_json)" "$1" "p['drop_reasons']['$2']"; }
 
 # tcp_chatter NS DST PORT READY GO: one connection; three echoed bytes, then
-# touch READY and stay silent until GO exists (20 s at most), then five more
+# touch READY and stay silent until GO exists (20 s at most, stretched by SLOW), then five more
 # bytes, each echo awaited 2 s. Prints "ok", or where it stopped.
 tcp_chatter() {
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$4" "$5" <<'EOF'
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$4" "$5" "$((20 * SLOW))" <<'EOF'
 import os, socket, sys, time
 dst, port, ready, go = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+wait = int(sys.argv[5])
 c = socket.create_connection((dst, port), timeout=2)
 def chat(n, what):
     for i in range(n):
@@ -110,7 +111,7 @@ def chat(n, what):
         time.sleep(0.1)
 chat(3, "before:")
 open(ready, "w").close()
-end = time.time() + 20
+end = time.time() + wait	# (the `up` in between: 10-30 s of verifier in a 6.1 guest)
 while not os.path.exists(go) and time.time() < end:
     time.sleep(0.05)
 chat(5, "after:")
