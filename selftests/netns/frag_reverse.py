@@ -6,17 +6,9 @@
 #   frag_reverse.py server ADDR PORT SIZE             answers each datagram
 #       with SIZE bytes, reversed too, for 20 s
 import socket, struct, sys
+from inetsum import csum  # (this folder: python puts it on the path)
 
 MTU_PAYLOAD = 1480  # per fragment: 1500 - 20, a multiple of 8
-
-
-def csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
 
 
 def send_reversed(raw, src, sport, dst, dport, payload, ident):
