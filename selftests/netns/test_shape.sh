@@ -1,11 +1,12 @@
 #!/bin/bash
 # The shaper (issue #13) on the reference topology with NAT: sch_fq
 # installed on the shaped ports and put back by `down`; iperf3 through a
-# 16 Mbit/s upload and 32 Mbit/s download; ping latency under 4 bulk flows
-# each way, fairness among them (Jain's index), a host with 8 flows against
-# a host with 1; `shape set` changing a rate live; the counters in `stats`.
-# The latency scenarios run again with kernel cake on the same ports, and
-# both are printed side by side. Where the kernel has no sch_fq (this
+# 20 Mbit/s upload and 50 Mbit/s download (90-100% of the rate); ping
+# latency under 4 bulk flows each way, fairness among them (Jain's index),
+# a host with 8 flows against a host with 1, a UDP flood against a TCP
+# flow; `shape set` changing a rate live; the counters in `stats`. The
+# same scenarios run again with kernel cake on the same ports, and both
+# are printed side by side. Where the kernel has no sch_fq (this
 # machine's), `up` must refuse with a clear message and change nothing.
 SUITE=shape
 . "$(dirname "$0")/../lib.sh"
@@ -15,13 +16,7 @@ require_root
 
 TOPO_ROUTE_BACK=0 topo_suite
 SERVER=203.0.113.1
-# Rates a TCG guest sustains while the other guest runs beside it on
-# the same two cores (CI saw 50 Mbit/s downloads CPU-bound at 43-45).
-# The upper bound is the shaper's promise. The 70% floor only shows the
-# link is used: one TCP flow's goodput under AQM in an emulated guest
-# sharing its cores dips to 74% at 10 Mbit/s (make bench measures the
-# efficiency on real cores).
-UP=16 DOWN=32	# Mbit/s
+UP=20 DOWN=50	# Mbit/s, the issue's rates
 
 shape_config() {	# FILE UPLOAD DOWNLOAD
 	cat > "$1" <<EOF
@@ -133,64 +128,84 @@ loaded() {
 	cat "$WORK/$name.med"
 }
 
-# ---- throughput --------------------------------------------------------------
-iperf up1 "$H1" 5201
-r=$(mbit up1)
-between "$r" $((UP * 70 / 100)) "$UP" && pass "upload: iperf3 gets 70-100% of ${UP} Mbit/s ($r)" ||
-	{ fail "upload: iperf3 gets 70-100% of ${UP} Mbit/s ($r)"; detail "$WORK/up1.json"; }
-iperf down1 "$H1" 5201 -R
-r=$(mbit down1)
-between "$r" $((DOWN * 70 / 100)) "$DOWN" &&
-	pass "download: iperf3 gets 70-100% of ${DOWN} Mbit/s ($r)" ||
-	{ fail "download: iperf3 gets 70-100% of ${DOWN} Mbit/s ($r)"; detail "$WORK/down1.json"; }
+# ---- the scenarios, run for sluice and then for cake ------------------------------
+# scenarios P: throughput each way, 4 bulk flows each way with pings in
+# their midst, a host with 8 flows beside a host with 1, a UDP flood
+# beside a TCP flow; results in $WORK/P*.json and P_* variables
+scenarios() {
+	local p=$1
+	iperf ${p}up1 "$H1" 5201
+	iperf ${p}down1 "$H1" 5201 -R
+	eval "${p}_base=\$(ping_median ${p}idle 20)"
+	eval "${p}_lup=\$(loaded ${p}load_up)"
+	eval "${p}_ldown=\$(loaded ${p}load_down -R)"
+	iperf ${p}iso8 "$H1" 5202 -P 8 &
+	local i8=$!
+	iperf ${p}iso1 "$H2" 5203
+	wait $i8
+	iperf ${p}flood "$H2" 5203 -u -b $((5 * UP))M -l 1400 &
+	local fl=$!
+	iperf ${p}tcp1 "$H1" 5202
+	wait $fl
+}
+scenarios s
 
-# one download clock for every LAN port: H1 (lan1) and H2 (lan2) together
-iperf dsum1 "$H1" 5202 -R &
-d1=$!
-iperf dsum2 "$H2" 5203 -R
-wait $d1
-r=$(/usr/bin/python3 -c "print('%.2f' % ($(mbit dsum1) + $(mbit dsum2)))")
-between "$r" $((DOWN * 70 / 100)) "$DOWN" &&
-	pass "downloads to two LAN ports share the one ${DOWN} Mbit/s clock ($(mbit dsum1) + $(mbit dsum2))" ||
-	fail "downloads to two LAN ports share the one ${DOWN} Mbit/s clock ($(mbit dsum1) + $(mbit dsum2) = $r)"
+# judge CHECK RERUN [JSON]: pass when CHECK (which sets MSG) holds. A TCG
+# guest shares this machine's two cores with the other guest, and a run
+# can come out short of its floor for want of CPU: a failed check is run
+# once more (the first result printed). A shaper fault (over the rate,
+# unfair shares) shows in both runs.
+judge() {
+	$1 && { pass "$MSG"; return; }
+	echo "# $MSG: short, once more"
+	$2
+	$1 && pass "$MSG (second run)" || { fail "$MSG"; [ -z "${3:-}" ] || detail "$WORK/$3"; }
+}
+ck_up() { local r; r=$(mbit sup1); MSG="upload: iperf3 gets 90-100% of ${UP} Mbit/s ($r)"; between "$r" $((UP * 90 / 100)) "$UP"; }
+ck_down() { local r; r=$(mbit sdown1); MSG="download: iperf3 gets 90-100% of ${DOWN} Mbit/s ($r)"; between "$r" $((DOWN * 90 / 100)) "$DOWN"; }
+judge ck_up "iperf sup1 $H1 5201" sup1.json
+judge ck_down "iperf sdown1 $H1 5201 -R" sdown1.json
 
-# ---- latency under load and fairness -------------------------------------------
-base=$(ping_median idle 20)
-lup=$(loaded load_up)
-ldown=$(loaded load_down -R)
-ju=$(jain load_up) jd=$(jain load_down)
-for s in "upload $lup" "download $ldown"; do
+ju=$(jain sload_up) jd=$(jain sload_down)
+for s in "upload $s_lup" "download $s_ldown"; do
 	set -- $s
-	rise=$(/usr/bin/python3 -c "print('%.2f' % ($2 - $base))")
+	rise=$(/usr/bin/python3 -c "print('%.2f' % ($2 - $s_base))")
 	between "$rise" -100 10 && pass "$1 under 4 bulk flows: ping rises $rise ms (at most 10)" ||
-		{ fail "$1 under 4 bulk flows: ping rises $rise ms (at most 10)"; detail "$WORK/load_$([ $1 = upload ] && echo up || echo down).ping"; }
+		{ fail "$1 under 4 bulk flows: ping rises $rise ms (at most 10)"; detail "$WORK/sload_$([ $1 = upload ] && echo up || echo down).ping"; }
 done
 between "$ju" 0.95 1 && between "$jd" 0.95 1 &&
 	pass "4 equal flows share fairly: Jain $ju up, $jd down (>= 0.95)" ||
 	fail "4 equal flows share fairly: Jain $ju up, $jd down (>= 0.95)"
 
-# host isolation: H1 with 8 flows, H2 with 1, both uploading (per flow,
-# H1 would take 8/9; the bound leaves room for the single flow's AQM
-# back-offs over a 7 s run)
-iperf iso8 "$H1" 5202 -P 8 &
-i8=$!
-iperf iso1 "$H2" 5203 &
-wait $i8 $!
-a=$(mbit iso8) b=$(mbit iso1)
-/usr/bin/python3 -c "import sys; a, b = $a, $b; sys.exit(not (a + b > 0 and abs(a - b) <= 0.15 * (a + b)))" &&
-	pass "a host with 8 flows and a host with 1 get half each ($a / $b Mbit/s)" ||
-	fail "a host with 8 flows and a host with 1 get half each ($a / $b Mbit/s, each within 42.5-57.5%)"
-
-# an unresponsive UDP flood from H2 (5x the rate) beside one TCP flow of H1:
+# host isolation: per flow, H1 would take 8/9
+ck_iso() {
+	local a b
+	a=$(mbit siso8) b=$(mbit siso1)
+	MSG="a host with 8 flows and a host with 1 get half each ($a / $b Mbit/s, each within 45-55%)"
+	/usr/bin/python3 -c "import sys; a, b = $a, $b; sys.exit(not (a + b > 0 and abs(a - b) <= 0.1 * (a + b)))"
+}
+rr_iso() { iperf siso8 "$H1" 5202 -P 8 & local i8=$!; iperf siso1 "$H2" 5203; wait $i8; }
+judge ck_iso rr_iso
 # the flood is held to its host's share, the TCP flow keeps the other half
-iperf flood "$H2" 5203 -u -b $((5 * UP))M -l 1400 &
-fl=$!
-iperf tcp1 "$H1" 5202
-wait $fl
-r=$(mbit tcp1)
-between "$r" $((UP * 30 / 100)) "$UP" &&
-	pass "a UDP flood at 5x the rate leaves a TCP flow of another host its half ($r Mbit/s)" ||
-	{ fail "a UDP flood at 5x the rate leaves a TCP flow of another host its half ($r Mbit/s, want >= $((UP * 30 / 100)))"; detail "$WORK/tcp1.json"; }
+ck_flood() {
+	local r; r=$(mbit stcp1)
+	MSG="a UDP flood at 5x the rate leaves a TCP flow of another host its half ($r Mbit/s, want >= $((UP * 40 / 100)))"
+	between "$r" $((UP * 40 / 100)) "$UP"
+}
+rr_flood() { iperf sflood "$H2" 5203 -u -b $((5 * UP))M -l 1400 & local fl=$!; iperf stcp1 "$H1" 5202; wait $fl; }
+judge ck_flood rr_flood stcp1.json
+
+# one download clock for every LAN port: H1 (lan1) and H2 (lan2) together
+ck_dsum() {
+	local r a b
+	a=$(mbit dsum1) b=$(mbit dsum2)
+	r=$(/usr/bin/python3 -c "print('%.2f' % ($a + $b))")
+	MSG="downloads to two LAN ports share the one ${DOWN} Mbit/s clock ($a + $b = $r)"
+	between "$r" $((DOWN * 90 / 100)) "$DOWN"
+}
+rr_dsum() { iperf dsum1 "$H1" 5202 -R & local d1=$!; iperf dsum2 "$H2" 5203 -R; wait $d1; }
+rr_dsum
+judge ck_dsum rr_dsum
 
 # ---- counters, live rate ----------------------------------------------------------
 rsluice stats > "$WORK/stats.txt" 2>&1
@@ -203,10 +218,9 @@ else
 	fail "stats shows each direction: rates, packets, ECN marks and AQM drops"; detail "$WORK/stats.txt" "$WORK/stats.json"
 fi
 expect "shape set changes the upload rate" rsluice shape set wan upload 10mbit download ${DOWN}mbit
+ck_up2() { local r; r=$(mbit up2); MSG="... iperf3 then gets 90-100% of 10 Mbit/s ($r)"; between "$r" 9 10; }
 iperf up2 "$H1" 5201
-r=$(mbit up2)
-between "$r" 7 10 && pass "... iperf3 then gets 70-100% of 10 Mbit/s ($r)" ||
-	{ fail "... iperf3 then gets 70-100% of 10 Mbit/s ($r)"; detail "$WORK/up2.json"; }
+judge ck_up2 "iperf up2 $H1 5201" up2.json
 out=$(rsluice shape set lan upload 1mbit download 1mbit 2>&1)
 [ $? != 0 ] && grep -q "zone lan is not shaped" <<<"$out" &&
 	pass "shape set on an unshaped zone says so" || fail "shape set on an unshaped zone says so: $out"
@@ -237,6 +251,12 @@ rsluice down > "$WORK/down.log" 2>&1
 
 # The kernel path with cake: routed (no NAT), upload shaped on wan0,
 # download on the LAN ports (each host's port: per port, not in sum).
+# One guest runs it (a minute of TCG time each, make check's half hour):
+# 6.12, whose cake is the newer.
+if [ "${SLUICE_KERNEL:-}" = 6.1 ]; then
+	skip "cake side by side: the 6.12 guest runs it (make check's half hour)"
+	exit 0
+fi
 in_ns "$RTR" sysctl -qw net.ipv4.ip_forward=1
 ip -n "$INET" route add 192.168.10.0/24 via 203.0.113.2
 if ! tc -n "$RTR" qdisc replace dev wan0 root cake bandwidth ${UP}mbit besteffort \
@@ -247,20 +267,19 @@ fi
 for d in lan1 lan2 lan3; do
 	tc -n "$RTR" qdisc replace dev "$d" root cake bandwidth ${DOWN}mbit besteffort dual-dsthost
 done
-cbase=$(ping_median cidle 20)
-cup=$(loaded cload_up)
-cdown=$(loaded cload_down -R)
-cju=$(jain cload_up) cjd=$(jain cload_down)
-printf '# latency under 4 bulk flows (median ping, ms)   sluice        cake\n'
-printf '#   idle                                        %-12s  %s\n' "$base" "$cbase"
-printf '#   upload   (%s Mbit/s)                        %-12s  %s\n' "$UP" "$lup" "$cup"
-printf '#   download (%s Mbit/s)                        %-12s  %s\n' "$DOWN" "$ldown" "$cdown"
-printf '#   Jain up / down                              %-12s  %s\n' "$ju / $jd" "$cju / $cjd"
-printf '#   throughput up / down (Mbit/s)               %-12s  %s\n' \
-	"$(mbit load_up) / $(mbit load_down)" "$(mbit cload_up) / $(mbit cload_down)"
-for s in "upload $lup $cup" "download $ldown $cdown"; do
+scenarios c
+row() { printf '#   %-40s  %-14s  %s\n' "$@"; }
+printf '# shaper side by side (%s up, %s down; Mbit/s, ms)   sluice          cake\n' "$UP" "$DOWN"
+row "one flow up / down" "$(mbit sup1) / $(mbit sdown1)" "$(mbit cup1) / $(mbit cdown1)"
+row "idle ping (median)" "$s_base" "$c_base"
+row "ping under 4 flows up / down" "$s_lup / $s_ldown" "$c_lup / $c_ldown"
+row "4 flows: Mbit/s up / down" "$(mbit sload_up) / $(mbit sload_down)" "$(mbit cload_up) / $(mbit cload_down)"
+row "4 flows: Jain up / down" "$ju / $jd" "$(jain cload_up) / $(jain cload_down)"
+row "host of 8 flows / host of 1" "$(mbit siso8) / $(mbit siso1)" "$(mbit ciso8) / $(mbit ciso1)"
+row "TCP beside a 5x UDP flood" "$(mbit stcp1)" "$(mbit ctcp1)"
+for s in "upload $s_lup $c_lup" "download $s_ldown $c_ldown"; do
 	set -- $s
-	d=$(/usr/bin/python3 -c "print('%.2f' % (($2 - $base) - ($3 - $cbase)))")
+	d=$(/usr/bin/python3 -c "print('%.2f' % (($2 - $s_base) - ($3 - $c_base)))")
 	between "$d" -1000 2 && pass "$1: latency rise within 2 ms of cake's ($d ms more)" ||
 		fail "$1: latency rise within 2 ms of cake's ($d ms more)"
 done
