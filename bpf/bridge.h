@@ -125,7 +125,7 @@ static __always_inline int bridge_vlan_in(struct pkt *p, const struct sluice_por
 			return -1;
 		k.vid = in->pvid;
 	} else {
-		if (p->f.eth->h_proto != bpf_htons(ETH_P_8021Q) || !p->f.vlan_id[0])
+		if (p->f.vlan_tpid != bpf_htons(ETH_P_8021Q) || !p->f.vlan_id[0])
 			return -1;
 		k.vid = p->f.vlan_id[0];
 	}

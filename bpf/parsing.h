@@ -10,6 +10,9 @@
  * Policies for the cases this header meets, decided here once:
  *  - VLAN: at most SLUICE_VLAN_MAX tags (802.1Q or 802.1ad) are walked; a
  *    deeper stack is left to the kernel (PARSE_UNSUPPORTED -> XDP_PASS).
+ *    At tc the kernel has moved the outer tag into the skb's metadata; the
+ *    entry point fills it in as the first tag before the walk (frame_hw_tag),
+ *    and a tag in the frame after it is left to the kernel.
  *  - IPv4: version must be 4, ihl >= 5, ihl*4 <= tot_len <= frame length.
  *    The kernel's ip_rcv() discards such packets too, so for routed traffic
  *    and traffic to the router dropping them early changes nothing. Between
@@ -82,7 +85,17 @@ struct frame {
 	void *l4;			/* L4 header, NULL for a later fragment */
 	__u8 l4_proto;			/* IPPROTO_*, valid when l3 is set */
 	__u8 fragment;			/* enum frag_kind */
+	__be16 vlan_tpid;		/* the outermost tag's EtherType, with vlan_depth */
 };
+
+/* tc: the outer tag the kernel keeps in the skb's metadata, as the frame's
+ * first (parse_eth() then walks no further tag). */
+static __always_inline void frame_hw_tag(struct frame *f, __be16 tpid, __u16 tci)
+{
+	f->vlan_depth = 1;
+	f->vlan_id[0] = tci & 0x0fff;
+	f->vlan_tpid = tpid;
+}
 
 /* A 16-bit length field in host order, bounded for the verifier. The 6.1
  * verifier forgets every bound through a byte swap (newer ones keep them), so
@@ -121,6 +134,8 @@ static __always_inline int parse_eth(struct cursor *c, struct frame *f)
 	if (!f->eth)
 		return PARSE_MALFORMED;
 	f->eth_proto = f->eth->h_proto;
+	if (f->vlan_depth)	/* frame_hw_tag(): one tag, and no more in the frame */
+		return proto_is_vlan(f->eth_proto) ? PARSE_UNSUPPORTED : PARSE_OK;
 
 	for (i = 0; i < SLUICE_VLAN_MAX; i++) {
 		if (!proto_is_vlan(f->eth_proto))
@@ -128,6 +143,8 @@ static __always_inline int parse_eth(struct cursor *c, struct frame *f)
 		vt = cursor_pull(c, sizeof(*vt));
 		if (!vt)
 			return PARSE_MALFORMED;
+		if (i == 0)
+			f->vlan_tpid = f->eth_proto;
 		f->vlan_id[i] = bpf_ntohs(vt->tci) & 0x0fff;
 		f->vlan_depth = i + 1;
 		f->eth_proto = vt->next_proto;

@@ -614,10 +614,11 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	out = l3_egress_port(fibp, !!(l3out->flags & SLUICE_L3_BRIDGE), &egress);
 	if (!out)
 		return PASS_(UNKNOWN_DST);
-	/* An L3 device (wg0, ppp0) takes no Ethernet header: the kernel
-	 * forwards to it, after the verdict (bpf_redirect_neigh could, #12). */
-	if (out->flags & SLUICE_PORT_L3)
-		return PASS_(L3_DEVICE);
+	/* (An L3 device (wg0, ppp0) is a tc port like any other: no XDP
+	 * transmit, and bpf_redirect() into a device without an Ethernet
+	 * header drops the frame's header for it. Its FIB neighbour is the
+	 * NOARP entry the kernel makes with the first packet it forwards
+	 * there, no-neigh until then.) */
 	if (!(out->flags & SLUICE_PORT_UP))
 		return PASS_(EGRESS_DOWN);
 	f->egress_xdp = !!(out->flags & SLUICE_PORT_XDP_TX);	/* the entry point's concern */

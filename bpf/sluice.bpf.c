@@ -771,15 +771,26 @@ int sluice_xdp(struct xdp_md *ctx)
 #define SLUICE_TSTAMP_MONO	1
 
 /* The redirect: bpf_redirect() to the egress port, whose qdisc and tc egress
- * hook the skb then passes (that is what shaping needs). VLAN tags of an skb
- * live in its metadata, moved with bpf_skb_vlan_push/pop: not done yet, so
- * such frames are the kernel's (#12). */
+ * hook the skb then passes (that is what shaping needs). At tc ingress an
+ * skb's outer VLAN tag is in its metadata (the kernel moved it there before
+ * tc, whatever the driver's offloads), and so it leaves: popped and pushed
+ * there by the helpers, kept as it is through the redirect. A frame passed
+ * up must reach the kernel as it came: the pop or push is the last step
+ * that can fail. */
 static __always_inline int tc_redirect(struct pkt *p)
 {
-	if (p->vlan_op != PKT_VLAN_KEEP)
-		return pkt_pass(p, SLUICE_PASS_VLAN);
-	if (p->routed)
+	/* (routed frames carry no tag, and the helpers below invalidate
+	 * every packet pointer the rewrite would use: the verifier must not
+	 * see a path with both) */
+	if (p->routed) {
 		l3_rewrite(p);
+		return SLUICE_VERDICT_REDIRECT;
+	}
+	if (p->vlan_op == PKT_VLAN_POP && bpf_skb_vlan_pop(p->ctx))
+		return pkt_pass(p, SLUICE_PASS_VLAN);
+	if (p->vlan_op == PKT_VLAN_PUSH &&
+	    bpf_skb_vlan_push(p->ctx, bpf_htons(ETH_P_8021Q), p->vlan))
+		return pkt_pass(p, SLUICE_PASS_VLAN);
 	return SLUICE_VERDICT_REDIRECT;
 }
 
@@ -1008,11 +1019,8 @@ int sluice_tc(struct __sk_buff *skb)
 		v = tc_finish(&p, skb);
 		return v == PKT_HANDOFF ? TC_ACT_OK : tc_exit(&p, v, len);
 	}
-	if (skb->vlan_present) {
-		/* The outer tag is in the skb's metadata, not in the frame the
-		 * stages parse: the kernel's until #12 teaches them. */
-		return tc_exit(&p, pkt_pass(&p, SLUICE_PASS_VLAN), len);
-	}
+	if (skb->vlan_present)	/* the outer tag, in the skb's metadata */
+		frame_hw_tag(&p.f, skb->vlan_proto, skb->vlan_tci);
 	if (tc_l3dev(&p) && (v = tc_l3_head(&p, skb)) != PKT_CONTINUE)
 		return tc_exit(&p, v, len);
 	v = sluice_stages(&p, SLUICE_HOOK_TC);

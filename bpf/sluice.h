@@ -109,8 +109,7 @@ enum sluice_verdict {
 	X(TTL,           ttl,           "ttl")				\
 	X(IP_OPTIONS,    ip_options,    "ip-options")			\
 	X(NOT_OURS,      not_ours,      "not-ours")			\
-	X(FWMARK_RULES,  fwmark_rules,  "fwmark-rules")		\
-	X(L3_DEVICE,     l3_device,     "l3-device")
+	X(FWMARK_RULES,  fwmark_rules,  "fwmark-rules")
 
 enum sluice_pass_reason {
 #define SLUICE_X_ENUM(e, f, s) SLUICE_PASS_##e,

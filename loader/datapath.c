@@ -555,23 +555,23 @@ struct want {
 	enum att_kind tc_kind;	/* a new tc attachment beside XDP ... */
 	int tc_fd;		/* ... its link (clsact: -1) */
 	bool tc_new;
+	bool vlan_offload;	/* a VLAN-aware bridge port with rx-vlan-offload on */
 };
 
 struct wants {
 	int n;
 	struct want v[SLUICE_MAX_PORTS];
-	/* Zone members without an Ethernet header (wg0, ppp0): no XDP program
-	 * (its parser reads Ethernet); only in sluice_l3, so the zone policy
-	 * decides what is routed to them. */
-	int n_l3only;
-	struct { __u32 ifindex; int zone; } l3only[SLUICE_MAX_PORTS];
 };
 
 /* BRIDGED: the port is here as a member of a bridge named in the zone (a
- * bond or VRF member named directly is a port of its own). */
+ * bond or VRF member named directly is a port of its own). UP: up with a
+ * carrier; an L3 device's carrier is its own business (a TUN device has
+ * one only while a reader holds it; PPP and WireGuard devices have one
+ * from creation): up is enough, the kernel too forwards into it then. */
 static int port_flags(const struct nl_link *port, const struct nl_link *l3)
 {
-	int up = (port->flags & IFF_UP) && (port->flags & IFF_LOWER_UP);
+	int up = (port->flags & IFF_UP) &&
+		 ((port->flags & IFF_LOWER_UP) || port->type != ARPHRD_ETHER);
 
 	return (up ? SLUICE_PORT_UP : 0) | (port != l3 ? SLUICE_PORT_BRIDGED : 0);
 }
@@ -665,12 +665,9 @@ static void bridge_port(struct sluice_port *sp, const struct nl_link *port,
 	if (br->br.vlan_filtering) {
 		sp->flags |= SLUICE_PORT_VLAN_AWARE;
 		sp->pvid = port->pvid;
-		/* 802.1ad bridges and per-VLAN spanning trees: the kernel's.
-		 * So is a port whose device strips VLAN tags into metadata
-		 * (rx-vlan-offload, and every veth): XDP would see tagged
-		 * frames as untagged and give them the PVID. */
-		if (br->br.vlan_proto != ETH_P_8021Q || br->br.mst ||
-		    nl_rx_vlan_offload(port->name))
+		/* 802.1ad bridges and per-VLAN spanning trees: the kernel's
+		 * (so is an XDP port with rx-vlan-offload, see vlan_offload) */
+		if (br->br.vlan_proto != ETH_P_8021Q || br->br.mst)
 			sp->flags |= SLUICE_PORT_VLAN_OTHER;
 	}
 }
@@ -703,30 +700,26 @@ static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
 	x->port.l3_ifindex = l3->ifindex;
 	x->port.flags = port_flags(port, l3);
 	x->port.ipv4 = l3->ipv4;
-	if (port != l3)
+	if (port != l3) {
 		bridge_port(&x->port, port, l3);
-	else	/* a routed port: the l3 stage takes frames for its own MAC */
+		x->vlan_offload = (x->port.flags & SLUICE_PORT_VLAN_AWARE) &&
+				  nl_rx_vlan_offload(port->name);
+	} else	/* a routed port: the l3 stage takes frames for its own MAC */
 		memcpy(x->port.br_mac, port->mac, sizeof(x->port.br_mac));
 	snprintf(x->port.name, sizeof(x->port.name), "%s", port->name);
 	return 0;
 }
 
-/* A bridge named in a zone stands for its member ports; anything else is a
- * port itself. */
 /* An L3 device in a zone (WireGuard, PPP, TUN): no Ethernet header, so no
  * XDP; the tc program takes what arrives on it (SLUICE_PORT_L3: it puts a
- * synthetic Ethernet header in front, see tc_l3_head). In sluice_l3 too,
- * so the zone policy decides what is routed to it. */
+ * synthetic Ethernet header in front, see tc_l3_head). Otherwise a routed
+ * port: its own sluice_l3 entry (zone, address, masquerade). */
 static int add_l3dev(struct wants *w, const struct sluice_config *cfg, int zone,
-		     const struct nl_link *l, enum dp_follow follow)
+		     const struct nl_link *l)
 {
 	enum cfg_port_mode mode = cfg_port_mode(cfg, l->name);
 	int ret;
 
-	if (w->n_l3only >= SLUICE_MAX_PORTS) {
-		log_err("%s: more than %d L3 devices", cfg->path, SLUICE_MAX_PORTS);
-		return -E2BIG;
-	}
 	if (mode == CFG_MODE_XDP || mode == CFG_MODE_GENERIC) {
 		log_err("%s: port %s mode %s: %s is not an Ethernet device (an L3 device "
 			"takes tc only)", cfg->path, l->name,
@@ -738,14 +731,8 @@ static int add_l3dev(struct wants *w, const struct sluice_config *cfg, int zone,
 		return ret;
 	w->v[w->n - 1].cfg_mode = CFG_MODE_TC;
 	w->v[w->n - 1].port.flags |= SLUICE_PORT_L3;
-	if (follow != DP_FOLLOW_QUIET && cfg->zones[zone].masquerade)
-		log_warn("%s (zone %s) is not an Ethernet device: what leaves by it is "
-			 "masqueraded by the kernel's nftables, not by sluice", l->name,
-			 cfg->zones[zone].name);
 	log_info("%s (zone %s): an L3 device: tc ingress, no XDP", l->name,
 		 cfg->zones[zone].name);
-	w->l3only[w->n_l3only].ifindex = l->ifindex;
-	w->l3only[w->n_l3only++].zone = zone;
 	return 0;
 }
 
@@ -766,6 +753,8 @@ static void unmatched_modes(const struct sluice_config *cfg, const struct wants 
 	}
 }
 
+/* A bridge named in a zone stands for its member ports; anything else is a
+ * port itself. */
 static int resolve_ports(const struct sluice_config *cfg, const struct nl_links *links,
 			 struct wants *w, enum dp_follow follow)
 {
@@ -791,7 +780,7 @@ static int resolve_ports(const struct sluice_config *cfg, const struct nl_links 
 				return -ENODEV;
 			}
 			if (l->type != ARPHRD_ETHER) {
-				ret = add_l3dev(w, cfg, z, l, follow);
+				ret = add_l3dev(w, cfg, z, l);
 			} else if (strcmp(l->kind, "bridge")) {
 				ret = add_want(w, cfg, z, l, l);
 			} else {
@@ -1438,9 +1427,6 @@ static bool wanted_l3(const struct wants *w, __u32 ifindex)
 	for (int i = 0; i < w->n; i++)
 		if (w->v[i].port.l3_ifindex == ifindex)
 			return true;
-	for (int i = 0; i < w->n_l3only; i++)
-		if (w->l3only[i].ifindex == ifindex)
-			return true;
 	return false;
 }
 
@@ -1473,10 +1459,6 @@ static int write_l3(struct dp *dp, const struct sluice_config *cfg, const struct
 	for (int i = 0; i < w->n; i++) {
 		struct sluice_l3 v = { .zone = w->v[i].zone, .addr4 = w->v[i].port.ipv4 }, old;
 
-		/* (an L3 device's own entry below: what leaves by it is the
-		 * kernel's to forward and translate, see add_l3dev) */
-		if (w->v[i].port.flags & SLUICE_PORT_L3)
-			continue;
 		if (cfg->zones[v.zone].masquerade)
 			v.flags |= SLUICE_L3_MASQUERADE;
 		if (w->v[i].port.l3_ifindex != (__u32)w->v[i].ifindex)
@@ -1488,12 +1470,6 @@ static int write_l3(struct dp *dp, const struct sluice_config *cfg, const struct
 			masq_moved(dp, w->v[i].port.l3_ifindex, old.addr4, v.addr4);
 		}
 		if (bpf_map_update_elem(dp->l3_fd, &w->v[i].port.l3_ifindex, &v, BPF_ANY))
-			return -errno;
-	}
-	for (int i = 0; i < w->n_l3only; i++) {
-		struct sluice_l3 v = { .zone = w->l3only[i].zone };
-
-		if (bpf_map_update_elem(dp->l3_fd, &w->l3only[i].ifindex, &v, BPF_ANY))
 			return -errno;
 	}
 	return delete_unwanted(dp->l3_fd, w, wanted_l3);
@@ -1892,6 +1868,17 @@ static int attach_beside(struct dp *dp, struct wants *w, const struct sluice_con
 	return 0;
 }
 
+/* A port whose device strips VLAN tags into metadata (rx-vlan-offload, and
+ * every veth) hands XDP tagged frames as untagged ones, which the bridge
+ * stage would give the PVID: on a VLAN-aware bridge such a port's VLANs are
+ * the kernel's, unless it runs tc alone (tc reads the tag from the skb). */
+static void vlan_offload(struct wants *w)
+{
+	for (int i = 0; i < w->n; i++)
+		if (w->v[i].vlan_offload && w->v[i].port.mode != SLUICE_MODE_TC)
+			w->v[i].port.flags |= SLUICE_PORT_VLAN_OTHER;
+}
+
 /* sch_fq where shaped traffic leaves (loader/shape.c): every wanted port. */
 static int shape_qdiscs(struct dp *dp, const struct sluice_config *cfg, const struct wants *w)
 {
@@ -2067,6 +2054,8 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 		ret = attach_new(dp, w, &have);
 	if (!ret)
 		ret = attach_beside(dp, w, cfg);
+	if (!ret)
+		vlan_offload(w);
 	if (!ret)
 		ret = shape_qdiscs(dp, cfg, w);
 	if (!ret && dp->skel)

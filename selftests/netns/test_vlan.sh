@@ -24,13 +24,18 @@
 # is not for the host's IP stack.
 #
 # veth offloads VLAN tags into skb metadata, where XDP cannot see them, so
-# sluice leaves a port with rx-vlan-offload on to the kernel. The router's
-# ports turn it off and the hosts' ends turn tx-vlan-offload off, so the tags
-# travel in the frames and the fast path handles them.
+# sluice leaves an XDP port with rx-vlan-offload on to the kernel. The
+# router's XDP ports turn it off and the hosts' ends turn tx-vlan-offload
+# off, so the tags travel in the frames and the fast path handles them.
+# tc reads the tag from the skb's metadata (where the kernel always puts it
+# before tc): with SLUICE_TEST_PORT_MODE (the tcmode suite: tc, or mixed
+# with lan2 and lan4 in tc mode) the tc ports keep rx-vlan-offload on, and
+# the tags are pushed and popped by tc's helpers, also for frames XDP hands
+# over to tc (mixed: lan1 <-> lan2, lan3 <-> lan4).
 #
 # Needs 802.1Q VLAN devices and bridge VLAN filtering (the Debian kernels
 # have both); elsewhere it is one SKIP line with the reason.
-SUITE=vlan
+SUITE=vlan${SLUICE_TEST_PORT_MODE:+ ($SLUICE_TEST_PORT_MODE mode)}
 . "$(dirname "$0")/../lib.sh"
 require_root
 
@@ -112,13 +117,20 @@ export -f rsluice json_get port_is vlans_map vlans_are fdb_json fdb_lacks
 export RTR PIN SLUICE
 
 # ---- the topology ------------------------------------------------------------------
+tc_port() {
+	case ${SLUICE_TEST_PORT_MODE:-} in
+	tc) return 0 ;;
+	mixed) [ "$1" = lan2 ] || [ "$1" = lan4 ] ;;
+	*) return 1 ;;
+	esac
+}
 # host NS PORT: a namespace whose eth0 is the peer of the router's PORT
 host() {
 	ip netns add "$1" || return 1
 	ip -n "$1" link set lo up
 	ip -n "$RTR" link add "$2" type veth peer name eth0 netns "$1"
-	# The fast path sees the tags only when they travel in the frame.
-	in_ns "$RTR" ethtool -K "$2" rxvlan off || return 1
+	# XDP sees the tags only when they travel in the frame.
+	tc_port "$2" || in_ns "$RTR" ethtool -K "$2" rxvlan off || return 1
 	ip -n "$RTR" link set "$2" master br-v up
 	# XDP frames reach eth0 only with GRO on (see topology.sh); TCP and
 	# UDP checksums are computed by the hosts (tx off); tags go into the
@@ -169,6 +181,9 @@ if ! topo_vlan_up >"$WORK/topo.log" 2>&1; then
 	fail "VLAN topology comes up"; detail "$WORK/topo.log"; exit 1
 fi
 printf 'zone lan {\n\tinterfaces br-v\n\tinput accept\n}\n' >"$WORK/sluice.conf"
+for p in lan1 lan2 lan3 lan4 lan5; do
+	tc_port "$p" && echo "port $p mode tc"
+done >>"$WORK/sluice.conf"
 nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -c "$WORK/sluice.conf" >"$WORK/daemon.log" 2>&1 &
 DAEMON_PID=$!
 if ! wait_for 5000 port_is lan5 fast_path True; then
