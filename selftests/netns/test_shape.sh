@@ -217,6 +217,42 @@ if grep -q "^shape wan upload: rate ${UP}.0 Mbit/s" "$WORK/stats.txt" &&
 else
 	fail "stats shows each direction: rates, packets, ECN marks and AQM drops"; detail "$WORK/stats.txt" "$WORK/stats.json"
 fi
+# The shape families of stats --prometheus against stats --json (test_cli
+# checks the rest of the exposition, on the host, whose kernel has no
+# sch_fq; the counters stand still now: no traffic)
+/usr/bin/python3 - "$TOP/selftests/netns/promcheck.py" nsenter --net="/run/netns/$RTR" \
+	"$SLUICE" -p "$PIN" >"$WORK/prom.log" 2>&1 <<'PY'
+import json, os, subprocess, sys
+sys.path.insert(0, os.path.dirname(sys.argv[1]))
+import promcheck
+cmd = sys.argv[2:]
+run = lambda *a: subprocess.run(cmd + ["stats"] + list(a), check=True, capture_output=True,
+                                text=True).stdout
+j, text = json.loads(run("--json", "-i", "0")), run("--prometheus")
+c = promcheck.Checker()
+if not c.check(text):
+    sys.exit("not a valid exposition: " + "; ".join(c.problems[:5]))
+series = {(n, frozenset(l.items())): v for n, l, v in c.samples}
+bad, n_checked = [], 0
+for s in j["shape"]:
+    zd = {"zone": s["zone"], "direction": s["direction"]}
+    want = [("rate_bytes_per_second", s["rate"] / 8, zd)]
+    want += [(n, s[k], zd) for k, n in (("packets", "packets_total"),
+             ("bytes", "bytes_total"), ("marks", "ecn_marks_total"))]
+    want += [("drops_total", v, dict(zd, reason=r)) for r, v in s["drops"].items()]
+    n_checked += len(want) + 4
+    for n, v, l in want:
+        got = series.get(("sluice_shape_" + n, frozenset(l.items())))
+        if got != v:
+            bad.append("%s%s: %s, --json %s" % (n, l, got, v))
+    for n in ("delivered_bytes_per_second", "backlog_seconds", "active_hosts", "active_flows"):
+        if ("sluice_shape_" + n, frozenset(zd.items())) not in series:
+            bad.append("no %s%s" % (n, zd))
+print("%d series of %d directions" % (n_checked, len(j["shape"])))
+sys.exit("; ".join(bad[:6]) if bad else 0)
+PY
+[ $? = 0 ] && pass "stats --prometheus: the shape families as stats --json has them ($(tail -1 "$WORK/prom.log"))" ||
+	{ fail "stats --prometheus: the shape families as stats --json has them"; detail "$WORK/prom.log"; }
 expect "shape set changes the upload rate" rsluice shape set wan upload 10mbit download ${DOWN}mbit
 ck_up2() { local r; r=$(mbit up2); MSG="... iperf3 then gets 90-100% of 10 Mbit/s ($r)"; between "$r" 9 10; }
 iperf up2 "$H1" 5201
