@@ -195,13 +195,17 @@ ck_flood() {
 rr_flood() { iperf sflood "$H2" 5203 -u -b $((5 * UP))M -l 1400 & local fl=$!; iperf stcp1 "$H1" 5202; wait $fl; }
 judge ck_flood rr_flood stcp1.json
 
-# one download clock for every LAN port: H1 (lan1) and H2 (lan2) together
+# one download clock for every LAN port: H1 (lan1) and H2 (lan2) together.
+# The upper bound shows the one clock; the floor only that both ports are
+# served (two iperf3 pairs at once in one emulated CPU beside the other
+# guest: CI saw 88% twice on 6.1, 93% alone)
 ck_dsum() {
 	local r a b
 	a=$(mbit dsum1) b=$(mbit dsum2)
 	r=$(/usr/bin/python3 -c "print('%.2f' % ($a + $b))")
-	MSG="downloads to two LAN ports share the one ${DOWN} Mbit/s clock ($a + $b = $r)"
-	between "$r" $((DOWN * 90 / 100)) "$DOWN"
+	MSG="downloads to two LAN ports share the one ${DOWN} Mbit/s clock ($a + $b = $r, 80-100%)"
+	between "$r" $((DOWN * 80 / 100)) "$DOWN" && between "$a" $((DOWN * 30 / 100)) "$DOWN" &&
+		between "$b" $((DOWN * 30 / 100)) "$DOWN"
 }
 rr_dsum() { iperf dsum1 "$H1" 5202 -R & local d1=$!; iperf dsum2 "$H2" 5203 -R; wait $d1; }
 rr_dsum
@@ -257,6 +261,22 @@ expect "shape set changes the upload rate" rsluice shape set wan upload 10mbit d
 ck_up2() { local r; r=$(mbit up2); MSG="... iperf3 then gets 90-100% of 10 Mbit/s ($r)"; between "$r" 9 10; }
 iperf up2 "$H1" 5201
 judge ck_up2 "iperf up2 $H1 5201" up2.json
+# the same by hand, as the README shows: bpftool on the pinned map (pipe 0:
+# the first shaped zone's upload; the rate is the value's first 8 bytes)
+/usr/bin/python3 - "$PIN/sluice_shape_cfg" >"$WORK/bpftool.log" 2>&1 <<'PY'
+import json, struct, subprocess, sys
+pin, key = sys.argv[1], ["key", "0", "0", "0", "0"]
+v = json.loads(subprocess.run(["bpftool", "-j", "map", "lookup", "pinned", pin] + key,
+                              check=True, capture_output=True, text=True).stdout)
+b = bytes(int(x, 16) for x in v["value"])
+b = struct.pack("<Q", 12 * 10**6) + b[8:]
+subprocess.run(["bpftool", "map", "update", "pinned", pin] + key +
+               ["value"] + [str(x) for x in b], check=True)
+PY
+rc=$?
+[ $rc = 0 ] && rsluice stats 2>&1 | grep -q "^shape wan upload: rate 12.0 Mbit/s" &&
+	pass "bpftool map update on sluice_shape_cfg sets the upload rate too (12 Mbit/s in stats)" ||
+	{ fail "bpftool map update on sluice_shape_cfg sets the upload rate too"; detail "$WORK/bpftool.log"; }
 out=$(rsluice shape set lan upload 1mbit download 1mbit 2>&1)
 [ $? != 0 ] && grep -q "zone lan is not shaped" <<<"$out" &&
 	pass "shape set on an unshaped zone says so" || fail "shape set on an unshaped zone says so: $out"
