@@ -136,6 +136,8 @@ struct l3_scratch {
 	} keys;
 	struct nat_scratch nat;
 	__u64 now;			/* bpf_ktime_get_coarse_ns() of this packet */
+	struct bpf_redir_neigh nh;	/* no-neigh: the next hop, for tc (l3_no_neigh) */
+	__u32 nh_ifindex;		/* ... and its device */
 };
 
 struct {

@@ -38,7 +38,8 @@ struct pkt {
 	__u32 egress;			/* ifindex for REDIRECT */
 	__u32 egress_slot;		/* its stats slot */
 	__u8 vlan_op;			/* enum pkt_vlan_op, with REDIRECT */
-	__u8 routed;			/* REDIRECT of a routed packet: rewrite it */
+	__u8 routed;			/* REDIRECT of a routed packet: rewrite it;
+					 * tc's no-neigh PASS: to the neighbour layer */
 	__u8 egress_xdp;		/* REDIRECT: the egress port transmits XDP frames */
 	__u16 gso_size;			/* tc: a GRO/GSO skb's segment payload, else 0 */
 	__u8 dmac[6], smac[6];		/* routed: the next hop's and our MAC */

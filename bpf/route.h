@@ -449,20 +449,18 @@ static __always_inline const struct sluice_port *l3_egress_port(const struct bpf
 /* TTL / hop limit minus one, IPv4 checksum updated incrementally (RFC 1624:
  * the TTL is the high byte of its 16-bit word), new MACs. The entry point
  * calls it once the redirect is certain. */
-static __always_inline void l3_rewrite(struct pkt *p)
+static __always_inline int l3_ttl(struct pkt *p)
 {
-	struct ethhdr *eth = p->f.eth;
-
 	/* (The checks are for the verifier, which cannot tell that only the
 	 * l3 stage sets p->routed, and only after parsing these headers.) */
-	if (!eth || (void *)(eth + 1) > p->data_end || !p->f.l3)
-		return;
+	if (!p->f.eth || (void *)(p->f.eth + 1) > p->data_end || !p->f.l3)
+		return -1;
 	if (p->f.eth_proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = p->f.l3;
 		__u32 sum;
 
 		if ((void *)(ip + 1) > p->data_end)
-			return;
+			return -1;
 		sum = (__u32)ip->check + bpf_htons(0x0100);
 		ip->check = (__sum16)(sum + (sum >> 16));
 		ip->ttl--;
@@ -470,14 +468,47 @@ static __always_inline void l3_rewrite(struct pkt *p)
 		struct ipv6hdr *ip6 = p->f.l3;
 
 		if ((void *)(ip6 + 1) > p->data_end)
-			return;
+			return -1;
 		ip6->hop_limit--;
 	}
+	return 0;
+}
+
+static __always_inline void l3_rewrite(struct pkt *p)
+{
+	struct ethhdr *eth = p->f.eth;
+
+	if (l3_ttl(p) || !eth || (void *)(eth + 1) > p->data_end)
+		return;
 	__builtin_memcpy(eth->h_dest, p->dmac, ETH_ALEN);
 	__builtin_memcpy(eth->h_source, p->smac, ETH_ALEN);
 }
 
 #define PASS_(r)	L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_##r)
+
+/* The next hop has no neighbour entry yet. XDP passes the packet up and the
+ * kernel's forwarding path resolves it; tc hands it to the kernel's
+ * neighbour layer itself (bpf_redirect_neigh() with the next hop of the FIB
+ * lookup kept in the scratch map, TTL decremented by the entry point), out
+ * of the FIB's device: no forwarding path or netfilter, and a bridge or an
+ * L3 device as good as a port. Counted as no-neigh at both hooks. Only
+ * after every check that leaves a packet to the kernel to answer. */
+static __always_inline int l3_no_neigh(const struct bpf_fib_lookup *fib)
+{
+	struct l3_scratch *s;
+	__u32 key0 = 0;
+
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (s) {
+		s->nh.nh_family = fib->family;
+		if (fib->family == AF_INET)
+			s->nh.ipv4_nh = fib->ipv4_dst;
+		else
+			__builtin_memcpy(s->nh.ipv6_nh, fib->ipv6_dst, 16);
+		s->nh_ifindex = fib->ifindex;
+	}
+	return PASS_(NO_NEIGH);
+}
 
 static __always_inline void l3_frag_note(const struct l3_facts *f, __be32 saddr, __be32 daddr)
 {
@@ -598,8 +629,6 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	 * for it and simply forwards it). */
 	if (f->route_by_kernel)
 		return PASS_(FWMARK_RULES);
-	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
-		return PASS_(NO_NEIGH);
 	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED) {
 		if (f->df || f->v6)
 			nat_untranslated_src(f);
@@ -611,6 +640,8 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	}
 	if (f->options)
 		return PASS_(IP_OPTIONS);
+	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
+		return l3_no_neigh(fibp);
 	out = l3_egress_port(fibp, !!(l3out->flags & SLUICE_L3_BRIDGE), &egress);
 	if (!out)
 		return PASS_(UNKNOWN_DST);

@@ -32,7 +32,7 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 {
 	int v;
 
-	if (!p->port)	/* (tc's entry looked it up already) */
+	if (!p->port)	/* (the entries looked it up already: again for a port added since) */
 		p->port = bpf_map_lookup_elem(&sluice_ports, &p->ifindex);
 	v = pkt_parse(p);
 	if (v != PKT_CONTINUE)
@@ -733,6 +733,9 @@ int sluice_xdp(struct xdp_md *ctx)
 	int v;
 
 	pkt_init(&p, ctx, data, data_end, ctx->ingress_ifindex, SLUICE_HOOK_XDP);
+	p.port = bpf_map_lookup_elem(&sluice_ports, &p.ifindex);
+	if (p.port && (p.port->flags & SLUICE_PORT_TC_RX))
+		return XDP_PASS;	/* tc does it all, and counts it */
 	v = sluice_stages(&p, SLUICE_HOOK_XDP);
 	if (v == SLUICE_VERDICT_DROP &&
 	    (p.reason == SLUICE_DROP_NAT_NO_PORT || p.reason == SLUICE_DROP_RULE_REJECT) &&
@@ -947,6 +950,19 @@ static __always_inline void tc_nat(struct pkt *p, struct __sk_buff *skb)
 	p->data_end = (void *)(long)s->data_end;
 }
 
+/* A no-neigh packet, its TTL decremented: out of the FIB's device through
+ * the kernel's neighbour layer, which resolves the next hop (l3_no_neigh). */
+static __always_inline int tc_neigh(void)
+{
+	struct l3_scratch *s;
+	__u32 key0 = 0;
+
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (!s)	/* (cannot happen: a per-CPU array's one entry) */
+		return TC_ACT_SHOT;
+	return bpf_redirect_neigh(s->nh_ifindex, &s->nh, sizeof(s->nh), 0);
+}
+
 static __always_inline int tc_exit(struct pkt *p, int v, __u32 len)
 {
 	if (v < 0 || v >= SLUICE_VERDICT_MAX)
@@ -961,6 +977,8 @@ static __always_inline int tc_exit(struct pkt *p, int v, __u32 len)
 	}
 	if (v == SLUICE_VERDICT_REDIRECT)
 		return bpf_redirect(p->egress, 0);
+	if (v == SLUICE_VERDICT_PASS && p->routed)
+		return tc_neigh();
 	return v == SLUICE_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
 }
 
@@ -1043,6 +1061,8 @@ int sluice_tc(struct __sk_buff *skb)
 		p.reason = SLUICE_DROP_FRAG_NO_FIRST;
 	if (v == SLUICE_VERDICT_REDIRECT)
 		v = tc_redirect(&p);
+	else if (v == SLUICE_VERDICT_PASS && p.reason == SLUICE_PASS_NO_NEIGH)
+		p.routed = !l3_ttl(&p);	/* for tc_neigh() */
 	if (p.nat == L3_NAT_ICMP_ERROR && v != SLUICE_VERDICT_DROP)
 		pkt_nat(&p, SLUICE_HOOK_TC);
 	else if ((p.nat || p.mss) && v != SLUICE_VERDICT_DROP)	/* the kernel's too (see sluice_xdp) */

@@ -216,6 +216,10 @@ enum sluice_port_flags {
 	SLUICE_PORT_VLAN_OTHER	= 1 << 9,	/* VLAN filtering the fast path does not do */
 	SLUICE_PORT_TC_TOO	= 1 << 10,	/* XDP port with tc ingress beside: handoff */
 	SLUICE_PORT_L3		= 1 << 11,	/* an L3 device (wg0, ppp0): tc, no L2 header */
+	/* XDP port whose driver keeps no XDP metadata (no handoff possible):
+	 * XDP passes every frame untouched, the tc ingress beside does the
+	 * port's work as on a tc port; XDP stays to take redirects */
+	SLUICE_PORT_TC_RX	= 1 << 12,
 };
 
 /* The XDP -> tc handoff (docs/design.md section 5): XDP on a port with

@@ -1845,6 +1845,41 @@ static int tc_beside(struct dp *dp, struct want *w)
 	return fd;
 }
 
+/* Drivers whose native XDP keeps the metadata in front of a frame and hands
+ * it to the skb on XDP_PASS (xdp_prepare_buff(..., true) and
+ * skb_metadata_set() on the driver's receive path, both in Debian's 6.1 and
+ * 6.12 sources). Not stmmac: on 6.1 bpf_xdp_adjust_meta() fails, on 6.12
+ * the skb it builds drops the metadata; not tun. Generic XDP keeps it. */
+static bool driver_keeps_meta(const char *ifname)
+{
+	static const char *const keep[] = {
+		"veth", "virtio_net", "igb", "igc", "ixgbe", "ixgbevf", "i40e", "ice",
+		"mlx5_core", "nfp", "mvpp2", "fsl_dpaa_eth",
+	};
+	char drv[32];
+
+	nl_driver_name(ifname, drv, sizeof(drv));
+	for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+		if (!strcmp(drv, keep[i]))
+			return true;
+	return false;
+}
+
+/* A native XDP port that may hand frames to tc: the tc program beside it
+ * finishes what XDP decided (SLUICE_PORT_TC_TOO); when the driver cannot
+ * carry that decision (no metadata), and the config left the mode to
+ * sluice, XDP passes every frame and tc does the port's whole work
+ * (SLUICE_PORT_TC_RX): as fast as a tc port, where a handoff would be
+ * lost. XDP stays attached for the frames other ports redirect to it. */
+static void beside_flag(struct want *x)
+{
+	if (x->port.mode == SLUICE_MODE_NATIVE && x->cfg_mode == CFG_MODE_AUTO &&
+	    !driver_keeps_meta(x->port.name))
+		x->port.flags |= SLUICE_PORT_TC_RX;
+	else
+		x->port.flags |= SLUICE_PORT_TC_TOO;
+}
+
 static int attach_beside(struct dp *dp, struct wants *w, const struct sluice_config *cfg)
 {
 	bool need = cfg->n_shapes > 0;	/* shaped traffic is handed to tc */
@@ -1863,7 +1898,7 @@ static int attach_beside(struct dp *dp, struct wants *w, const struct sluice_con
 		if (x->keep_tc < 0 && (ret = tc_beside(dp, x)))
 			return ret;
 		if (x->keep_tc >= 0 || x->tc_new)
-			x->port.flags |= SLUICE_PORT_TC_TOO;
+			beside_flag(x);
 	}
 	return 0;
 }

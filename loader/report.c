@@ -50,9 +50,12 @@ static const char *mode_name(enum sluice_attach_mode m)
 	       m == SLUICE_MODE_TC ? "tc" : "?";
 }
 
-/* The mode, "+tc" when tc ingress runs beside XDP for handoffs. */
+/* The mode, "+tc" when tc ingress runs beside XDP for handoffs; "native>tc"
+ * when XDP passes every frame to it (SLUICE_PORT_TC_RX). */
 static const char *port_mode(const struct sluice_port *p)
 {
+	if (p->flags & SLUICE_PORT_TC_RX)
+		return "native>tc";
 	if (!(p->flags & SLUICE_PORT_TC_TOO))
 		return mode_name(p->mode);
 	return p->mode == SLUICE_MODE_NATIVE ? "native+tc" : "generic+tc";
@@ -65,6 +68,8 @@ static const char *mode_why(const struct sluice_port *p, char *buf, size_t len)
 	case SLUICE_WHY_CONFIG:
 		return "set in the config";
 	case SLUICE_WHY_DRIVER:
+		if (p->flags & SLUICE_PORT_TC_RX)
+			return "native XDP keeps no metadata to hand frames to tc: tc does the work";
 		return "the driver has native XDP";
 	case SLUICE_WHY_NO_NATIVE:
 		snprintf(buf, len, "no native XDP in the driver (%s)", strerror(p->mode_err));
@@ -215,7 +220,7 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 			((p->port.flags & SLUICE_PORT_XDP_TX) || p->port.mode == SLUICE_MODE_TC)
 				? "true" : "false",
 			p->port.flags & SLUICE_PORT_FILTERED ? "true" : "false",
-			p->port.flags & SLUICE_PORT_TC_TOO ? "true" : "false");
+			p->port.flags & (SLUICE_PORT_TC_TOO | SLUICE_PORT_TC_RX) ? "true" : "false");
 	}
 	fprintf(f, "]}\n");
 }

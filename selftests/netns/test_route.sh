@@ -345,6 +345,45 @@ forward wan -> lan"
 # pass_of PORT REASON: the port's pass counter for REASON, now.
 passes_of() { port_ctr "$(stats_json)" "$1" "p['pass_reasons']['$2']"; }
 
+# A next hop with no neighbour entry yet, both ways: the ping's request to
+# the internet (wan0's neighbour) and its reply to the LAN host (br-lan's).
+# XDP passes such a packet up and the kernel's forwarding path resolves the
+# neighbour; tc hands it to the neighbour layer itself (bpf_redirect_neigh):
+# forwarded, with nothing through netfilter's forward hook. Both count it
+# as no-neigh.
+t_neigh() {
+	local l0 w0 r n fw mode=${SLUICE_TEST_PORT_MODE:-xdp}
+	if ! ip netns exec "$RTR" nft -f - >"$WORK/nft.log" 2>&1 <<'EOF'
+table inet sluice_neigh {
+	chain seen {
+		type filter hook forward priority 0; policy accept;
+		counter
+	}
+}
+EOF
+	then
+		skip "no-neigh: no nftables to count the forward hook ($(head -1 "$WORK/nft.log"))"
+		return
+	fi
+	ip -n "$RTR" neigh flush dev wan0
+	ip -n "$RTR" neigh flush dev br-lan
+	l0=$(passes_of lan1 no-neigh) w0=$(passes_of wan0 no-neigh)
+	in_ns "$H1" ping -c 1 -W $((2 * SLOW)) 203.0.113.1 >"$WORK/neigh.log" 2>&1
+	r=$?
+	n=$(( $(passes_of lan1 no-neigh) - l0 + $(passes_of wan0 no-neigh) - w0 ))
+	fw=$(ip netns exec "$RTR" nft list chain inet sluice_neigh seen | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+	ip netns exec "$RTR" nft delete table inet sluice_neigh
+	if [ "$mode" = tc ]; then
+		[ $r = 0 ] && [ "$n" = 2 ] && [ "$fw" = 0 ] &&
+			pass "no neighbour yet either way: tc hands the ping and its reply to the neighbour layer ($n no-neigh, $fw through the kernel's forward hook)" ||
+			{ fail "no neighbour yet either way: tc hands the ping and its reply to the neighbour layer (ping rc $r, $n no-neigh, $fw through the forward hook; want 0, 2, 0)"; detail "$WORK/neigh.log"; }
+	else
+		[ $r = 0 ] && [ "$n" = 2 ] && [ "$fw" = 2 ] &&
+			pass "no neighbour yet either way: XDP passes the ping and its reply to the kernel's forwarding path ($n no-neigh, $fw through its forward hook)" ||
+			{ fail "no neighbour yet either way: XDP passes the ping and its reply to the kernel's forwarding path (ping rc $r, $n no-neigh, $fw through the forward hook; want 0, 2, 2)"; detail "$WORK/neigh.log"; }
+	fi
+}
+
 # An L3 device (a TUN device stands in for wg0 or ppp0) in a zone: no XDP
 # (its packets have no Ethernet header) but sluice's tc program, so the
 # zone policy applies both to what is routed to it and to what arrives on
@@ -623,7 +662,7 @@ conntrack {
 		fail "stats shows the table's counters, status its fill and memory"
 }
 
-for t in t_preexisting t_lan_to_wan t_ipv6 t_unsolicited t_router t_icmp t_sources t_l3dev t_wireguard t_fwmark t_traceroute t_policy t_pressure; do
+for t in t_preexisting t_lan_to_wan t_ipv6 t_unsolicited t_router t_icmp t_neigh t_sources t_l3dev t_wireguard t_fwmark t_traceroute t_policy t_pressure; do
 	start=$SECONDS
 	$t
 	echo "# $t: $((SECONDS - start)) s"

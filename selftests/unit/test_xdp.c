@@ -77,6 +77,9 @@ struct fixture {
 	int src_on;				/* port the source MAC is learned on after,
 						 * SRC_NONE, or 0: not checked */
 	__u16 src_vlan;
+	/* tc: a no-neigh pass goes to the neighbour layer instead
+	 * (bpf_redirect_neigh: TC_ACT_REDIRECT, the IPv4 TTL decremented) */
+	int tc_neigh;
 };
 
 /* ---- inputs -------------------------------------------------------------- */
@@ -1553,8 +1556,8 @@ static const struct fixture fixtures[] = {
 	  PASS_(TTL), .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
 	{ "l3: IPv4 options pass to the kernel after the verdict", opt_out, PASS_(IP_OPTIONS),
 	  .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
-	{ "l3: an unresolved neighbour passes (the kernel resolves it)", noneigh_out,
-	  PASS_(NO_NEIGH), .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
+	{ "l3: an unresolved neighbour: XDP passes it, tc hands it to the neighbour layer", noneigh_out,
+	  PASS_(NO_NEIGH), .ingress = P_LAN5, .learn = 1, .ct_new = 1, .tc_neigh = 1 },
 	{ "l3: larger than the egress MTU passes (fragmentation needed)", big_out, PASS_(MTU),
 	  .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
 	{ "l3: to the router from the LAN (input accept) passes", to_router_lan, PASS_(LOCAL),
@@ -1926,6 +1929,20 @@ static int check_src(const struct fixture *f)
 }
 
 /* The tc entry point's return code for the XDP action a fixture expects. */
+/* The IPv4 packet behind a 14-byte Ethernet header, its TTL one less
+ * (RFC 1624 update of the header checksum, as the fast path does it). */
+static void ttl_dec4(struct pkt *p)
+{
+	__u32 sum;
+	__u16 c;
+
+	memcpy(&c, p->b + ETH_HLEN + 10, 2);
+	sum = (__u32)c + htons(0x0100);
+	c = (__u16)(sum + (sum >> 16));
+	memcpy(p->b + ETH_HLEN + 10, &c, 2);
+	p->b[ETH_HLEN + 8]--;
+}
+
 static int tc_action(int xdp_action)
 {
 	return xdp_action == XDP_PASS ? 0 /* TC_ACT_OK */ : xdp_action == XDP_DROP ? 2 /* SHOT */
@@ -2003,6 +2020,10 @@ static void run_fixture(const struct fixture *orig, int bench, int tc)
 		    ports[f->egress].flags & SLUICE_PORT_BRIDGED)
 			want = in;
 		action = tc_action(tf.action);
+		if (f->tc_neigh) {
+			action = 7;	/* TC_ACT_REDIRECT */
+			ttl_dec4(&want);
+		}
 		skb.ifindex = ifindex_of[in_port];
 		skb.ingress_ifindex = ifindex_of[in_port];
 		opts.ctx_in = &skb;
@@ -2514,6 +2535,40 @@ static struct sluice_shape_state shape_state(void)
 	return p.st;
 }
 
+/* A native port whose driver keeps no XDP metadata (SLUICE_PORT_TC_RX):
+ * XDP passes every frame untouched and uncounted, learning nothing; the tc
+ * program beside it runs the whole pipeline, as on a tc port. */
+static void test_tc_rx(void)
+{
+	__u32 slot = ports[P_LAN1].slot;
+	struct sluice_port_stats before, after;
+	struct sluice_gstats g0, g1;
+	struct pkt in = {}, out = {};
+	int a;
+
+	baseline();
+	b_on_lan2();
+	ports[P_LAN1].flags |= SLUICE_PORT_TC_RX;
+	write_ports();
+	ipv4_udp(&in);
+	read_slot(slot, &before);
+	read_gstats(&g0);
+	a = run_pkt(ipv4_udp, P_LAN1, 0, 0, &out, NULL);
+	read_slot(slot, &after);
+	read_gstats(&g1);
+	frag_ok(a == XDP_PASS && out.len == in.len && !memcmp(out.b, in.b, in.len) &&
+		!memcmp(&before, &after, sizeof(after)) && g0.fdb_learn == g1.fdb_learn,
+		"no metadata (native>tc): XDP passes the frame untouched, counting and learning "
+		"nothing (action %d)", a);
+	a = run_pkt(ipv4_udp, P_LAN1, 1, 0, &out, NULL);
+	read_slot(slot, &after);
+	frag_ok(a == 7 /* TC_ACT_REDIRECT */ && after.redirect.packets == before.redirect.packets + 1,
+		"no metadata (native>tc): ... tc forwards it as on a tc port (action %d, %llu "
+		"redirected)", a, (unsigned long long)(after.redirect.packets - before.redirect.packets));
+	baseline();
+	write_ports();
+}
+
 static void test_shape(int tc)
 {
 	const int redirect = tc ? 7 /* TC_ACT_REDIRECT */ : XDP_PASS;
@@ -2705,6 +2760,7 @@ int main(int argc, char **argv)
 		run_fixture(&fixtures[i], bench, 0);
 	test_frag_hold(0);
 	test_shape(0);
+	test_tc_rx();
 	/* The same fixtures through the tc ingress entry point: one pipeline,
 	 * the same verdicts, reasons, counters and output frames. */
 	hook = "tc";
