@@ -161,12 +161,32 @@ judge() {
 	$2
 	$1 && pass "$MSG (second run)" || { fail "$MSG"; [ -z "${3:-}" ] || detail "$WORK/$3"; }
 }
-ck_up() { local r; r=$(mbit sup1); MSG="upload: iperf3 gets 90-100% of ${UP} Mbit/s ($r)"; between "$r" $((UP * 90 / 100)) "$UP"; }
-# (download 85%: a CI run in this VM's slow phase gave one flow 43.6 and
-# 44.1 of 50 on 6.1, CPU-starved beside the other guest; alone 45.9-47.6)
-ck_down() { local r; r=$(mbit sdown1); MSG="download: iperf3 gets 85-100% of ${DOWN} Mbit/s ($r)"; between "$r" $((DOWN * 85 / 100)) "$DOWN"; }
-judge ck_up "iperf sup1 $H1 5201" sup1.json
-judge ck_down "iperf sdown1 $H1 5201 -R" sdown1.json
+# One flow each way at 90-100% of the rate. A flow's ceiling is 95.6%
+# (1448 bytes of payload per 1514-byte frame); in this VM's slow phases a
+# TCG guest beside the other guest has carried 87-90% of 50 Mbit/s twice
+# running, whatever shaped it (alone, 94-95%). A flow short twice runs a
+# third time at the end, then at once kernel cake shapes the same flow on
+# the same ports (sluice down, the kernel forwarding): if cake carries 90%
+# the shortfall is sluice's (fail); if cake is short too, the guest is,
+# and sluice passes only within 2% of the rate of cake's figure.
+RATE_SHORT=
+ck_rate() {	# NAME RATE WHAT
+	local r; r=$(mbit "$1")
+	MSG="$3: iperf3 gets 90-100% of $2 Mbit/s ($r)"
+	between "$r" $(($2 * 90 / 100)) "$2"
+}
+rate_args() { [ "$1" = sup1 ] && echo "$H1 5201" || echo "$H1 5201 -R"; }
+judge_rate() {	# NAME RATE WHAT
+	local n=$1 rate=$2 what=$3
+	ck_rate "$n" "$rate" "$what" && { pass "$MSG"; return; }
+	echo "# $MSG: short, once more"
+	iperf "$n" $(rate_args "$n")
+	ck_rate "$n" "$rate" "$what" && { pass "$MSG (second run)"; return; }
+	echo "# $MSG: short twice, once more at the end, with kernel cake to referee"
+	RATE_SHORT="$RATE_SHORT $n:$rate:$what"
+}
+judge_rate sup1 "$UP" upload
+judge_rate sdown1 "$DOWN" download
 
 ju=$(jain sload_up) jd=$(jain sload_down)
 for s in "upload $s_lup" "download $s_ldown"; do
@@ -302,10 +322,39 @@ rsluice reload -c "$CFG" > "$WORK/reload.log" 2>&1 && [ "$(qdisc_of wan0)" = "fq
 	{ fail "reload with shape again: fq back on wan0 ($(qdisc_of wan0))"; detail "$WORK/reload.log"; }
 
 # ---- down puts the qdiscs back; cake in the same guest, side by side ------------
+REFEREE=
+for r in $RATE_SHORT; do
+	IFS=: read -r n rate what <<<"$r"
+	iperf "${n}3" $(rate_args "$n")
+	ck_rate "${n}3" "$rate" "$what" && pass "$MSG (third run)" || REFEREE="$REFEREE $r"
+done
 rsluice down > "$WORK/down.log" 2>&1
 [ "$(qdisc_of wan0)" = "$BEFORE" ] && [ "$(qdisc_of lan1)" = "$BEFORE" ] &&
 	pass "down puts back the ports' qdiscs ($BEFORE)" ||
 	{ fail "down puts back the ports' qdiscs: wan0 $(qdisc_of wan0), lan1 $(qdisc_of lan1), want $BEFORE"; detail "$WORK/down.log"; }
+
+# The referee: kernel cake on the same ports, the kernel forwarding
+cake_on() {
+	in_ns "$RTR" sysctl -qw net.ipv4.ip_forward=1
+	ip -n "$INET" route replace 192.168.10.0/24 via 203.0.113.2
+	tc -n "$RTR" qdisc replace dev wan0 root cake bandwidth ${UP}mbit besteffort \
+		dual-srchost 2>"$WORK/cake.log" || return 1
+	for d in lan1 lan2 lan3; do
+		tc -n "$RTR" qdisc replace dev "$d" root cake bandwidth ${DOWN}mbit besteffort \
+			dual-dsthost 2>>"$WORK/cake.log" || return 1
+	done
+}
+if [ -n "$REFEREE" ]; then
+	cake_on || echo "# no cake to referee: $(head -1 "$WORK/cake.log")"
+	for r in $REFEREE; do
+		IFS=: read -r n rate what <<<"$r"
+		iperf "ref_$n" $(rate_args "$n")
+		sr=$(mbit "${n}3") cr=$(mbit "ref_$n")
+		m="$what: iperf3 gets 90-100% of $rate Mbit/s, or as much as cake when the guest carries less (third run $sr; cake $cr just after)"
+		/usr/bin/python3 -c "import sys; s, c, r = $sr, $cr, $rate; sys.exit(not (0 < c < 0.9 * r and c - 0.02 * r <= s <= r))" &&
+			pass "$m" || { fail "$m"; detail "$WORK/${n}3.json"; }
+	done
+fi
 
 # The kernel path with cake: routed (no NAT), upload shaped on wan0,
 # download on the LAN ports (each host's port: per port, not in sum).
@@ -315,16 +364,10 @@ if [ "${SLUICE_KERNEL:-}" = 6.1 ]; then
 	skip "cake side by side: the 6.12 guest runs it (make check's half hour)"
 	exit 0
 fi
-in_ns "$RTR" sysctl -qw net.ipv4.ip_forward=1
-ip -n "$INET" route add 192.168.10.0/24 via 203.0.113.2
-if ! tc -n "$RTR" qdisc replace dev wan0 root cake bandwidth ${UP}mbit besteffort \
-	dual-srchost 2>"$WORK/cake.log"; then
+if ! cake_on; then
 	skip "cake side by side: no sch_cake here ($(cat "$WORK/cake.log"))"
 	exit 0
 fi
-for d in lan1 lan2 lan3; do
-	tc -n "$RTR" qdisc replace dev "$d" root cake bandwidth ${DOWN}mbit besteffort dual-dsthost
-done
 scenarios c
 row() { printf '#   %-40s  %-14s  %s\n' "$@"; }
 printf '# shaper side by side (%s up, %s down; Mbit/s, ms)   sluice          cake\n' "$UP" "$DOWN"
