@@ -377,8 +377,18 @@ t_modes() {
 	   [ -z "$(xdp_prog_of lab0)" ] &&
 		pass "port lab0 mode tc: back to tc ingress" ||
 		{ fail "port lab0 mode tc: back to tc ingress"; printf '%s\n' "$out" | sed 's/^/    /'; }
+	# another tool's filter on the same clsact ingress (6.1: sluice's
+	# filter is there too, with its own handle and priority; TCX: beside)
+	tc -n "$RTR" qdisc add dev lab0 clsact 2>/dev/null
+	tc -n "$RTR" filter add dev lab0 ingress pref 49152 protocol all u32 match u32 0 0 classid 1:1 \
+		>"$WORK/foreign.log" 2>&1 || detail "$WORK/foreign.log"
 	printf '%s\n' "$base" >"$CFG"
 	rsluice reload -c "$CFG" >/dev/null 2>&1
+	[ -z "$(tc_prog_of lab0)" ] &&
+	   tc -n "$RTR" filter show dev lab0 ingress | grep -q "u32" &&
+		pass "removing a tc port (the detach that down does too) leaves another tool's clsact filter there" ||
+		{ fail "removing a tc port leaves another tool's clsact filter there"
+		  tc -n "$RTR" filter show dev lab0 ingress | sed 's/^/    /'; }
 	s=$(status_json)
 	[ -z "$(tc_prog_of lab0)" ] && [ -z "$(xdp_prog_of lab0)" ] && ! has_port lab0 &&
 	   [ "$(port_field "$s" lan1 tc_beside)" = False ] && ! ls "$PIN" | grep -q '^link_tc_\|^clsact_' &&
