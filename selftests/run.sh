@@ -216,26 +216,7 @@ if [ -n "$beside$guests" ]; then
 	bpid=$!
 	trap 'kill -TERM $bpid 2>/dev/null; on_interrupt' INT TERM
 fi
-# The host's datapath suites and their tc-mode runs side by side: each
-# suite mostly waits on its traffic and deadlines, and the guests start
-# only after them (a guest's one vCPU runs its suites one by one).
-tpid_fg=
-if [ "$LABEL" = host ] && [[ " $fg " == *" netns "* && " $fg " == *" tcmode "* ]]; then
-	: >"$LOG.tcmode.out"
-	( LOG="$LOG.tcmode"; trap on_interrupt INT TERM; SUITES=tcmode run_local ) \
-		>"$LOG.tcmode.out" 2>&1 &
-	tpid_fg=$!
-	trap 'kill -TERM $tpid_fg $bpid 2>/dev/null; on_interrupt' INT TERM
-	fg=$(echo " $fg " | sed 's/ tcmode / /')
-fi
 [ -n "$fg" ] && SUITES=$fg run_local
-if [ -n "$tpid_fg" ]; then
-	wait "$tpid_fg"
-	cat "$LOG.tcmode.out"
-	cat "$LOG.tcmode" >>"$LOG" 2>/dev/null
-	rm -f "$LOG.tcmode" "$LOG.tcmode.out"
-	trap 'kill -TERM $bpid 2>/dev/null; on_interrupt' INT TERM
-fi
 for k in $guests; do
 	: >"$LOG.$k.out"
 	( LOG="$LOG.$k"; trap on_interrupt INT TERM; run_guest "$k" ) >"$LOG.$k.out" 2>&1 &

@@ -41,7 +41,7 @@ export RTR PIN SLUICE
 
 nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -c "$CFG" >"$WORK/daemon.log" 2>&1 &
 DAEMON_PID=$!
-if ! wait_for 5000 port_is lan1 fast_path True; then
+if ! wait_for 15000 port_is lan1 fast_path True; then	# (the first apply loads the programs)
 	fail "sluice run attaches with the fast path on lan1..lan5"; detail "$WORK/daemon.log"; exit 1
 fi
 if [ "${SLUICE_TEST_PORT_MODE:-}" = mixed ]; then
