@@ -593,8 +593,13 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	if (!e && f->kind == L3_TRACKED && !f->later_fragment)
 		nat_inbound(ctx, f, cfg);	/* so does a port forward's */
 	rc = l3_fib(ctx, f, fibp, f->tot_len);
-	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED)	/* find the egress: policy first */
-		rc = l3_fib(ctx, f, fibp, 0) ?: BPF_FIB_LKUP_RET_FRAG_NEEDED;
+	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED) {	/* find the egress: policy first */
+		rc = l3_fib(ctx, f, fibp, 0);
+		/* (too big stays too big without a neighbour: the kernel
+		 * answers it, where tc's bpf_redirect_neigh would not) */
+		if (rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH)
+			rc = BPF_FIB_LKUP_RET_FRAG_NEEDED;
+	}
 	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED)
 		return l3_to_router(ctx, f, cfg);
 	if (rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH &&

@@ -734,7 +734,10 @@ int sluice_xdp(struct xdp_md *ctx)
 
 	pkt_init(&p, ctx, data, data_end, ctx->ingress_ifindex, SLUICE_HOOK_XDP);
 	p.port = bpf_map_lookup_elem(&sluice_ports, &p.ifindex);
-	if (p.port && (p.port->flags & SLUICE_PORT_TC_RX))
+	/* (not a fragment the daemon replays: its metadata says so, and it
+	 * must be translated here) */
+	if (p.port && (p.port->flags & SLUICE_PORT_TC_RX) &&
+	    (void *)(long)ctx->data_meta >= data)
 		return XDP_PASS;	/* tc does it all, and counts it */
 	v = sluice_stages(&p, SLUICE_HOOK_XDP);
 	if (v == SLUICE_VERDICT_DROP &&
@@ -977,7 +980,7 @@ static __always_inline int tc_exit(struct pkt *p, int v, __u32 len)
 	}
 	if (v == SLUICE_VERDICT_REDIRECT)
 		return bpf_redirect(p->egress, 0);
-	if (v == SLUICE_VERDICT_PASS && p->routed)
+	if (v == SLUICE_VERDICT_PASS && p->routed && p->reason == SLUICE_PASS_NO_NEIGH)
 		return tc_neigh();
 	return v == SLUICE_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
 }

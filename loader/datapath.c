@@ -1135,12 +1135,30 @@ static void undo_new(const struct dp *dp, int ifindex, enum att_kind kind, int *
 	*is_new = false;
 }
 
+/* A kept XDP port whose new tc program beside was removed again (a failed
+ * apply): if its entry was written already, XDP must not leave frames to
+ * tc any more. Above all not with TC_RX, where XDP passes every frame, and
+ * the kernel would forward them past the zone policy. */
+static void tc_flags_off(struct dp *dp, __u32 ifindex)
+{
+	const __u32 both = SLUICE_PORT_TC_RX | SLUICE_PORT_TC_TOO;
+	struct sluice_port cur;
+
+	if (!bpf_map_lookup_elem(dp->ports_fd, &ifindex, &cur) && (cur.flags & both)) {
+		cur.flags &= ~both;
+		bpf_map_update_elem(dp->ports_fd, &ifindex, &cur, BPF_EXIST);
+	}
+}
+
 static void rollback_new(struct dp *dp, struct wants *w, struct have *h)
 {
 	for (int i = 0; i < w->n; i++) {
 		struct want *x = &w->v[i];
+		bool tc_gone = x->tc_new;
 
 		undo_new(dp, x->ifindex, x->tc_kind, &x->tc_fd, &x->tc_new);
+		if (tc_gone && !x->is_new)
+			tc_flags_off(dp, x->ifindex);
 		if (!x->is_new)
 			continue;
 		undo_new(dp, x->ifindex, x->kind, &x->link_fd, &x->is_new);

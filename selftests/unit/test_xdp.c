@@ -792,6 +792,8 @@ L3(noneigh_out, .src = LAN_HOST, .dst = "203.0.113.7", .proto = IPPROTO_UDP, .sp
    .dport = 53)
 L3(big_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
    .dport = 53, .payload = 1420)
+L3(big_noneigh_out, .src = LAN_HOST, .dst = "203.0.113.7", .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 53, .payload = 1420)
 L3(to_router_lan, .src = LAN_HOST, .dst = "192.168.10.1", .proto = IPPROTO_UDP, .sport = 40000,
    .dport = 53)
 L3(to_router_wan, .from_wan = 1, .src = INET_HOST, .dst = "203.0.113.2", .proto = IPPROTO_UDP,
@@ -1558,6 +1560,8 @@ static const struct fixture fixtures[] = {
 	  .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
 	{ "l3: an unresolved neighbour: XDP passes it, tc hands it to the neighbour layer", noneigh_out,
 	  PASS_(NO_NEIGH), .ingress = P_LAN5, .learn = 1, .ct_new = 1, .tc_neigh = 1 },
+	{ "l3: larger than the egress MTU with no neighbour yet passes as too big (the kernel answers)",
+	  big_noneigh_out, PASS_(MTU), .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
 	{ "l3: larger than the egress MTU passes (fragmentation needed)", big_out, PASS_(MTU),
 	  .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
 	{ "l3: to the router from the LAN (input accept) passes", to_router_lan, PASS_(LOCAL),
@@ -2565,6 +2569,14 @@ static void test_tc_rx(void)
 	frag_ok(a == 7 /* TC_ACT_REDIRECT */ && after.redirect.packets == before.redirect.packets + 1,
 		"no metadata (native>tc): ... tc forwards it as on a tc port (action %d, %llu "
 		"redirected)", a, (unsigned long long)(after.redirect.packets - before.redirect.packets));
+	/* a fragment the daemon replays through XDP (metadata in front) is
+	 * XDP's to translate and forward, even here */
+	read_slot(slot, &before);
+	a = run_pkt(ipv4_udp, P_LAN1, 0, 1, &out, NULL);
+	read_slot(slot, &after);
+	frag_ok(a == XDP_REDIRECT && after.redirect.packets == before.redirect.packets + 1,
+		"no metadata (native>tc): ... but a frame the daemon replays runs XDP's pipeline "
+		"(action %d)", a);
 	baseline();
 	write_ports();
 }
