@@ -10,6 +10,12 @@
 # The tree is kept in ${SLUICE_CACHE:-/var/cache/sluice}/bookworm-root
 # (~1 min to make, ~300 MB) and reset between runs by dpkg itself.
 set -u
+# The root's mounts (/proc, /sys, /dev, /sys/fs/bpf bound in) stay in a
+# mount namespace of this suite's own: the suites beside it read
+# /proc/mounts (iproute2 pins into the bpffs it finds there, and once took
+# this root's, which was going away: "mkdir .../sys/fs/bpf/xdp//globals").
+[ -n "${SLUICE_OWN_MOUNTS:-}" ] ||
+	SLUICE_OWN_MOUNTS=1 exec unshare -m --propagation private bash "$0" "$@"
 SUITE=package
 # shellcheck source=selftests/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"

@@ -22,6 +22,12 @@
 # Environment: SLUICE_CACHE (cache root). The Debian archive is the one in
 # the machine's own apt sources (selftests/lib_debroot.sh).
 set -u
+# The root's mounts (/proc, /sys, /dev, /sys/fs/bpf bound in) stay in a
+# mount namespace of this suite's own: the suites beside it read
+# /proc/mounts (iproute2 pins into the bpffs it finds there, and once took
+# this root's, which was going away: "mkdir .../sys/fs/bpf/xdp//globals").
+[ -n "${SLUICE_OWN_MOUNTS:-}" ] ||
+	SLUICE_OWN_MOUNTS=1 exec unshare -m --propagation private bash "$0" "$@"
 SUITE=toolchain
 # shellcheck source=selftests/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
