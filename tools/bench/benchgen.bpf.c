@@ -44,6 +44,15 @@ int gen_xdp(struct xdp_md *ctx)
 	__u16 sport, dport, *l4;
 	__u32 flow, sum;
 
+	/* The frame moves into its headroom, as long as before (the
+	 * framework resets the pointers for every run, not the bytes). */
+	if (tpl.shift) {
+		if (bpf_xdp_adjust_head(ctx, -(int)(tpl.shift & 0xff)) ||
+		    bpf_xdp_adjust_tail(ctx, -(int)(tpl.shift & 0xff)))
+			return XDP_ABORTED;
+		data = (void *)(long)ctx->data;
+		end = (void *)(long)ctx->data_end;
+	}
 	if (data + BENCH_TPL_LEN > end)
 		return XDP_ABORTED;
 	__builtin_memcpy(data, tpl.bytes, BENCH_TPL_LEN);

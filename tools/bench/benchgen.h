@@ -11,6 +11,12 @@
  * TCP), so nothing a router could rewrite lies beyond it. */
 #define BENCH_TPL_LEN	60
 
+/* The headroom a live frame starts with (the kernel's XDP_PACKET_HEADROOM),
+ * and what a driver without XDP leaves in front of the skbs it builds
+ * (NET_SKB_PAD): the generator's default, see benchgen.c. */
+#define BENCH_LIVE_HEADROOM	256
+#define BENCH_SKB_HEADROOM	64
+
 /* The IP id of every generated frame: how the sink tells them apart. */
 #define BENCH_IP_ID	0x5eed
 
@@ -24,6 +30,7 @@ struct gen_template {
 	__u16 sports;			/* source ports per destination port */
 	__u8 udp;
 	__u8 reverse;			/* send the flows' replies */
+	__u16 shift;			/* bytes of headroom each frame gives up */
 	__u32 flows;			/* flow = run number % flows */
 };
 
