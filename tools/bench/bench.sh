@@ -5,7 +5,7 @@
 #
 # Every scenario builds the reference box in namespaces
 # (selftests/netns/topology.sh), drives it with build/benchgen (an XDP
-# live-frame generator and an XDP sink, tools/bench/benchgen.c) and measures
+# live-frame generator and a tc sink, tools/bench/benchgen.c) and measures
 # sluice and the kernel path it replaces one after the other, on the same
 # topology, in the same run. Results go to DIR/results.jsonl (one JSON object
 # per run) and tools/bench/report.py turns them into DIR/REPORT.md and plots.

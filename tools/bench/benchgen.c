@@ -7,11 +7,12 @@
  *            [--reverse] [--first I] [--seconds S | --count N] [--rate PPS]
  *            [--cpu C] [--headroom B]
  *
- * It attaches a counting XDP sink to SINK-IF inside SINK-NS, then runs the
+ * It attaches a counting tc sink to SINK-IF inside SINK-NS, then runs the
  * generator program with BPF_F_TEST_XDP_LIVE_FRAMES on GEN-IF inside
  * GEN-NS: every frame the program returns XDP_TX for leaves GEN-IF for real.
  * Both namespaces are entered with setns(), so one process holds the sink's
- * link and map and the generator at once; the sink detaches when it exits.
+ * program and map and the generator at once; it takes the sink's filter
+ * off when it is done.
  *
  * Frame sizes are on the wire: --size 64 sends 60-byte frames (the NIC adds
  * the 4-byte FCS). Flow i uses source port SPORT + i % SPORTS and destination
@@ -49,6 +50,8 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/if_ether.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <linux/ip.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
@@ -313,6 +316,32 @@ static unsigned long long generate(const struct opts *o, int prog_fd, unsigned i
 	return sent;
 }
 
+/* The sink: tc ingress (clsact) on SINK-IF, GRO on so a veth takes the
+ * frames an XDP router redirects to it (platform.md). Returns 0. */
+static int sink_attach(const struct opts *o, int prog_fd, struct bpf_tc_hook *hook)
+{
+	struct ethtool_value gro = { .cmd = ETHTOOL_SGRO, .data = 1 };
+	struct ifreq ifr = { .ifr_data = (void *)&gro };
+	unsigned ifindex = ifindex_of(o->sink_ns, o->sink_if);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .prog_fd = prog_fd, .handle = 1, .priority = 1,
+		    .flags = BPF_TC_F_REPLACE);	/* (a killed run's may be there) */
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), err;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", o->sink_if);
+	if (fd < 0 || ioctl(fd, SIOCETHTOOL, &ifr))
+		die("%s in %s: turning GRO on: %s", o->sink_if, o->sink_ns, strerror(errno));
+	close(fd);
+	*hook = (struct bpf_tc_hook){ .sz = sizeof(*hook), .ifindex = ifindex,
+				      .attach_point = BPF_TC_INGRESS };
+	err = bpf_tc_hook_create(hook);
+	if (err && err != -EEXIST)
+		die("%s in %s: adding clsact: %s", o->sink_if, o->sink_ns, strerror(-err));
+	err = bpf_tc_attach(hook, &opts);
+	if (err)
+		die("%s in %s: attaching the sink: %s", o->sink_if, o->sink_ns, strerror(-err));
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: benchgen --gen-ns NS --gen-if IF --dst-mac MAC --src-ip A --dst-ip B\n"
@@ -408,6 +437,7 @@ int main(int argc, char **argv)
 	struct benchgen *skel;
 	struct opts o;
 	int link = -1, sink_fd;
+	struct bpf_tc_hook sink_hook;
 	unsigned gen_ifindex, len;
 	double secs, busy_s;
 	long hz = sysconf(_SC_CLK_TCK);
@@ -422,11 +452,7 @@ int main(int argc, char **argv)
 
 	if (o.sink_ns) {
 		enter_ns(o.sink_ns);
-		link = bpf_link_create(bpf_program__fd(skel->progs.sink_xdp),
-				       ifindex_of(o.sink_ns, o.sink_if), BPF_XDP, NULL);
-		if (link < 0)
-			die("%s in %s: attaching the sink: %s", o.sink_if, o.sink_ns,
-			    strerror(errno));
+		link = sink_attach(&o, bpf_program__fd(skel->progs.sink_tc), &sink_hook);
 	}
 	enter_ns(o.gen_ns);
 	gen_ifindex = ifindex_of(o.gen_ns, o.gen_if);
@@ -459,8 +485,10 @@ int main(int argc, char **argv)
 	       total1 > total0 ? (double)(busy1 - busy0) / (total1 - total0) *
 				 (o.cpu >= 0 ? 1 : libbpf_num_possible_cpus()) : 0,
 	       got.packets ? busy_s * 1e9 / got.packets : 0);
-	if (link >= 0)
-		close(link);
+	if (link >= 0) {
+		enter_ns(o.sink_ns);
+		bpf_tc_hook_destroy(&sink_hook);
+	}
 	benchgen__destroy(skel);
 	return 0;
 }
