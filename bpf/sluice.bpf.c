@@ -866,34 +866,44 @@ static __always_inline int nat_tc_flow(struct __sk_buff *skb, __u32 l3o, __u32 l
 	daddr = ip->daddr;
 	sport = proto == IPPROTO_ICMP ? l4[2] : l4[0];
 	dport = l4[1];
+	/* The checksums by the helpers, for every checksum state; the fields
+	 * by plain stores after them (what bpf_skb_store_bytes() without
+	 * flags would do, without a call each), the pointers read again
+	 * since a helper may move the data. */
 	if (saddr != x->saddr) {
 		bpf_l3_csum_replace(skb, l3o + 10, saddr, x->saddr, 4);
 		if (proto != IPPROTO_ICMP)
 			bpf_l4_csum_replace(skb, cso, saddr, x->saddr,
 					    BPF_F_PSEUDO_HDR | mangled | 4);
-		bpf_skb_store_bytes(skb, l3o + 12, &x->saddr, 4, 0);
 	}
 	if (daddr != x->daddr) {
 		bpf_l3_csum_replace(skb, l3o + 10, daddr, x->daddr, 4);
 		if (proto != IPPROTO_ICMP)
 			bpf_l4_csum_replace(skb, cso, daddr, x->daddr,
 					    BPF_F_PSEUDO_HDR | mangled | 4);
-		bpf_skb_store_bytes(skb, l3o + 16, &x->daddr, 4, 0);
 	}
 	if (proto == IPPROTO_ICMP) {	/* the echo identifier */
-		if (sport != x->sport) {
+		if (sport != x->sport)
 			bpf_l4_csum_replace(skb, cso, sport, x->sport, 2);
-			bpf_skb_store_bytes(skb, l4o + 4, &x->sport, 2, 0);
-		}
 	} else {
-		if (sport != x->sport) {
+		if (sport != x->sport)
 			bpf_l4_csum_replace(skb, cso, sport, x->sport, mangled | 2);
-			bpf_skb_store_bytes(skb, l4o, &x->sport, 2, 0);
-		}
-		if (dport != x->dport) {
+		if (dport != x->dport)
 			bpf_l4_csum_replace(skb, cso, dport, x->dport, mangled | 2);
-			bpf_skb_store_bytes(skb, l4o + 2, &x->dport, 2, 0);
-		}
+	}
+	data = (void *)(long)skb->data;
+	end = (void *)(long)skb->data_end;
+	ip = data + l3o;
+	l4 = data + l4o;
+	if ((void *)(ip + 1) > end || (void *)l4 + 8 > end)
+		return 0;
+	ip->saddr = x->saddr;
+	ip->daddr = x->daddr;
+	if (proto == IPPROTO_ICMP) {
+		l4[2] = x->sport;
+	} else {
+		l4[0] = x->sport;
+		l4[1] = x->dport;
 	}
 	return 0;
 }
@@ -1027,7 +1037,11 @@ int sluice_tc(struct __sk_buff *skb)
 	struct pkt p;
 	int v;
 
-	bpf_skb_pull_data(skb, pull);	/* fails only without memory: parsed as is */
+	/* (Only when the linear part is short: the call costs on every
+	 * packet, and writability needs none of it, as the verifier's
+	 * prologue unclones an skb for a program that writes packet data.) */
+	if ((long)skb->data_end - (long)skb->data < pull)
+		bpf_skb_pull_data(skb, pull);	/* fails only without memory: parsed as is */
 	pkt_init(&p, skb, (void *)(long)skb->data, (void *)(long)skb->data_end,
 		 skb->ingress_ifindex, SLUICE_HOOK_TC);
 	p.gso_size = skb->gso_size;
