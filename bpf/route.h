@@ -416,6 +416,91 @@ static __always_inline int l3_fib(void *ctx, const struct l3_facts *f,
 	return bpf_fib_lookup(ctx, fib, sizeof(*fib), 0);
 }
 
+/* ---- the next-hop cache ---------------------------------------------------------------- */
+
+/* What the FIB lookup and the egress interface's and port's entries said
+ * for a (source, destination, ingress device), kept per CPU for a short
+ * while: a busy flow, or many flows between the same two hosts, pays the
+ * FIB lookup and those two hash lookups once per SLUICE_NH_NS instead of
+ * per packet. A direct-mapped table: a collision only costs a miss.
+ * Route, neighbour and port changes take effect within SLUICE_NH_NS (no
+ * invalidation needed, so none can be missed); a new policy generation
+ * (every apply) at once. Keyed on addresses only: with policy routing rules
+ * that match protocols or ports, or a multipath hash over ports, the loader
+ * turns it off (SLUICE_CFG_NH_OFF). Only forwardable results are kept (a
+ * resolved neighbour, a port that is up); the MTU check is kept as the
+ * longest packet the FIB let through. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_NH_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sluice_nh);
+} sluice_nh SEC(".maps");
+
+static __always_inline __be32 l3_nh_dst0(const struct l3_facts *f)
+{
+	return !f->v6 && f->nat ? f->xlat.daddr : f->dst[0];
+}
+
+static __always_inline struct sluice_nh *l3_nh_slot(const struct l3_facts *f)
+{
+	__u32 h = f->src[0] ^ f->src[3] ^ l3_nh_dst0(f) ^ f->dst[3] ^ f->l3_ifindex;
+
+	h = (h * 2654435761U) >> 24;	/* (Knuth's multiplicative hash, 8 bits) */
+	return bpf_map_lookup_elem(&sluice_nh, &h);
+}
+
+static __always_inline int l3_nh_same(const struct sluice_nh *n, const struct l3_facts *f)
+{
+	return n->in_l3 == f->l3_ifindex && n->v6 == f->v6 &&
+	       n->src[0] == f->src[0] && n->dst[0] == l3_nh_dst0(f) &&
+	       n->src[1] == f->src[1] && n->src[2] == f->src[2] && n->src[3] == f->src[3] &&
+	       n->dst[1] == f->dst[1] && n->dst[2] == f->dst[2] && n->dst[3] == f->dst[3];
+}
+
+static __always_inline const struct sluice_nh *l3_nh_find(const struct l3_facts *f,
+						       const struct sluice_dp_config *cfg, __u64 now)
+{
+	const struct sluice_nh *n;
+
+	if (cfg->flags & SLUICE_CFG_NH_OFF)
+		return 0;
+	n = l3_nh_slot(f);
+	if (!n || !n->filled || now - n->filled >= SLUICE_NH_NS ||
+	    n->policy_gen != cfg->policy_gen || f->tot_len > n->ok_len || !l3_nh_same(n, f))
+		return 0;
+	return n;
+}
+
+static __always_inline void l3_nh_put(const struct l3_facts *f, const struct sluice_dp_config *cfg,
+				      __u64 now)
+{
+	struct sluice_nh *n;
+
+	if (cfg->flags & SLUICE_CFG_NH_OFF)
+		return;
+	n = l3_nh_slot(f);
+	if (!n)
+		return;
+	__builtin_memcpy(n->src, f->src, 16);
+	__builtin_memcpy(n->dst, f->dst, 16);
+	n->dst[0] = l3_nh_dst0(f);
+	n->in_l3 = f->l3_ifindex;
+	n->v6 = f->v6;
+	n->policy_gen = cfg->policy_gen;
+	n->egress = f->egress;
+	n->egress_slot = f->egress_slot;
+	n->out_l3 = f->out_l3;
+	n->masq = f->masq;
+	n->ok_len = f->tot_len;
+	n->zone_out = f->zone_out;
+	n->masq_out = f->masq_out;
+	n->egress_xdp = f->egress_xdp;
+	__builtin_memcpy(n->dmac, f->dmac, ETH_ALEN);
+	__builtin_memcpy(n->smac, f->smac, ETH_ALEN);
+	n->filled = now;
+}
+
 /* The port a routed frame leaves by: the FIB's device, or for a bridge the
  * member port its next hop's MAC sits behind (a bridge device cannot take
  * XDP frames). NULL: not known here, the kernel finds it. */
@@ -574,9 +659,11 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 {
 	const struct sluice_dp_config *cfg;
 	const struct sluice_port *out;
+	const struct sluice_nh *nh;
 	struct sluice_l3 *l3out;
 	struct sluice_ct_entry *e;
-	__u32 egress = 0, key0 = 0;
+	struct l3_scratch *s;
+	__u32 egress = 0, key0 = 0, out_l3, bridge = 0;
 	int rc, v;
 
 	if (!ctx || !f)
@@ -586,31 +673,44 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	if (f->not_ours)
 		return PASS_(NOT_OURS);
 	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
-	if (!cfg)
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (!cfg || !s)
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
 	f->route_by_kernel = !!(cfg->flags & SLUICE_CFG_ROUTE_BY_KERNEL);
 	e = l3_lookup(f, cfg);	/* a translated flow routes to where it leaves for */
 	if (!e && f->kind == L3_TRACKED && !f->later_fragment)
 		nat_inbound(ctx, f, cfg);	/* so does a port forward's */
-	rc = l3_fib(ctx, f, fibp, f->tot_len);
-	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED) {	/* find the egress: policy first */
-		rc = l3_fib(ctx, f, fibp, 0);
-		/* (too big stays too big without a neighbour: the kernel
-		 * answers it, where tc's bpf_redirect_neigh would not) */
-		if (rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH)
-			rc = BPF_FIB_LKUP_RET_FRAG_NEEDED;
+	nh = l3_nh_find(f, cfg, s->now);
+	if (nh) {
+		rc = BPF_FIB_LKUP_RET_SUCCESS;
+		out_l3 = nh->out_l3;
+		f->zone_out = nh->zone_out;
+		f->masq_out = nh->masq_out;
+		f->masq = nh->masq;
+	} else {
+		rc = l3_fib(ctx, f, fibp, f->tot_len);
+		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED) {	/* find the egress: policy first */
+			rc = l3_fib(ctx, f, fibp, 0);
+			/* (too big stays too big without a neighbour: the
+			 * kernel answers it, where tc's bpf_redirect_neigh
+			 * would not) */
+			if (rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH)
+				rc = BPF_FIB_LKUP_RET_FRAG_NEEDED;
+		}
+		if (rc == BPF_FIB_LKUP_RET_NOT_FWDED)
+			return l3_to_router(ctx, f, cfg);
+		if (rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH &&
+		    rc != BPF_FIB_LKUP_RET_FRAG_NEEDED)	/* no route, forwarding off: the kernel answers */
+			return PASS_(NO_ROUTE);
+		out_l3 = fibp->ifindex;
+		l3out = bpf_map_lookup_elem(&sluice_l3, &out_l3);
+		if (!l3out)	/* an interface in no zone: nothing may go there */
+			return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NO_ZONE);
+		f->zone_out = l3out->zone;
+		f->masq_out = !f->v6 && (l3out->flags & SLUICE_L3_MASQUERADE);
+		f->masq = l3out->addr4;
+		bridge = !!(l3out->flags & SLUICE_L3_BRIDGE);
 	}
-	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED)
-		return l3_to_router(ctx, f, cfg);
-	if (rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH &&
-	    rc != BPF_FIB_LKUP_RET_FRAG_NEEDED)	/* no route, forwarding off: the kernel answers */
-		return PASS_(NO_ROUTE);
-	l3out = bpf_map_lookup_elem(&sluice_l3, &fibp->ifindex);
-	if (!l3out)	/* an interface in no zone: nothing may go there */
-		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NO_ZONE);
-	f->zone_out = l3out->zone;
-	f->masq_out = !f->v6 && (l3out->flags & SLUICE_L3_MASQUERADE);
-	f->masq = l3out->addr4;
 	if (src_martian(f))
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_MARTIAN_SRC);
 	if (f->later_fragment) {
@@ -627,7 +727,7 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 		if (f->first_fragment && f->nat == L3_NAT_FLOW)
 			l3_frag_note(f, f->xlat.saddr, f->xlat.daddr);
 	}
-	f->out_l3 = fibp->ifindex;	/* (for mss-clamp auto) */
+	f->out_l3 = out_l3;	/* (for mss-clamp auto) */
 
 	/* Accepted. Forward it here, or let the kernel finish the job (a
 	 * translated packet goes up translated: the kernel has no NAT state
@@ -645,9 +745,17 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	}
 	if (f->options)
 		return PASS_(IP_OPTIONS);
+	if (nh) {
+		f->egress_xdp = nh->egress_xdp;
+		__builtin_memcpy(f->dmac, nh->dmac, ETH_ALEN);
+		__builtin_memcpy(f->smac, nh->smac, ETH_ALEN);
+		f->egress = nh->egress;
+		f->egress_slot = nh->egress_slot;
+		return L3_VERDICT(SLUICE_VERDICT_REDIRECT, 0);
+	}
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
 		return l3_no_neigh(fibp);
-	out = l3_egress_port(fibp, !!(l3out->flags & SLUICE_L3_BRIDGE), &egress);
+	out = l3_egress_port(fibp, bridge, &egress);
 	if (!out)
 		return PASS_(UNKNOWN_DST);
 	/* (An L3 device (wg0, ppp0) is a tc port like any other: no XDP
@@ -662,6 +770,7 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	__builtin_memcpy(f->smac, fibp->smac, ETH_ALEN);
 	f->egress = egress;
 	f->egress_slot = out->slot;
+	l3_nh_put(f, cfg, s->now);
 	return L3_VERDICT(SLUICE_VERDICT_REDIRECT, 0);
 }
 

@@ -335,6 +335,26 @@ struct sluice_zone {
 #define SLUICE_MSS_AUTO		0xffff
 SLUICE_ASSERT(sizeof(struct sluice_zone) == 48, "struct sluice_zone layout");
 
+/* The next-hop cache (sluice_nh, per CPU, not pinned; route.h): what the
+ * FIB and the interface maps said for a (source, destination, ingress
+ * device), for SLUICE_NH_NS. */
+#define SLUICE_NH_SLOTS	256
+#define SLUICE_NH_NS	(50ULL * 1000000ULL)
+
+struct sluice_nh {
+	__u64 filled;			/* bpf_ktime_get_coarse_ns(), 0 never */
+	__be32 src[4], dst[4];		/* dst as routed (translated) */
+	__u32 in_l3;			/* the ingress L3 device */
+	__u32 policy_gen;
+	__u32 egress, egress_slot;	/* the result */
+	__u32 out_l3;
+	__be32 masq;
+	__u16 ok_len;			/* the FIB's MTU check passed this length */
+	__u8 v6, zone_out, masq_out, egress_xdp;
+	__u8 dmac[6], smac[6];
+};
+SLUICE_ASSERT(sizeof(struct sluice_nh) == 88, "struct sluice_nh layout");
+
 /* L3 interfaces map (sluice_l3): key is the ifindex of every interface a
  * zone names (a bridge or a plain port), so a route's egress device finds
  * its zone. Written by the loader. */

@@ -215,6 +215,10 @@ enum sluice_dp_config_flags {
 	SLUICE_CFG_ROUTE_BY_KERNEL	= 1 << 0,
 	/* A daemon runs: hold out-of-order fragments for it to replay. */
 	SLUICE_CFG_FRAG_HOLD		= 1 << 1,
+	/* Routes may depend on more than addresses (policy routing rules on
+	 * protocols or ports, a multipath hash over ports): no next-hop
+	 * cache (route.h). */
+	SLUICE_CFG_NH_OFF		= 1 << 2,
 };
 
 struct sluice_dp_config {

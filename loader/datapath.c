@@ -588,19 +588,26 @@ static struct {
 	bool br_nf_loaded, br_nf_sysctl, ip_rules;
 	int nft_bridge;
 	int fwmark_rules;	/* policy routing by firewall mark (write_config) */
+	int l4_routes;		/* routes that depend on ports: rules, multipath hash */
 } filt;
 
-static bool sysctl_on(const char *path)
+/* A sysctl's first character ('0' when it cannot be read). */
+static char sysctl_char(const char *path)
 {
 	char c = '0';
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return false;
+		return c;
 	if (read(fd, &c, 1) != 1)
 		c = '0';
 	close(fd);
-	return c == '1';
+	return c;
+}
+
+static bool sysctl_on(const char *path)
+{
+	return sysctl_char(path) == '1';
 }
 
 static bool file_empty(const char *path)
@@ -623,6 +630,10 @@ int dp_filter_probe(void)
 		"/proc/sys/net/bridge/bridge-nf-call-ip6tables",
 		"/proc/sys/net/bridge/bridge-nf-call-arptables",
 	};
+	static const char *const mp_hash[] = {
+		"/proc/sys/net/ipv4/fib_multipath_hash_policy",
+		"/proc/sys/net/ipv6/fib_multipath_hash_policy",
+	};
 	static const char *const legacy[] = {
 		"/proc/net/ip_tables_names", "/proc/net/ip6_tables_names",
 		"/proc/net/arp_tables_names",
@@ -637,9 +648,13 @@ int dp_filter_probe(void)
 	filt.ip_rules = nft_ip > 0;
 	for (size_t i = 0; i < ARRAY_SIZE(legacy); i++)
 		filt.ip_rules |= !file_empty(legacy[i]);
-	nl_fwmark_rules(&filt.fwmark_rules);
+	nl_route_rules(&filt.fwmark_rules, &filt.l4_routes);
+	/* (multipath hash policies 1 and 3 may hash ports; 0 and 2 addresses) */
+	for (size_t i = 0; i < ARRAY_SIZE(mp_hash); i++)
+		filt.l4_routes += sysctl_char(mp_hash[i]) == '1' || sysctl_char(mp_hash[i]) == '3';
 	return filt.br_nf_loaded | filt.br_nf_sysctl << 1 | filt.ip_rules << 2 |
-	       (filt.nft_bridge > 0) << 3 | (filt.fwmark_rules > 0) << 4;
+	       (filt.nft_bridge > 0) << 3 | (filt.fwmark_rules > 0) << 4 |
+	       (filt.l4_routes > 0) << 5;
 }
 
 bool dp_bridge_filtered(const struct nl_link *br)
@@ -1672,6 +1687,9 @@ static int write_config(struct dp *dp, const struct sluice_config *cfg, __u32 st
 	 * which packets fwmark rules would route elsewhere, so with any such
 	 * rule routed packets go to the kernel after the verdict. */
 	v.flags = filt.fwmark_rules > 0 ? SLUICE_CFG_ROUTE_BY_KERNEL : 0;
+	/* The next-hop cache keys on addresses (route.h). */
+	if (filt.l4_routes > 0)
+		v.flags |= SLUICE_CFG_NH_OFF;
 	/* Out-of-order fragments are held only for a daemon to replay. */
 	if (dp->follow != DP_STRICT || dp_daemon_pid(dp->pin))
 		v.flags |= SLUICE_CFG_FRAG_HOLD;

@@ -730,36 +730,52 @@ static int chain_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* ---- policy routing rules that match a firewall mark -------------------- */
+/* ---- policy routing rules the fast path must know of ------------------- */
 
+/* Counts [0] rules matching a firewall mark, [1] rules matching a protocol
+ * or ports. */
 static int rule_attr_cb(const struct nlattr *attr, void *data)
 {
-	if (mnl_attr_get_type(attr) == FRA_FWMARK || mnl_attr_get_type(attr) == FRA_FWMASK)
-		*(int *)data = 1;
+	int *seen = data;
+
+	switch (mnl_attr_get_type(attr)) {
+	case FRA_FWMARK:
+	case FRA_FWMASK:
+		seen[0] = 1;
+		break;
+	case FRA_IP_PROTO:
+	case FRA_SPORT_RANGE:
+	case FRA_DPORT_RANGE:
+		seen[1] = 1;
+		break;
+	}
 	return MNL_CB_OK;
 }
 
 static int rule_cb(const struct nlmsghdr *nlh, void *data)
 {
-	int mark = 0;
+	int seen[2] = { 0, 0 }, *n = data;
 
-	mnl_attr_parse(nlh, sizeof(struct fib_rule_hdr), rule_attr_cb, &mark);
-	*(int *)data += mark;
+	mnl_attr_parse(nlh, sizeof(struct fib_rule_hdr), rule_attr_cb, seen);
+	n[0] += seen[0];
+	n[1] += seen[1];
 	return MNL_CB_OK;
 }
 
-int nl_fwmark_rules(int *n)
+int nl_route_rules(int *fwmark, int *l4)
 {
 	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
-	int ret;
+	int ret, n[2] = { 0, 0 };
 
-	*n = 0;
+	*fwmark = *l4 = 0;
 	if (!nl)
 		return -errno;
 	ret = mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0 ? -errno : 0;
 	if (!ret)	/* both families: rtgen_family AF_UNSPEC */
 		ret = nl_request(nl, RTM_GETRULE, sizeof(struct fib_rule_hdr), rule_cb, n);
 	mnl_socket_close(nl);
+	*fwmark = n[0];
+	*l4 = n[1];
 	return ret;
 }
 

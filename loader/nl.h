@@ -92,8 +92,9 @@ void nl_batch_close(struct nl_batch *b);
  * frames pass through them), IP those of the ip, ip6, inet and arp
  * families (bridged frames meet them through br_netfilter). 0 or -errno
  * when they cannot be read (no nf_tables: no chains). */
-/* How many policy routing rules (IPv4 and IPv6) match a firewall mark. */
-int nl_fwmark_rules(int *n);
+/* How many policy routing rules (IPv4 and IPv6) match a firewall mark, and
+ * how many a protocol or ports. */
+int nl_route_rules(int *fwmark, int *l4);
 
 /* One netlink request on a socket of its own; CB sees every answer. */
 int nl_talk(int bus, struct nlmsghdr *nlh, mnl_cb_t cb, void *data);

@@ -378,6 +378,7 @@ static void src_multicast(struct pkt *p)
 /* ---- bridge fixtures: state ------------------------------------------------- */
 
 static struct sluice *skel;
+static int ncpu;
 static __u32 ifindex_of[P_COUNT];
 static struct sluice_port ports[P_COUNT];	/* this fixture's */
 
@@ -488,8 +489,21 @@ static void ct4_flow(const char *src, const char *dst, __u16 sp, __u16 dp, __u8 
 		printf("    ct4_flow: %s\n", strerror(errno));
 }
 
+/* The datapath's next-hop cache (route.h) keeps what the FIB and the
+ * interface maps said for 50 ms: fixtures rewrite those maps faster. */
+static void nh_clear(void)
+{
+	int fd = bpf_map__fd(skel->maps.sluice_nh);
+	struct sluice_nh zero[ncpu];
+
+	memset(zero, 0, sizeof(zero));
+	for (__u32 k = 0; k < SLUICE_NH_SLOTS; k++)
+		bpf_map_update_elem(fd, &k, zero, BPF_ANY);
+}
+
 static void baseline(void)
 {
+	nh_clear();
 	memset(ports, 0, sizeof(ports));
 	ports[P_LO] = (struct sluice_port){ .slot = 5, .l3_ifindex = ifindex_of[P_LO],
 					    .mode = SLUICE_MODE_GENERIC, .flags = SLUICE_PORT_UP };
@@ -1308,7 +1322,6 @@ static void f_mss_auto_synack(void) { masq_flow(IPPROTO_TCP, 40001, 443); wan_ms
 static void f_masq_full(void)
 {
 	struct sluice_l3 lan = { .zone = Z_LAN };
-	int ncpu = libbpf_num_possible_cpus();
 	__u64 zeros[ncpu];
 	__u32 zero = 0;
 
@@ -1772,7 +1785,6 @@ static const struct fixture fixtures[] = {
 
 /* ---- runner -------------------------------------------------------------- */
 
-static int ncpu;
 static int failed;
 
 /* libbpf's messages, kept so a failed load can name the verifier's reason
@@ -2581,6 +2593,59 @@ static void test_tc_rx(void)
 	write_ports();
 }
 
+/* The next-hop cache (route.h): a flow's second packet takes the first's
+ * next hop from it, so a neighbour change shows only once the entry is
+ * older than SLUICE_NH_NS; a new policy generation drops it at once. */
+static int nh_dmac(int tc, unsigned char last)
+{
+	struct pkt out = {};
+	int a = run_pkt(u_out, P_LAN5, tc, 0, &out, NULL);
+
+	return (a == (tc ? 7 : XDP_REDIRECT) && out.len >= 6 && out.b[5] == last) ? 0 : -1;
+}
+
+static void write_config_gen(void)
+{
+	int fd = bpf_map__fd(skel->maps.sluice_config);
+	struct sluice_dp_config c;
+	__u32 k = 0;
+
+	bpf_map_lookup_elem(fd, &k, &c);
+	c.policy_gen += 2;	/* (the rules' slot stays: SLUICE_RULE_SLOT) */
+	bpf_map_update_elem(fd, &k, &c, BPF_ANY);
+}
+
+static void test_nh_cache(int tc)
+{
+	static const char *const gw = "ip neigh replace 203.0.113.1 lladdr 02:00:00:00:00:%s "
+				      "dev wan0 nud permanent";
+	char cmd[128];
+	int first, cached, moved, fresh;
+
+	baseline();
+	write_ports();
+	first = nh_dmac(tc, 0xfe);
+	snprintf(cmd, sizeof(cmd), gw, "fd");
+	if (system(cmd)) {
+		frag_ok(0, "nh cache: %s failed", cmd);
+		return;
+	}
+	cached = nh_dmac(tc, 0xfe);
+	usleep(SLUICE_NH_NS / 1000 + 20000);
+	moved = nh_dmac(tc, 0xfd);
+	snprintf(cmd, sizeof(cmd), gw, "fe");
+	if (system(cmd))
+		moved = -1;
+	write_config_gen();
+	fresh = nh_dmac(tc, 0xfe);
+	frag_ok(!first && !cached && !moved && !fresh,
+		"nh cache: a flow's next packet reuses its next hop (%d, %d), a neighbour's new "
+		"MAC is used after %llu ms (%d), a new policy generation at once (%d)",
+		first, cached, SLUICE_NH_NS / 1000000, moved, fresh);
+	baseline();
+	write_ports();
+}
+
 static void test_shape(int tc)
 {
 	const int redirect = tc ? 7 /* TC_ACT_REDIRECT */ : XDP_PASS;
@@ -2773,6 +2838,7 @@ int main(int argc, char **argv)
 	test_frag_hold(0);
 	test_shape(0);
 	test_tc_rx();
+	test_nh_cache(0);
 	/* The same fixtures through the tc ingress entry point: one pipeline,
 	 * the same verdicts, reasons, counters and output frames. */
 	hook = "tc";
@@ -2780,6 +2846,7 @@ int main(int argc, char **argv)
 		run_fixture(&fixtures[i], 0, 1);
 	test_frag_hold(1);
 	test_shape(1);
+	test_nh_cache(1);
 	rules_cleanup();
 	sluice__destroy(skel);
 	return failed ? 1 : 0;
