@@ -184,6 +184,9 @@ xdp_pass_on() {
 			return 1
 	done
 }
+xdp_pass_id() {	# the trivial program's id (one object per port: lan1's)
+	ip -n "$RTR" -d link show dev lan1 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -1
+}
 xdp_pass_off() {
 	local i
 	for i in lan1 lan2 lan3 lan4 lan5 wan0; do ip -n "$RTR" link set dev "$i" xdpdrv off; done
@@ -293,7 +296,7 @@ prime_routed() {	# FLOWS: each flow once each way, so trackers see it answered
 # ---- 1: what sluice costs before it helps ------------------------------------
 s1() {
 	local args
-	progress "1/8 pass-through: routed LAN to WAN with an IPv4 option (every router's slow path), 64 B"
+	progress "1/8 pass-through: routed LAN to WAN with an IPv4 option (every router's slow path), and unknown unicast the bridge floods, 64 B"
 	bench_topo_up
 	HARNESS_NS=$(unique_tag)x
 	ip netns add "$HARNESS_NS-a" && ip netns add "$HARNESS_NS-b" &&
@@ -309,6 +312,7 @@ s1() {
 	measure 1 "kernel forwarding, no XDP" "${args[@]}"
 	if xdp_pass_on; then
 		measure 1 "kernel forwarding + trivial XDP_PASS" "${args[@]}"
+		progstat 1 "kernel forwarding + trivial XDP_PASS" "$(xdp_pass_id)" "${args[@]}"
 	else
 		na 1 "kernel forwarding + trivial XDP_PASS" "attaching build/xdp_pass.bpf.o failed"
 	fi
@@ -319,6 +323,29 @@ s1() {
 		sluice_down
 	else
 		na 1 "kernel forwarding + sluice (pass-through)" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
+	fi
+
+	# What the bridge fast path hands to the kernel bridge (#8): unicast
+	# to a MAC nobody has, which the bridge floods (the sink is one of
+	# the four hosts it reaches).
+	args=(--gen-ns "$H1" --gen-if eth0 --dst-mac 02:00:5e:00:99:99 --src-ip 192.168.10.11
+	      --dst-ip 192.168.10.12 --sink-ns "$H2" --sink-if eth0 --flows 100)
+	measure 1 "kernel bridge flooding, no XDP" "${args[@]}"
+	if xdp_pass_on; then
+		measure 1 "kernel bridge flooding + trivial XDP_PASS" "${args[@]}"
+		progstat 1 "kernel bridge flooding + trivial XDP_PASS" "$(xdp_pass_id)" "${args[@]}"
+	else
+		na 1 "kernel bridge flooding + trivial XDP_PASS" "attaching build/xdp_pass.bpf.o failed"
+	fi
+	xdp_pass_off
+	if sluice_up; then
+		measure 1 "kernel bridge flooding + sluice (unknown destination passed)" "${args[@]}"
+		progstat 1 "kernel bridge flooding + sluice (unknown destination passed)" \
+			"$(sluice_prog_id)" "${args[@]}"
+		sluice_down
+	else
+		na 1 "kernel bridge flooding + sluice (unknown destination passed)" \
+			"sluice up failed: $(tail -1 "$WORK/sluice.log")"
 	fi
 }
 
