@@ -458,22 +458,41 @@ static __always_inline int l3_nh_same(const struct sluice_nh *n, const struct l3
 	       n->dst[1] == f->dst[1] && n->dst[2] == f->dst[2] && n->dst[3] == f->dst[3];
 }
 
-static __always_inline const struct sluice_nh *l3_nh_find(const struct l3_facts *f,
-						       const struct sluice_dp_config *cfg, __u64 now)
+/* This packet's time (l3_lookup left it in the scratch map). */
+static __always_inline __u64 l3_now(void)
+{
+	__u32 key0 = 0;
+	struct l3_scratch *s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+
+	return s ? s->now : 0;
+}
+
+/* A hit copies the answer into F (its REDIRECT fields are only read with a
+ * REDIRECT verdict): nothing of the cache stays live across the verdict,
+ * whose call chain has little stack to spare. */
+static __always_inline int l3_nh_find(struct l3_facts *f, const struct sluice_dp_config *cfg)
 {
 	const struct sluice_nh *n;
 
 	if (cfg->flags & SLUICE_CFG_NH_OFF)
 		return 0;
 	n = l3_nh_slot(f);
-	if (!n || !n->filled || now - n->filled >= SLUICE_NH_NS ||
+	if (!n || !n->filled || l3_now() - n->filled >= SLUICE_NH_NS ||
 	    n->policy_gen != cfg->policy_gen || f->tot_len > n->ok_len || !l3_nh_same(n, f))
 		return 0;
-	return n;
+	f->out_l3 = n->out_l3;
+	f->zone_out = n->zone_out;
+	f->masq_out = n->masq_out;
+	f->masq = n->masq;
+	f->egress_xdp = n->egress_xdp;
+	__builtin_memcpy(f->dmac, n->dmac, ETH_ALEN);
+	__builtin_memcpy(f->smac, n->smac, ETH_ALEN);
+	f->egress = n->egress;
+	f->egress_slot = n->egress_slot;
+	return 1;
 }
 
-static __always_inline void l3_nh_put(const struct l3_facts *f, const struct sluice_dp_config *cfg,
-				      __u64 now)
+static __always_inline void l3_nh_put(const struct l3_facts *f, const struct sluice_dp_config *cfg)
 {
 	struct sluice_nh *n;
 
@@ -498,7 +517,7 @@ static __always_inline void l3_nh_put(const struct l3_facts *f, const struct slu
 	n->egress_xdp = f->egress_xdp;
 	__builtin_memcpy(n->dmac, f->dmac, ETH_ALEN);
 	__builtin_memcpy(n->smac, f->smac, ETH_ALEN);
-	n->filled = now;
+	n->filled = l3_now();
 }
 
 /* The port a routed frame leaves by: the FIB's device, or for a bridge the
@@ -654,16 +673,17 @@ static __always_inline void nat_untranslated_src(struct l3_facts *f)
 /* Routing and the verdict, on the facts. Returns a packed verdict; REDIRECT
  * with the egress and MACs in F; F->nat when the packet (redirected or
  * passed) must leave as F->xlat. */
+/* bpf_fib_lookup()'s answers are 0-8: the next-hop cache's own. */
+#define L3_FIB_CACHED	100
+
 static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 				    struct bpf_fib_lookup *fibp)
 {
 	const struct sluice_dp_config *cfg;
 	const struct sluice_port *out;
-	const struct sluice_nh *nh;
-	struct sluice_l3 *l3out;
+	struct sluice_l3 *l3out = 0;
 	struct sluice_ct_entry *e;
-	struct l3_scratch *s;
-	__u32 egress = 0, key0 = 0, out_l3, bridge = 0;
+	__u32 egress = 0, key0 = 0;
 	int rc, v;
 
 	if (!ctx || !f)
@@ -673,20 +693,14 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	if (f->not_ours)
 		return PASS_(NOT_OURS);
 	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
-	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
-	if (!cfg || !s)
+	if (!cfg)
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
 	f->route_by_kernel = !!(cfg->flags & SLUICE_CFG_ROUTE_BY_KERNEL);
 	e = l3_lookup(f, cfg);	/* a translated flow routes to where it leaves for */
 	if (!e && f->kind == L3_TRACKED && !f->later_fragment)
 		nat_inbound(ctx, f, cfg);	/* so does a port forward's */
-	nh = l3_nh_find(f, cfg, s->now);
-	if (nh) {
-		rc = BPF_FIB_LKUP_RET_SUCCESS;
-		out_l3 = nh->out_l3;
-		f->zone_out = nh->zone_out;
-		f->masq_out = nh->masq_out;
-		f->masq = nh->masq;
+	if (l3_nh_find(f, cfg)) {
+		rc = L3_FIB_CACHED;
 	} else {
 		rc = l3_fib(ctx, f, fibp, f->tot_len);
 		if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED) {	/* find the egress: policy first */
@@ -702,14 +716,13 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 		if (rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH &&
 		    rc != BPF_FIB_LKUP_RET_FRAG_NEEDED)	/* no route, forwarding off: the kernel answers */
 			return PASS_(NO_ROUTE);
-		out_l3 = fibp->ifindex;
-		l3out = bpf_map_lookup_elem(&sluice_l3, &out_l3);
+		f->out_l3 = fibp->ifindex;	/* (for mss-clamp auto) */
+		l3out = bpf_map_lookup_elem(&sluice_l3, &f->out_l3);
 		if (!l3out)	/* an interface in no zone: nothing may go there */
 			return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NO_ZONE);
 		f->zone_out = l3out->zone;
 		f->masq_out = !f->v6 && (l3out->flags & SLUICE_L3_MASQUERADE);
 		f->masq = l3out->addr4;
-		bridge = !!(l3out->flags & SLUICE_L3_BRIDGE);
 	}
 	if (src_martian(f))
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_MARTIAN_SRC);
@@ -727,7 +740,6 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 		if (f->first_fragment && f->nat == L3_NAT_FLOW)
 			l3_frag_note(f, f->xlat.saddr, f->xlat.daddr);
 	}
-	f->out_l3 = out_l3;	/* (for mss-clamp auto) */
 
 	/* Accepted. Forward it here, or let the kernel finish the job (a
 	 * translated packet goes up translated: the kernel has no NAT state
@@ -745,17 +757,13 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	}
 	if (f->options)
 		return PASS_(IP_OPTIONS);
-	if (nh) {
-		f->egress_xdp = nh->egress_xdp;
-		__builtin_memcpy(f->dmac, nh->dmac, ETH_ALEN);
-		__builtin_memcpy(f->smac, nh->smac, ETH_ALEN);
-		f->egress = nh->egress;
-		f->egress_slot = nh->egress_slot;
+	if (rc == L3_FIB_CACHED)	/* (the egress and MACs are in F) */
 		return L3_VERDICT(SLUICE_VERDICT_REDIRECT, 0);
-	}
 	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH)
 		return l3_no_neigh(fibp);
-	out = l3_egress_port(fibp, bridge, &egress);
+	if (!l3out)	/* (cannot be: for the verifier) */
+		return PASS_(UNKNOWN_DST);
+	out = l3_egress_port(fibp, !!(l3out->flags & SLUICE_L3_BRIDGE), &egress);
 	if (!out)
 		return PASS_(UNKNOWN_DST);
 	/* (An L3 device (wg0, ppp0) is a tc port like any other: no XDP
@@ -770,7 +778,7 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	__builtin_memcpy(f->smac, fibp->smac, ETH_ALEN);
 	f->egress = egress;
 	f->egress_slot = out->slot;
-	l3_nh_put(f, cfg, s->now);
+	l3_nh_put(f, cfg);
 	return L3_VERDICT(SLUICE_VERDICT_REDIRECT, 0);
 }
 
