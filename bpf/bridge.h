@@ -65,17 +65,38 @@ static __always_inline void fdb_key(struct sluice_fdb_key *k, const __u8 *mac, _
 	k->vlan = vlan;
 }
 
-/* Learn the source MAC. Returns SLUICE_PASS_MAX when the frame may go on,
- * or the reason to hand it to the kernel. */
-static __always_inline int fdb_learn(struct pkt *p, const __u8 *src, __u64 now)
+/* Sources learned lately, per CPU (direct-mapped by MAC and port): a busy
+ * host's frames look its FDB entry up once per SLUICE_LEARNED_NS on each CPU
+ * instead of once a frame. A hit means that entry was there, for this port,
+ * with nothing for the kernel to decide, that recently; the entry's age is
+ * refreshed every SLUICE_FDB_TOUCH_NS (longer) all the same. A move to
+ * another port misses (the port is in the key) and is learned at once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_LEARNED_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sluice_learned);
+} sluice_learned SEC(".maps");
+
+static __always_inline struct sluice_learned *learned_slot(const struct sluice_fdb_key *k, __u32 ifindex)
+{
+	__u32 h = (*(const __u32 *)k->mac ^ *(const __u32 *)(k->mac + 4) ^ ifindex) * 2654435761U;
+
+	h >>= 26;	/* (6 bits: SLUICE_LEARNED_SLOTS) */
+	return bpf_map_lookup_elem(&sluice_learned, &h);
+}
+
+/* fdb_learn_entry(): go on, but an entry the kernel owns (static, local):
+ * not one for the learned cache. */
+#define FDB_GO_STATIC	(SLUICE_PASS_MAX + 1)
+
+static __always_inline int fdb_learn_entry(struct pkt *p, const struct sluice_fdb_key *k, __u64 now)
 {
 	struct sluice_fdb_entry *e, fresh = { .ifindex = p->ifindex, .last_seen = now };
-	struct sluice_fdb_key k;
 	struct sluice_gstats *g;
 	long err;
 
-	fdb_key(&k, src, p->vlan);
-	e = bpf_map_lookup_elem(&sluice_fdb, &k);
+	e = bpf_map_lookup_elem(&sluice_fdb, k);
 	if (e) {
 		if (e->flags & (SLUICE_FDB_STATIC | SLUICE_FDB_LOCAL)) {
 			/* Our own address coming in (a loop), or a static entry
@@ -84,7 +105,7 @@ static __always_inline int fdb_learn(struct pkt *p, const __u8 *src, __u64 now)
 			 * the result). */
 			if (e->ifindex != p->ifindex || (e->flags & SLUICE_FDB_LOCAL))
 				return SLUICE_PASS_SRC_STATIC;
-			return SLUICE_PASS_MAX;
+			return FDB_GO_STATIC;
 		}
 		if (e->ifindex != p->ifindex) {
 			e->ifindex = p->ifindex;
@@ -97,7 +118,7 @@ static __always_inline int fdb_learn(struct pkt *p, const __u8 *src, __u64 now)
 		}
 		return SLUICE_PASS_MAX;
 	}
-	err = bpf_map_update_elem(&sluice_fdb, &k, &fresh, BPF_NOEXIST);
+	err = bpf_map_update_elem(&sluice_fdb, k, &fresh, BPF_NOEXIST);
 	g = gstats();
 	if (!err) {
 		if (g)
@@ -109,6 +130,32 @@ static __always_inline int fdb_learn(struct pkt *p, const __u8 *src, __u64 now)
 	if (g)
 		g->fdb_full++;
 	return SLUICE_PASS_FDB_FULL;
+}
+
+/* Learn the source MAC. Returns SLUICE_PASS_MAX when the frame may go on,
+ * or the reason to hand it to the kernel. A function of its own: its key
+ * and cache slot would otherwise sit in the entry's frame, which the l3
+ * stage's call chain leaves no room to grow on 6.1 (512 bytes in all). */
+static __attribute__((noinline)) int fdb_learn(struct pkt *p, const __u8 *src, __u64 now)
+{
+	struct sluice_learned *l;
+	struct sluice_fdb_key k;
+	int r;
+
+	fdb_key(&k, src, p->vlan);
+	l = learned_slot(&k, p->ifindex);
+	if (l && l->at && now - l->at < SLUICE_LEARNED_NS && l->ifindex == p->ifindex &&
+	    *(__u64 *)&l->k == *(__u64 *)&k)
+		return SLUICE_PASS_MAX;
+	r = fdb_learn_entry(p, &k, now);
+	if (r == FDB_GO_STATIC)
+		return SLUICE_PASS_MAX;
+	if (r == SLUICE_PASS_MAX && l) {
+		l->at = now;
+		l->ifindex = p->ifindex;
+		l->k = k;
+	}
+	return r;
 }
 
 /* VLAN-aware bridges: the frame's VLAN on ingress. 0 or -1 (pass). */

@@ -335,6 +335,16 @@ struct sluice_zone {
 #define SLUICE_MSS_AUTO		0xffff
 SLUICE_ASSERT(sizeof(struct sluice_zone) == 48, "struct sluice_zone layout");
 
+/* Sources learned lately (sluice_learned, per CPU, not pinned; bridge.h). */
+#define SLUICE_LEARNED_SLOTS	64
+#define SLUICE_LEARNED_NS	(50ULL * 1000000ULL)
+
+struct sluice_learned {
+	__u64 at;			/* bpf_ktime_get_coarse_ns(), 0 never */
+	__u32 ifindex;
+	struct sluice_fdb_key k;
+};
+
 /* The next-hop cache (sluice_nh, per CPU, not pinned; route.h): what the
  * FIB and the interface maps said for a (source, destination, ingress
  * device), for SLUICE_NH_NS. */

@@ -493,16 +493,23 @@ static void ct4_flow(const char *src, const char *dst, __u16 sp, __u16 dp, __u8 
 		printf("    ct4_flow: %s\n", strerror(errno));
 }
 
-/* The datapath's next-hop cache (route.h) keeps what the FIB and the
- * interface maps said for 50 ms: fixtures rewrite those maps faster. */
-static void nh_clear(void)
+/* The datapath's per-CPU caches keep what the FIB and the interface maps
+ * said (route.h), and which sources were learned (bridge.h), for 50 ms:
+ * fixtures rewrite those maps faster. */
+static void percpu_clear(struct bpf_map *m, __u32 n, size_t value)
 {
-	int fd = bpf_map__fd(skel->maps.sluice_nh);
-	struct sluice_nh zero[ncpu];
+	char zero[ncpu * ((value + 7) & ~7ul)];
 
 	memset(zero, 0, sizeof(zero));
-	for (__u32 k = 0; k < SLUICE_NH_SLOTS; k++)
-		bpf_map_update_elem(fd, &k, zero, BPF_ANY);
+	for (__u32 k = 0; k < n; k++)
+		bpf_map_update_elem(bpf_map__fd(m), &k, zero, BPF_ANY);
+}
+
+static void nh_clear(void)
+{
+	percpu_clear(skel->maps.sluice_nh, SLUICE_NH_SLOTS, sizeof(struct sluice_nh));
+	percpu_clear(skel->maps.sluice_learned, bpf_map__max_entries(skel->maps.sluice_learned),
+		     bpf_map__value_size(skel->maps.sluice_learned));
 }
 
 static void baseline(void)
@@ -2677,6 +2684,42 @@ static void test_nh_cache(int tc)
 	write_ports();
 }
 
+/* The learned-source cache (bridge.h): a source learned on this CPU in the
+ * last 50 ms is not looked up again, so an entry flushed meanwhile comes
+ * back only after that; a move to another port is learned at once. */
+static void test_learned_cache(int tc)
+{
+	struct sluice_fdb_key k = {};
+	struct sluice_gstats g0, g1, g2, g3;
+	struct pkt out = {};
+	int fd = bpf_map__fd(skel->maps.sluice_fdb);
+
+	baseline();
+	b_on_lan2();
+	write_ports();
+	memcpy(k.mac, MAC_A, 6);
+	read_gstats(&g0);
+	run_pkt(ipv4_udp, P_LAN1, tc, 0, &out, NULL);
+	bpf_map_delete_elem(fd, &k);
+	run_pkt(ipv4_udp, P_LAN1, tc, 0, &out, NULL);
+	read_gstats(&g1);
+	run_pkt(ipv4_udp, P_LAN3, tc, 0, &out, NULL);
+	read_gstats(&g2);
+	bpf_map_delete_elem(fd, &k);
+	usleep(SLUICE_LEARNED_NS / 1000 + 20000);
+	run_pkt(ipv4_udp, P_LAN3, tc, 0, &out, NULL);
+	read_gstats(&g3);
+	frag_ok(g1.fdb_learn == g0.fdb_learn + 1 && g2.fdb_learn == g1.fdb_learn + 1 &&
+		g3.fdb_learn == g2.fdb_learn + 1,
+		"learned cache: a source is learned once (%llu), not again within %llu ms after "
+		"a flush, at once on another port (%llu), after the %llu ms again (%llu)",
+		(unsigned long long)(g1.fdb_learn - g0.fdb_learn), SLUICE_LEARNED_NS / 1000000,
+		(unsigned long long)(g2.fdb_learn - g1.fdb_learn), SLUICE_LEARNED_NS / 1000000,
+		(unsigned long long)(g3.fdb_learn - g2.fdb_learn));
+	baseline();
+	write_ports();
+}
+
 static void test_shape(int tc)
 {
 	const int redirect = tc ? 7 /* TC_ACT_REDIRECT */ : XDP_PASS;
@@ -2870,6 +2913,7 @@ int main(int argc, char **argv)
 	test_shape(0);
 	test_tc_rx();
 	test_nh_cache(0);
+	test_learned_cache(0);
 	/* The same fixtures through the tc ingress entry point: one pipeline,
 	 * the same verdicts, reasons, counters and output frames. */
 	hook = "tc";
@@ -2878,6 +2922,7 @@ int main(int argc, char **argv)
 	test_frag_hold(1);
 	test_shape(1);
 	test_nh_cache(1);
+	test_learned_cache(1);
 	rules_cleanup();
 	sluice__destroy(skel);
 	return failed ? 1 : 0;
