@@ -670,11 +670,12 @@ static __always_inline void nat_untranslated_src(struct l3_facts *f)
 		f->nat = 0;
 }
 
+/* bpf_fib_lookup()'s answers are 0-8: the next-hop cache's own. */
+#define L3_FIB_CACHED	100
+
 /* Routing and the verdict, on the facts. Returns a packed verdict; REDIRECT
  * with the egress and MACs in F; F->nat when the packet (redirected or
  * passed) must leave as F->xlat. */
-/* bpf_fib_lookup()'s answers are 0-8: the next-hop cache's own. */
-#define L3_FIB_CACHED	100
 
 static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 				    struct bpf_fib_lookup *fibp)
