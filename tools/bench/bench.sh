@@ -85,7 +85,7 @@ measure() {
 	local sc=$1 case=$2 i out
 	shift 2
 	for i in $(seq 1 "$RUNS"); do
-		if ! out=$("$GEN" --cpu "$GEN_CPU" --seconds "$SECS" "$@" 2>&1); then
+		if ! out=$("$GEN" --cpu "$GEN_CPU" --headroom "$HEADROOM" --seconds "$SECS" "$@" 2>&1); then
 			na "$sc" "$case" "benchgen failed: $(echo "$out" | tail -1)"
 			return 1
 		fi
@@ -96,7 +96,7 @@ measure() {
 
 # prime ARGS...: send each flow once (no sink), e.g. to create conntrack
 # entries, or replies to make them established.
-prime() { "$GEN" --cpu "$GEN_CPU" "$@" >/dev/null 2>&1; }
+prime() { "$GEN" --cpu "$GEN_CPU" --headroom "$HEADROOM" "$@" >/dev/null 2>&1; }
 
 # progstat SCENARIO CASE PROGID BENCHGEN-ARGS...: the program's own run time
 # per packet (kernel.bpf_stats_enabled), in a separate run so the clock
@@ -108,7 +108,7 @@ progstat() {
 	STATS_OLD=${STATS_OLD:-$(sysctl -n kernel.bpf_stats_enabled)}
 	sysctl -qw kernel.bpf_stats_enabled=1
 	before=$(bpftool prog show id "$id" -j 2>/dev/null)
-	"$GEN" --cpu "$GEN_CPU" --seconds "$STAT_SECS" "$@" >/dev/null 2>&1
+	"$GEN" --cpu "$GEN_CPU" --headroom "$HEADROOM" --seconds "$STAT_SECS" "$@" >/dev/null 2>&1
 	after=$(bpftool prog show id "$id" -j 2>/dev/null)
 	sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD"
 	/usr/bin/python3 - "$before" "$after" <<'EOF' > "$WORK/prog_ns" || return 0
@@ -144,15 +144,27 @@ bench_topo_up() {
 	H2_MAC=$(mac_of "$H2" eth0)
 }
 
+# The headroom in front of each frame as it reaches the router (benchgen
+# --headroom): what the ingress port's driver would give. A driver with XDP
+# running gives XDP's 256 bytes (native ports, and the mixed box, whose
+# traffic enters by native ports); one without gives its skbs 64 (tc and
+# generic XDP ports, and the kernel's own path). headroom_for [MODE].
+HEADROOM=64
+headroom_for() {
+	case ${1:-} in tc|generic) HEADROOM=64 ;; *) HEADROOM=256 ;; esac
+}
+
 # sluice_up [MODE]: the example config, every port forced into MODE
 # (tc|generic) when given (README "Port modes").
 sluice_up() {
+	headroom_for "${1:-}"
 	SLUICE_TEST_PORT_MODE=${1:-} topo_config "$WORK/sluice.conf"
 	rsluice up -c "$WORK/sluice.conf" >"$WORK/sluice.log" 2>&1
 }
 # `down` turns IP forwarding off (sluice fails closed); the kernel-path
 # baselines that follow need it on.
 sluice_down() {
+	HEADROOM=64
 	rsluice down >/dev/null 2>&1
 	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 }
@@ -179,6 +191,7 @@ have_feature() {
 
 xdp_pass_on() {
 	local i
+	headroom_for
 	for i in lan1 lan2 lan3 lan4 lan5 wan0; do
 		ip -n "$RTR" link set dev "$i" xdpdrv obj "$TOP/build/xdp_pass.bpf.o" sec xdp ||
 			return 1
@@ -189,6 +202,7 @@ xdp_pass_id() {	# the trivial program's id (one object per port: lan1's)
 }
 xdp_pass_off() {
 	local i
+	HEADROOM=64
 	for i in lan1 lan2 lan3 lan4 lan5 wan0; do ip -n "$RTR" link set dev "$i" xdpdrv off; done
 }
 
@@ -277,6 +291,7 @@ sluice_fw_up() {	# [FLOWS [MODE]]: a table that holds them (the default holds 26
 	printf 'zone lan {\n interfaces br-lan\n}\nzone wan {\n interfaces wan0\n input drop\n}\nforward lan -> wan\n' \
 		> "$WORK/fw.conf"
 	[ "${1:-0}" -gt 262144 ] && printf 'conntrack {\n size %s\n}\n' "$1" >> "$WORK/fw.conf"
+	headroom_for "${2:-}"
 	SLUICE_TEST_PORT_MODE=${2:-} topo_modes "$WORK/fw.conf"
 	rsluice up -c "$WORK/fw.conf" >"$WORK/sluice.log" 2>&1
 }
@@ -286,6 +301,7 @@ sluice_rules_up() {
 	printf 'zone lan {\n interfaces br-lan\n}\nzone wan {\n interfaces wan0\n input drop\n masquerade\n}\nforward lan -> wan\n' \
 		> "$WORK/rules.conf"
 	cat "$1" >> "$WORK/rules.conf"
+	headroom_for
 	cp "$WORK/rules.conf" "$WORK/rules-up.conf"
 	rsluice up -c "$WORK/rules-up.conf" >"$WORK/sluice.log" 2>&1
 }
@@ -481,7 +497,7 @@ s4() {
 	nft_off
 	if ! have_feature nat "port-forward wan udp 8443 -> 192.168.10.12:443"; then
 		na 4 "sluice port forward" "not available yet (NAT, issue #10)"
-	elif topo_config "$WORK/sluice.conf" &&
+	elif headroom_for && topo_config "$WORK/sluice.conf" &&
 	     echo "port-forward wan udp 8443 -> 192.168.10.12:443" >>"$WORK/sluice.conf" &&
 	     rsluice up -c "$WORK/sluice.conf" >"$WORK/sluice.log" 2>&1; then
 		prime_forward "${fwd[@]}"
