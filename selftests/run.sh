@@ -65,7 +65,11 @@ run_suite() {
 	# A guest that panicked or hung fails the run in its own line, even
 	# after other failures: its later suites never ran.
 	if { [ "$rc" = 124 ] || [ "$rc" = 125 ]; } && grep -q '^GUEST FAILURE: ' "$out"; then
-		echo "FAIL [$LABEL] $name: $(grep -m1 '^GUEST FAILURE: ' "$out")" | tee -a "$LOG"
+		# (with the kernel's complaint and the guest's last test line:
+		# the end of the output may be all a CI log keeps)
+		echo "FAIL [$LABEL] $name: $(grep -m1 '^GUEST FAILURE: ' "$out")" \
+			"$(sed -n 's/^GUEST OOPS: /-- /p' "$out" | head -n1)" \
+			"-- last guest line: $(grep -E '^(PASS|FAIL|SKIP|#) ' "$out" | tail -n1)" | tee -a "$LOG"
 	elif [ "$rc" != 0 ] && ! grep -q '^FAIL ' "$out"; then
 		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 			echo "FAIL [$LABEL] $name: timed out after ${limit}s" | tee -a "$LOG"

@@ -350,8 +350,25 @@ console_tail() {
 	fi
 	echo "---- end ----" >&2
 }
+# oops_summary: one line naming what the kernel died of, where, and the
+# call chain (function names only), so that a run's final "failed:" list
+# says enough to start from when the console itself is long gone (CI keeps
+# only the end of the output).
+oops_summary() {
+	tr -d '\r' <"$RUN/console.log" | sed -e 's/^\[ *[0-9.]*\] //' | awk '
+		!head && /(BUG:|Oops|general protection fault|kernel BUG at|Unable to handle|WARNING: CPU)/ { head = $0 }
+		head && !rip && /^RIP: / { rip = $2 }
+		head && /Call Trace:/ { intrace = 1; next }
+		intrace && /^ *<\/?(IRQ|TASK|NMI|EOI)>/ { next }
+		intrace && /^ *\?? *[a-z_0-9.]+\+0x/ {
+			sub(/^ *(\? )?/, ""); sub(/\+.*/, ""); if (n < 14) chain = chain (n++ ? " < " : "") $0; next }
+		intrace { intrace = 0; done = 1 }
+		END { if (head) printf "%s | RIP %s | %s\n", head, rip, chain }'
+}
 guest_failure() { # exit_code reason
 	echo "GUEST FAILURE: $2" >&2
+	s=$(oops_summary)
+	[ -n "$s" ] && echo "GUEST OOPS: $s" >&2
 	console_tail
 	exit "$1"
 }
