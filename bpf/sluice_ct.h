@@ -219,6 +219,8 @@ enum sluice_dp_config_flags {
 	 * protocols or ports, a multipath hash over ports): no next-hop
 	 * cache (route.h). */
 	SLUICE_CFG_NH_OFF		= 1 << 2,
+	/* A zone shapes its traffic: the shape stage runs (shape.h). */
+	SLUICE_CFG_SHAPED		= 1 << 3,
 };
 
 struct sluice_dp_config {

@@ -1690,6 +1690,8 @@ static int write_config(struct dp *dp, const struct sluice_config *cfg, __u32 st
 	/* The next-hop cache keys on addresses (route.h). */
 	if (filt.l4_routes > 0)
 		v.flags |= SLUICE_CFG_NH_OFF;
+	if (cfg->n_shapes > 0)
+		v.flags |= SLUICE_CFG_SHAPED;
 	/* Out-of-order fragments are held only for a daemon to replay. */
 	if (dp->follow != DP_STRICT || dp_daemon_pid(dp->pin))
 		v.flags |= SLUICE_CFG_FRAG_HOLD;

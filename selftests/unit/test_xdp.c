@@ -2291,13 +2291,13 @@ static int on_ring(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static void frag_hold_flag(int on)
+static void cfg_flag(__u32 flag, int on)
 {
 	struct sluice_dp_config cfg;
 	__u32 zero = 0;
 
 	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg);
-	cfg.flags = on ? cfg.flags | SLUICE_CFG_FRAG_HOLD : cfg.flags & ~SLUICE_CFG_FRAG_HOLD;
+	cfg.flags = on ? cfg.flags | flag : cfg.flags & ~flag;
 	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &cfg, BPF_ANY);
 }
 
@@ -2414,7 +2414,7 @@ static void test_frag_hold(int tc)
 	baseline();
 	f_frag_none();
 	write_ports();
-	frag_hold_flag(1);
+	cfg_flag(SLUICE_CFG_FRAG_HOLD, 1);
 	ring_buffer__consume(rb);
 	ring.n = 0;
 	inet_pton(AF_INET, LAN_HOST, &k.src);
@@ -2462,7 +2462,7 @@ static void test_frag_hold(int tc)
 
 	/* to the router's masquerading address: it may be a reply's */
 	f_frag_none();
-	frag_hold_flag(1);
+	cfg_flag(SLUICE_CFG_FRAG_HOLD, 1);
 	ring.n = 0;
 	a = frag_run(nfrag_in, P_WAN, tc, 0, &out);
 	ring_buffer__consume(rb);
@@ -2472,7 +2472,7 @@ static void test_frag_hold(int tc)
 
 	/* without a daemon: dropped as before */
 	f_frag_none();
-	frag_hold_flag(0);
+	cfg_flag(SLUICE_CFG_FRAG_HOLD, 0);
 	ring.n = 0;
 	a = frag_run(nfrag_out, P_LAN5, tc, 0, &out);
 	ring_buffer__consume(rb);
@@ -2523,6 +2523,7 @@ static void shape_setup(__u32 target, __u32 interval, __u32 limit, int tc_too)
 	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_shape), &k0, &zp, BPF_ANY);
 	clear_map(bpf_map__fd(skel->maps.sluice_shape_hosts), 8);
 	clear_map(bpf_map__fd(skel->maps.sluice_shape_flows), 12);
+	cfg_flag(SLUICE_CFG_SHAPED, 1);	/* (the loader's: a zone shapes) */
 	if (tc_too)
 		ports[P_LAN5].flags |= SLUICE_PORT_TC_TOO;
 	write_ports();
