@@ -110,6 +110,10 @@ struct l3_facts {
 	/* out, with a REDIRECT */
 	__u32 egress, egress_slot;
 	__u8 dmac[6], smac[6];
+	/* out: the flow may go into the flow cache (flowcache.h) with a
+	 * REDIRECT, its entry's rule stats key with it */
+	__u8 fc_ok;
+	__u32 fc_rule;
 };
 
 /* Both key layouts in one place, so the lookups below are written once; the
@@ -950,8 +954,15 @@ static __always_inline int ct_track(void *ctx, struct l3_facts *f,
 		if (peer)
 			peer->state = next;
 	}
-	if (confirmed)
+	if (confirmed) {
+		/* steady: the flow cache may forward the next ones */
+		f->fc_ok = !f->v6 && !f->first_fragment &&
+			   ((f->proto == IPPROTO_TCP && next == SLUICE_CT_ESTABLISHED &&
+			     !(f->tcp_flags & (L4_SYN | L4_FIN | L4_RST))) ||
+			    (f->proto == IPPROTO_UDP && next == SLUICE_CT_REPLIED));
+		f->fc_rule = e->rule;
 		return PKT_CONTINUE;
+	}
 	if (!peer)	/* (ct_find checked it is there) */
 		peer = ct_get(&s->keys.r, 0);
 	if (!peer)

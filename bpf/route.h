@@ -123,6 +123,8 @@ struct l3_call {
 /* l3_call.reason on the way in (it is out-only otherwise) */
 #define L3_CALL_NOT_OURS	1	/* a routed port's frame for another MAC */
 
+#include "flowcache.h"	/* (it answers in a struct l3_call) */
+
 static __always_inline int l3_facts(struct pkt *p, const struct l3_call *c,
 				    const struct l4_info *l4, struct l3_facts *f)
 {
@@ -812,6 +814,8 @@ static __always_inline int l3_forward(struct pkt *p, struct l3_call *c)
 	c->nat = v != SLUICE_VERDICT_DROP ? f->nat : 0;
 	c->mss = v != SLUICE_VERDICT_DROP && f->proto == IPPROTO_TCP && (f->tcp_flags & L4_SYN);
 	if (v == SLUICE_VERDICT_REDIRECT) {
+		if (f->fc_ok)
+			fc_fill(p->ifindex);
 		__builtin_memcpy(c->dmac, f->dmac, ETH_ALEN);
 		__builtin_memcpy(c->smac, f->smac, ETH_ALEN);
 		c->routed = 1;
@@ -928,7 +932,11 @@ static __always_inline int l3_stage(struct pkt *p, const int hook)
 	c->fragment = p->f.fragment;
 	c->gso_size = p->gso_size;
 	c->len = p->len;
-	if (hook == SLUICE_HOOK_TC)
+	/* an established flow's packet, decided lately (flowcache.h) */
+	if (fc_port_ok(p) && (hook == SLUICE_HOOK_TC ? sluice_fc_tc(p->ctx, c)
+						      : sluice_fc_xdp(p->ctx, c)))
+		v = SLUICE_VERDICT_REDIRECT;
+	else if (hook == SLUICE_HOOK_TC)
 		v = sluice_l3_tc(p->ctx, c);
 	else
 		v = sluice_l3_xdp(p->ctx, c);

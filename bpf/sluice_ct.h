@@ -190,6 +190,46 @@ struct sluice_ct_entry {
 };
 SLUICE_ASSERT(sizeof(struct sluice_ct_entry) == 48, "struct sluice_ct_entry layout");
 
+/* The flow cache (sluice_fc, bpf/flowcache.h, design.md section 3): per
+ * CPU, two-way set-associative, what an established IPv4 TCP or UDP flow's
+ * packets need to be forwarded without the tracker, the FIB or the policy.
+ * Filled by the full pipeline, used for SLUICE_FC_NS after that; counts
+ * wait in it (pk, by, last) until the flow's next full run, or until the
+ * slot goes to another flow, adds them to the connection entry; `sluice
+ * conntrack` adds them in the meantime. */
+#define SLUICE_FC_SLOTS	4096
+#define SLUICE_FC_NS	(50ULL * 1000000ULL)
+
+struct sluice_fc {
+	struct sluice_ct4_key k;	/* the flow's direction, as in sluice_ct4 */
+	__u64 at;			/* filled (coarse ns), 0 never */
+	__u64 last;			/* its last packet (coarse ns) */
+	__u32 ifindex;			/* ingress port */
+	__u32 policy_gen;		/* cfg's at the fill: a new one empties it */
+	__u32 pk, by;			/* counted here, not yet in the entry */
+	__u32 egress, egress_slot;
+	__u32 rule;			/* the entry's rule stats key, 0 none */
+	struct sluice_ct_nat4 xlat;	/* with nat: what it leaves as */
+	__u16 ok_len;			/* the longest IP length routed so far */
+	__u8 nat, egress_xdp;
+	__u8 dmac[6], smac[6];
+	__u32 pad[2];
+};
+SLUICE_ASSERT(sizeof(struct sluice_fc) == 96, "struct sluice_fc layout");
+
+/* The first slot of KEY's set of two (user space computes it too). */
+static inline __u32 sluice_fc_set(const struct sluice_ct4_key *k)
+{
+	__u32 h = k->src ^ (k->dst * 0x9e3779b1U) ^
+		  (((__u32)k->sport << 16 | k->dport) * 0x85ebca77U) ^
+		  ((__u32)k->proto << 8 | k->zone);
+
+	h ^= h >> 15;
+	h *= 0xc2b2ae35U;
+	h ^= h >> 13;
+	return (h & (SLUICE_FC_SLOTS / 2 - 1)) * 2;
+}
+
 /* Timeouts in seconds (config `conntrack { ... }`). */
 struct sluice_ct_timeouts {
 	__u32 tcp_established;		/* RFC 5382 REQ-5: at least 2 h 4 min */

@@ -341,7 +341,35 @@ struct list_ctx {
 	FILE *out;
 	int n;
 	uint64_t now;
+	int fc_fd;			/* sluice_fc, or -1 */
+	struct sluice_fc *fc;		/* one slot on every CPU */
+	int ncpu;
 };
+
+/* What the CPUs' flow caches counted for a direction of a flow and not yet
+ * added to its entry (bpf/flowcache.h), added to E here. */
+static void fc_pending(struct list_ctx *c, const struct sluice_ct4_key *k,
+		       struct sluice_ct_entry *e)
+{
+	__u32 set = sluice_fc_set(k);
+
+	if (c->fc_fd < 0 || !c->fc)
+		return;
+	for (__u32 i = set; i < set + 2; i++) {
+		if (bpf_map_lookup_elem(c->fc_fd, &i, c->fc))
+			continue;
+		for (int cpu = 0; cpu < c->ncpu; cpu++) {
+			const struct sluice_fc *s = &c->fc[cpu];
+
+			if (!s->pk || memcmp(&s->k, k, sizeof(*k)))
+				continue;
+			e->packets += s->pk;
+			e->bytes += s->by;
+			if (s->last > e->last_seen)
+				e->last_seen = s->last;
+		}
+	}
+}
 
 static const char *zone_name(const struct list_ctx *c, int z, char *buf, size_t len)
 {
@@ -365,9 +393,10 @@ static const char *proto_name(int proto, char *buf, size_t len)
 	return buf;
 }
 
-static int list_one(void *ctx, int fd, bool v6, const void *key, const struct sluice_ct_entry *e)
+static int list_one(void *ctx, int fd, bool v6, const void *key, const struct sluice_ct_entry *ent)
 {
 	struct list_ctx *c = ctx;
+	struct sluice_ct_entry self = *ent, *e = &self;
 	const struct sluice_ct4_key *k4 = key;
 	const struct sluice_ct6_key *k6 = key;
 	char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN], zb[2][16], pb[8];
@@ -380,6 +409,10 @@ static int list_one(void *ctx, int fd, bool v6, const void *key, const struct sl
 		return 0;
 	reverse_key(v6, key, e, rkey);
 	bpf_map_lookup_elem(fd, rkey, &peer);
+	if (!v6) {
+		fc_pending(c, key, e);
+		fc_pending(c, (const void *)rkey, &peer);
+	}
 	inet_ntop(v6 ? AF_INET6 : AF_INET, v6 ? (const void *)k6->src : (const void *)&k4->src,
 		  src, sizeof(src));
 	inet_ntop(v6 ? AF_INET6 : AF_INET, v6 ? (const void *)k6->dst : (const void *)&k4->dst,
@@ -434,10 +467,10 @@ static int list_one(void *ctx, int fd, bool v6, const void *key, const struct sl
 }
 
 int ct_list(const struct ct_maps *m, const struct ct_filter *f, const char *const *zone_names,
-	    int n_zones, const struct sluice_ct_timeouts *t, bool json, FILE *out)
+	    int n_zones, const struct sluice_ct_timeouts *t, int fc_fd, bool json, FILE *out)
 {
 	struct list_ctx c = { .f = f, .zones = zone_names, .n_zones = n_zones, .t = t,
-			      .json = json, .out = out };
+			      .json = json, .out = out, .fc_fd = fc_fd };
 	int fds[4] = { m->v4, m->v4_new, m->v6, m->v6_new }, ret = 0;
 	struct timespec ts;
 
@@ -449,8 +482,12 @@ int ct_list(const struct ct_maps *m, const struct ct_filter *f, const char *cons
 		fprintf(out, "%-6s %-8s    %-8s %-23s %-23s %-11s %8s %8s %10s %8s %10s\n", "proto",
 			"from", "to", "source", "destination", "state", "idle", "pkts", "bytes",
 			"pkts<-", "bytes<-");
+	c.ncpu = libbpf_num_possible_cpus();
+	if (fc_fd >= 0 && c.ncpu > 0)
+		c.fc = calloc(c.ncpu, sizeof(*c.fc));
 	for (int i = 0; i < 4 && !ret; i++)
 		ret = ct_walk(fds[i], i >= 2, list_one, &c);
+	free(c.fc);
 	if (json)
 		fprintf(out, "%s]\n", c.n ? "\n" : "");
 	return ret;

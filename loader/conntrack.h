@@ -50,9 +50,10 @@ int ct_census(const struct ct_maps *m, struct ct_census *c);
 int ct_sweep(const struct ct_maps *m, const struct sluice_ct_timeouts *t, uint64_t now,
 	     struct ct_sweep_stats *st);
 
-/* Print the flows that match F: a table, or one JSON array. */
+/* Print the flows that match F: a table, or one JSON array. FC_FD: the
+ * flow cache (its counts not yet in the entries are added), or -1. */
 int ct_list(const struct ct_maps *m, const struct ct_filter *f, const char *const *zone_names,
-	    int n_zones, const struct sluice_ct_timeouts *t, bool json, FILE *out);
+	    int n_zones, const struct sluice_ct_timeouts *t, int fc_fd, bool json, FILE *out);
 
 /* Remove the flows that match F (both directions). Returns how many, or
  * -errno; *UNCONFIRMED gets how many of them were unconfirmed. */

@@ -189,6 +189,7 @@ static const char *const map_names[] = {
 	"sluice_frag_events", "sluice_rule_keys", "sluice_rule_shapes", "sluice_ruleset",
 	"sluice_rules", "sluice_rule_stats", "sluice_sets4", "sluice_sets6", "sluice_log",
 	"sluice_shape_cfg", "sluice_shape", "sluice_shape_hosts", "sluice_shape_flows",
+	"sluice_fc",
 };
 
 static int *map_fd(struct dp *dp, size_t i)
@@ -200,7 +201,7 @@ static int *map_fd(struct dp *dp, size_t i)
 		       &dp->nat_peer_fd, &dp->frag_events_fd, &dp->rule_keys_fd,
 		       &dp->rule_shapes_fd, &dp->ruleset_fd, &dp->rules_fd, &dp->rule_stats_fd,
 		       &dp->sets4_fd, &dp->sets6_fd, &dp->log_fd, &dp->shape_cfg_fd, &dp->shape_fd,
-		       &dp->shape_hosts_fd, &dp->shape_flows_fd };
+		       &dp->shape_hosts_fd, &dp->shape_flows_fd, &dp->fc_fd };
 
 	return fds[i];
 }
@@ -487,6 +488,7 @@ int dp_load(struct dp *dp)
 	dp->shape_fd = dup(bpf_map__fd(dp->skel->maps.sluice_shape));
 	dp->shape_hosts_fd = dup(bpf_map__fd(dp->skel->maps.sluice_shape_hosts));
 	dp->shape_flows_fd = dup(bpf_map__fd(dp->skel->maps.sluice_shape_flows));
+	dp->fc_fd = dup(bpf_map__fd(dp->skel->maps.sluice_fc));
 	return 0;
 }
 
@@ -1478,8 +1480,10 @@ static void masq_moved(struct dp *dp, __u32 ifindex, __be32 old, __be32 now)
 
 	n = ct_flush(&m, &f, &unconfirmed);
 	maps = ct_nat_forget(&m, old);
-	if (n > 0)
+	if (n > 0) {
 		dp_ct_account(dp, 0, 0, unconfirmed);
+		dp_flows_removed(dp);
+	}
 	inet_ntop(AF_INET, &old, a, sizeof(a));
 	inet_ntop(AF_INET, &now, b, sizeof(b));
 	if_indextoname(ifindex, name);
@@ -2344,6 +2348,20 @@ int dp_ct_account(struct dp *dp, __u64 swept, __u64 swept_new, __u64 flushed_new
 	meta.ct_swept_new += swept_new;
 	meta.ct_flushed_new += flushed_new;
 	return dp_meta_write(dp, &meta);
+}
+
+/* Flows were removed from the connection table: a new policy generation
+ * (+2: the same rule slot), so that no CPU's flow cache forwards them on
+ * (bpf/flowcache.h). Each open flow's next packet asks the policy again. */
+int dp_flows_removed(struct dp *dp)
+{
+	struct sluice_dp_config c;
+	__u32 key0 = 0;
+
+	if (bpf_map_lookup_elem(dp->config_fd, &key0, &c))
+		return -errno;
+	c.policy_gen += 2;
+	return bpf_map_update_elem(dp->config_fd, &key0, &c, BPF_ANY) ? -errno : 0;
 }
 
 void dp_stats_add(struct sluice_port_stats *sum, const struct sluice_port_stats *s)

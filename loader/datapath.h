@@ -41,6 +41,7 @@ struct dp {
 	int rule_keys_fd, rule_shapes_fd, ruleset_fd, rules_fd, rule_stats_fd, sets4_fd,
 	    sets6_fd, log_fd;
 	int shape_cfg_fd, shape_fd, shape_hosts_fd, shape_flows_fd;
+	int fc_fd;
 	__u32 fdb_size;		/* for dp_load: sluice_fdb's size, 0: the default */
 	__u32 ct_flows;		/* for dp_load: conntrack size in flows, 0: the default */
 	__u32 rules_room;	/* for dp_load: rules per slot (rules_room()), 0: the least */
@@ -129,6 +130,9 @@ int dp_view_read(struct dp *dp, struct dp_view *view);
 /* Add flows user space removed from the connection table to the counters
  * in sluice_meta. */
 int dp_ct_account(struct dp *dp, __u64 swept, __u64 swept_new, __u64 flushed_new);
+
+/* Flows were removed from the connection table: the flow caches let go. */
+int dp_flows_removed(struct dp *dp);
 
 /* sluice_gstats summed over CPUs. */
 int dp_gstats_read(struct dp *dp, struct sluice_gstats *g);

@@ -914,13 +914,14 @@ static int cmd_conntrack(struct args *a)
 			log_err("%s: flushing the connection table: %s", dp.pin, strerror(-n));
 		else if (verbose)
 			log_info("%ld connections removed", n);
-		if (n > 0)
-			dp_ct_account(&dp, 0, 0, unconfirmed);
+		if (n > 0 && (dp_ct_account(&dp, 0, 0, unconfirmed), ret = dp_flows_removed(&dp)))
+			log_err("%s: sluice_config: %s (flushed flows may go on for 50 ms)", dp.pin,
+				strerror(-ret));
 		dp_close(&dp);
 		return n < 0;
 	}
 	read_dp_config(&dp, &c);
-	ret = ct_list(&m, &a->ct, names, SLUICE_MAX_ZONES, &c.timeouts, a->json, stdout);
+	ret = ct_list(&m, &a->ct, names, SLUICE_MAX_ZONES, &c.timeouts, dp.fc_fd, a->json, stdout);
 	if (ret)
 		log_err("%s: reading the connection table: %s", dp.pin, strerror(-ret));
 	dp_close(&dp);

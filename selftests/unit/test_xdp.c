@@ -505,8 +505,26 @@ static void percpu_clear(struct bpf_map *m, __u32 n, size_t value)
 		bpf_map_update_elem(bpf_map__fd(m), &k, zero, BPF_ANY);
 }
 
+/* The flow cache, in one system call (a slot per fixture would be 4096). */
+static void fc_clear(void)
+{
+	size_t n = (size_t)SLUICE_FC_SLOTS * ncpu;
+	struct sluice_fc *zero = calloc(n, sizeof(*zero));
+	__u32 *keys = calloc(SLUICE_FC_SLOTS, sizeof(*keys)), count = SLUICE_FC_SLOTS;
+
+	if (!zero || !keys)
+		abort();
+	for (__u32 k = 0; k < SLUICE_FC_SLOTS; k++)
+		keys[k] = k;
+	if (bpf_map_update_batch(bpf_map__fd(skel->maps.sluice_fc), keys, zero, &count, NULL))
+		percpu_clear(skel->maps.sluice_fc, SLUICE_FC_SLOTS, sizeof(struct sluice_fc));
+	free(zero);
+	free(keys);
+}
+
 static void nh_clear(void)
 {
+	fc_clear();
 	percpu_clear(skel->maps.sluice_nh, SLUICE_NH_SLOTS, sizeof(struct sluice_nh));
 	percpu_clear(skel->maps.sluice_learned, bpf_map__max_entries(skel->maps.sluice_learned),
 		     bpf_map__value_size(skel->maps.sluice_learned));
@@ -2721,6 +2739,76 @@ static void test_learned_cache(int tc)
 	write_ports();
 }
 
+/* The flow cache (flowcache.h): LAN_HOST:40000 -> INET_HOST:53's slot on
+ * this CPU, and its connection entry; 0 when either is missing. */
+static int fc_state(struct sluice_fc *slot, struct sluice_ct_entry *e)
+{
+	struct sluice_ct4_key k = { .sport = htons(40000), .dport = htons(53),
+				    .proto = IPPROTO_UDP, .zone = Z_LAN };
+	struct sluice_fc v[ncpu];
+	int cpu = sched_getcpu();
+
+	inet_pton(AF_INET, LAN_HOST, &k.src);
+	inet_pton(AF_INET, INET_HOST, &k.dst);
+	memset(slot, 0, sizeof(*slot));
+	for (__u32 i = sluice_fc_set(&k); i < sluice_fc_set(&k) + 2; i++)
+		if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_fc), &i, v) &&
+		    !memcmp(&v[cpu].k, &k, sizeof(k)))
+			*slot = v[cpu];
+	return !bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_ct4), &k, e) && slot->at;
+}
+
+/* An answered UDP flow: its next packet (the full pipeline) fills the
+ * cache, the one after is forwarded from it byte for byte the same, counted
+ * in the slot; a new policy generation sends the next through the pipeline,
+ * which settles the slot's count into the entry. With NAT, masqueraded. */
+static void test_flow_cache(int tc, int nat)
+{
+	void (*out_b)(struct pkt *) = nat ? nu_out : u_out, (*in_b)(struct pkt *) = nat ? nu_in : u_in;
+	const int redirect = tc ? 7 /* TC_ACT_REDIRECT */ : XDP_REDIRECT;
+	struct pkt full = {}, hit = {}, again = {}, want = {};
+	struct sluice_ct_entry e0, e1, e2;
+	struct sluice_fc s0, s1, s2;
+	int a0, a1, a2, ok0, ok1, ok2;
+	cpu_set_t one, was;
+
+	/* one CPU: the cache is per CPU */
+	sched_getaffinity(0, sizeof(was), &was);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	baseline();
+	if (nat)
+		f_masq();
+	else
+		f_on_lan5();
+	write_ports();
+	run_pkt(out_b, P_LAN5, tc, 0, &full, NULL);
+	run_pkt(in_b, P_WAN, tc, 0, &full, NULL);
+	a0 = run_pkt(out_b, P_LAN5, tc, 0, &full, NULL);
+	ok0 = fc_state(&s0, &e0);
+	a1 = run_pkt(out_b, P_LAN5, tc, 0, &hit, NULL);
+	ok1 = fc_state(&s1, &e1);
+	write_config_gen();
+	a2 = run_pkt(out_b, P_LAN5, tc, 0, &again, NULL);
+	ok2 = fc_state(&s2, &e2);
+	(nat ? nu_out_out : u_out_out)(&want);
+	frag_ok(a0 == redirect && a1 == redirect && a2 == redirect && ok0 && ok1 && ok2 &&
+		full.len == want.len && !memcmp(full.b, want.b, want.len) &&
+		hit.len == want.len && !memcmp(hit.b, want.b, want.len) &&
+		s0.pk == 0 && s1.pk == 1 && s1.by == (__u32)s1.ok_len + 14 && e1.packets == e0.packets &&
+		s2.pk == 0 && e2.packets == e1.packets + 2 && e2.bytes == e1.bytes + 2 * s1.by,
+		"flow cache%s: an answered flow's next packet fills its slot (%d), the one after is "
+		"forwarded from it, the same frame (%d), counted in the slot (%u) and not yet in "
+		"the entry (%llu, %llu); a new policy generation: the pipeline again (%d), which "
+		"adds the slot's count to the entry (%llu)", nat ? " (masquerade)" : "", ok0,
+		a1, s1.pk, (unsigned long long)e0.packets, (unsigned long long)e1.packets, a2,
+		(unsigned long long)e2.packets);
+	sched_setaffinity(0, sizeof(was), &was);
+	baseline();
+	write_ports();
+}
+
 static void test_shape(int tc)
 {
 	const int redirect = tc ? 7 /* TC_ACT_REDIRECT */ : XDP_PASS;
@@ -2915,6 +3003,8 @@ int main(int argc, char **argv)
 	test_tc_rx();
 	test_nh_cache(0);
 	test_learned_cache(0);
+	test_flow_cache(0, 0);
+	test_flow_cache(0, 1);
 	/* The same fixtures through the tc ingress entry point: one pipeline,
 	 * the same verdicts, reasons, counters and output frames. */
 	hook = "tc";
@@ -2924,6 +3014,8 @@ int main(int argc, char **argv)
 	test_shape(1);
 	test_nh_cache(1);
 	test_learned_cache(1);
+	test_flow_cache(1, 0);
+	test_flow_cache(1, 1);
 	rules_cleanup();
 	sluice__destroy(skel);
 	return failed ? 1 : 0;

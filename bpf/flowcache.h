@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The flow cache (docs/design.md section 3): an established IPv4 TCP or UDP
+ * flow's packets forwarded from what the full pipeline decided for it
+ * lately, without the tracker's hash lookup, the bridge's learning, the FIB
+ * or the policy.
+ *
+ * Why: at 1000 flows the pipeline cost about 145 ns a packet, most of it
+ * the connection table's lookup (a bucket and an element in a 512k-entry
+ * table: cache and TLB misses) and the l3 stage's bookkeeping. A per-CPU
+ * set of two slots, found by a hash of the tuple, costs a fraction of it.
+ *
+ * Correctness rests on three rules:
+ *  - Only the full pipeline fills a slot, and only for a packet it
+ *    redirected of a confirmed flow in a steady state (TCP established
+ *    without SYN, FIN or RST; UDP answered), accepted by the policy, on a
+ *    box that shapes nothing (the shaper needs the l3 stage's facts).
+ *  - A slot serves SLUICE_FC_NS (50 ms) after its fill, under the policy
+ *    generation it was filled under. Everything else the pipeline checks
+ *    per packet is checked again here (TTL, options, fragments, TCP flags,
+ *    the length against what was routed, the ingress port's state and MAC);
+ *    what only the maps could change (a route, a neighbour, a port going
+ *    down, an FDB move behind the bridge) is at most 50 ms old, as for the
+ *    next-hop cache. `conntrack flush`, a masquerade address change and
+ *    every apply move the policy generation on: no flow outlives them here.
+ *  - Counts are kept in the slot (pk, by, last) and added to the
+ *    connection's entry by the flow's next full run (a fill), or when the
+ *    slot goes to another flow; `sluice conntrack` adds them meanwhile.
+ *    The entry's last_seen lags by at most 50 ms of traffic, far below any
+ *    timeout.
+ */
+#ifndef SLUICE_FLOWCACHE_H
+#define SLUICE_FLOWCACHE_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "pkt.h"
+#include "maps.h"
+#include "bridge.h"
+#include "conntrack.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_FC_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sluice_fc);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);	/* for `sluice conntrack`'s counts */
+} sluice_fc SEC(".maps");
+
+static __always_inline int fc_same(const struct sluice_fc *c, const struct sluice_ct4_key *k)
+{
+	const __u64 *a = (const __u64 *)&c->k, *b = (const __u64 *)k;
+
+	return a[0] == b[0] && a[1] == b[1];
+}
+
+/* The slot of K's set that holds it, else NULL; *VICTIM: the one a fill
+ * would take (K's own, else the older of the two). */
+static __always_inline struct sluice_fc *fc_find(const struct sluice_ct4_key *k,
+						 struct sluice_fc **victim)
+{
+	__u32 i = sluice_fc_set(k), j = i + 1;
+	struct sluice_fc *a = bpf_map_lookup_elem(&sluice_fc, &i);
+	struct sluice_fc *b = bpf_map_lookup_elem(&sluice_fc, &j);
+
+	*victim = 0;
+	if (!a || !b)
+		return 0;
+	if (fc_same(a, k))
+		return *victim = a;
+	if (fc_same(b, k))
+		return *victim = b;
+	*victim = a->at <= b->at ? a : b;
+	return 0;
+}
+
+/* The counts a slot kept, into its flow's entry (if the flow is still
+ * there: a flushed one's are dropped with it). */
+static __always_inline void fc_settle(struct sluice_fc *c)
+{
+	struct sluice_ct_entry *e;
+
+	if (!c->pk)
+		return;
+	e = bpf_map_lookup_elem(&sluice_ct4, &c->k);
+	if (e) {
+		e->packets += c->pk;
+		e->bytes += c->by;
+		if (c->last > e->last_seen)
+			e->last_seen = c->last;
+	}
+	c->pk = 0;
+	c->by = 0;
+}
+
+/* The full pipeline redirected a packet the tracker found cacheable
+ * (l3_facts.fc_ok): its decision into the flow's slot, for the packets of
+ * the next SLUICE_FC_NS. A function of its own: its frame stays off the
+ * l3 stage's deepest call chain (6.1's 512 bytes). */
+static __attribute__((noinline)) int fc_fill(__u32 ifindex)
+{
+	const struct sluice_dp_config *cfg;
+	struct sluice_fc *c, *v;
+	const struct l3_facts *f;
+	struct l3_scratch *s;
+	__u32 key0 = 0;
+	__u16 len;
+
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
+	if (!s || !cfg || (cfg->flags & SLUICE_CFG_SHAPED))
+		return 0;
+	f = &s->f;
+	c = fc_find(&s->keys.k.k4, &v);
+	if (!v)
+		return 0;
+	fc_settle(v);
+	/* the longest length routed for this flow under this generation:
+	 * a full-size packet after a short one misses once, not forever */
+	len = f->tot_len;
+	if (c && c->policy_gen == cfg->policy_gen && c->ok_len > len && s->now - c->at < SLUICE_FC_NS)
+		len = c->ok_len;
+	v->k = s->keys.k.k4;
+	v->at = s->now;
+	v->last = s->now;
+	v->ifindex = ifindex;
+	v->policy_gen = cfg->policy_gen;
+	v->egress = f->egress;
+	v->egress_slot = f->egress_slot;
+	v->rule = f->fc_rule;
+	v->xlat = f->xlat;
+	v->ok_len = len;
+	v->nat = f->nat;
+	v->egress_xdp = f->egress_xdp;
+	__builtin_memcpy(v->dmac, f->dmac, ETH_ALEN);
+	__builtin_memcpy(v->smac, f->smac, ETH_ALEN);
+	return 0;
+}
+
+/* The ingress port and Ethernet header allow the cache: what the bridge
+ * and l3 stages would otherwise check (the port's state, the router's own
+ * MAC, a source the kernel would not drop). Inline, in the l3 stage. */
+static __always_inline int fc_port_ok(const struct pkt *p)
+{
+	const struct sluice_port *in = p->port;
+	struct ethhdr *eth = p->f.eth;
+
+	if (!in || p->f.vlan_depth || p->f.eth_proto != bpf_htons(ETH_P_IP) ||
+	    p->f.fragment || p->gso_size || !p->f.l4)
+		return 0;
+	if (in->flags & (SLUICE_PORT_LOCKED | SLUICE_PORT_VLAN_AWARE | SLUICE_PORT_L3))
+		return 0;
+	if ((in->flags & SLUICE_PORT_BRIDGED) && in->stp_state != SLUICE_STP_FORWARDING)
+		return 0;
+	return (void *)(eth + 1) <= p->data_end && mac_eq(eth->h_dest, in->br_mac) &&
+	       !(eth->h_source[0] & 1) && !mac_is_zero(eth->h_source);
+}
+
+/* The flow's slot decides the packet: 1 with C holding the redirect as the
+ * l3 stage's call would (and the translation in the l3 scratch, where the
+ * rewrite reads it), 0: the full pipeline's. C's inputs are the l3 call's
+ * (offsets, ingress port, zone, length). */
+static __always_inline int fc_run(void *data, void *end, struct l3_call *r)
+{
+	const struct sluice_dp_config *cfg;
+	struct sluice_ct4_key k = {};
+	struct sluice_fc *c, *v;
+	struct l3_scratch *s;
+	struct iphdr *ip;
+	__u32 key0 = 0;
+	__u8 *l4;
+	__u64 now;
+
+	ip = data + (r->l3_off & 0x3f);	/* Ethernet, no tag */
+	l4 = data + (r->l4_off & 0x3ff);
+	if ((void *)(ip + 1) > end || ip->ihl != 5 || ip->ttl <= 1 || !r->l4_off ||
+	    (void *)(l4 + 8) > end)
+		return 0;
+	if (ip->protocol == IPPROTO_TCP) {
+		if ((void *)(l4 + 14) > end || (l4[13] & (L4_SYN | L4_FIN | L4_RST)))
+			return 0;
+	} else if (ip->protocol != IPPROTO_UDP) {
+		return 0;
+	}
+	k.src = ip->saddr;
+	k.dst = ip->daddr;
+	k.sport = *(__be16 *)l4;
+	k.dport = *(__be16 *)(l4 + 2);
+	k.proto = ip->protocol;
+	k.zone = r->port_zone_1 - 1;
+	c = fc_find(&k, &v);
+	if (!c || c->ifindex != r->ifindex || load_len16(&ip->tot_len) > c->ok_len)
+		return 0;
+	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
+	now = bpf_ktime_get_coarse_ns();
+	if (!cfg || c->policy_gen != cfg->policy_gen || now - c->at >= SLUICE_FC_NS)
+		return 0;
+	if (c->nat) {
+		s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+		if (!s)
+			return 0;
+		s->f.xlat = c->xlat;
+	}
+	if (c->rule)
+		rule_count(&c->rule, r->len, now);
+	c->pk++;
+	c->by += r->len;
+	c->last = now;
+	r->routed = 1;
+	r->nat = c->nat;
+	r->egress = c->egress;
+	r->egress_slot = c->egress_slot;
+	r->egress_xdp = c->egress_xdp;
+	__builtin_memcpy(r->dmac, c->dmac, ETH_ALEN);
+	__builtin_memcpy(r->smac, c->smac, ETH_ALEN);
+	return 1;
+}
+
+/* As BPF global functions, one per hook like the l3 stage's: the verifier
+ * checks them once, not once for every state the pipeline reaches the l3
+ * stage in (a static function made 6.1's tc program too large). */
+__attribute__((noinline)) int sluice_fc_xdp(struct xdp_md *ctx, struct l3_call *c)
+{
+	if (!ctx || !c)
+		return 0;
+	return fc_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, c);
+}
+
+__attribute__((noinline)) int sluice_fc_tc(struct __sk_buff *ctx, struct l3_call *c)
+{
+	if (!ctx || !c)
+		return 0;
+	return fc_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, c);
+}
+
+#endif /* SLUICE_FLOWCACHE_H */
