@@ -900,19 +900,9 @@ struct {
 /* The call from the pipeline: VLAN-tagged and non-IP frames never need the
  * function. HOOK is a constant at every call site, so each entry program
  * holds the call of its own hook only. */
-static __always_inline int l3_stage(struct pkt *p, const int hook)
+/* The l3 call's inputs from the pipeline's packet. */
+static __always_inline void l3_call_in(struct pkt *p, struct l3_call *c)
 {
-	struct l3_call *c;
-	__u32 key0 = 0;
-	int v;
-
-	if (!p->f.l3)
-		return pkt_pass(p, SLUICE_PASS_NOT_IP);
-	if (p->f.vlan_depth)	/* routed VLAN sub-interfaces: the kernel's */
-		return pkt_pass(p, SLUICE_PASS_L3_VLAN);
-	c = bpf_map_lookup_elem(&sluice_l3_calls, &key0);
-	if (!c)
-		return pkt_pass(p, SLUICE_PASS_UNKNOWN_PORT);
 	__builtin_memset(c, 0, sizeof(*c));
 	c->ifindex = p->ifindex;
 	if (p->port) {
@@ -932,14 +922,11 @@ static __always_inline int l3_stage(struct pkt *p, const int hook)
 	c->fragment = p->f.fragment;
 	c->gso_size = p->gso_size;
 	c->len = p->len;
-	/* an established flow's packet, decided lately (flowcache.h) */
-	if (fc_port_ok(p) && (hook == SLUICE_HOOK_TC ? sluice_fc_tc(p->ctx, c)
-						      : sluice_fc_xdp(p->ctx, c)))
-		v = SLUICE_VERDICT_REDIRECT;
-	else if (hook == SLUICE_HOOK_TC)
-		v = sluice_l3_tc(p->ctx, c);
-	else
-		v = sluice_l3_xdp(p->ctx, c);
+}
+
+/* The l3 call's answer V (and C's outputs) into the packet. */
+static __always_inline int l3_call_out(struct pkt *p, const struct l3_call *c, int v)
+{
 	p->reason = c->reason;
 	p->nat = c->nat;
 	p->mss = c->mss;
@@ -955,6 +942,56 @@ static __always_inline int l3_stage(struct pkt *p, const int hook)
 	/* (constants: the verifier knows nothing of a global function's
 	 * return value, and the exit indexes the counters with it) */
 	return v == SLUICE_VERDICT_DROP ? SLUICE_VERDICT_DROP : SLUICE_VERDICT_PASS;
+}
+
+/* XDP asks the flow cache before the bridge stage: a hit needs neither its
+ * learning nor its checks (flowcache.h checks what applies). 1: a hit, P
+ * holds the redirect. tc asks in l3_stage, after the bridge stage: its
+ * program is near 6.1's verifier limit, and a hit taking another way
+ * through the pipeline costs states there. */
+static __always_inline int l3_fc_first(struct pkt *p)
+{
+	struct l3_call *c;
+	__u32 key0 = 0;
+
+	if (!p->f.l3 || !fc_port_ok(p))
+		return 0;
+	c = bpf_map_lookup_elem(&sluice_l3_calls, &key0);
+	if (!c)
+		return 0;
+	l3_call_in(p, c);
+	if (!sluice_fc_xdp(p->ctx, c))
+		return 0;
+	return l3_call_out(p, c, SLUICE_VERDICT_REDIRECT) == SLUICE_VERDICT_REDIRECT;
+}
+
+/* The call from the pipeline: VLAN-tagged and non-IP frames never need the
+ * function. HOOK is a constant at every call site, so each entry program
+ * holds the call of its own hook only. */
+static __always_inline int l3_stage(struct pkt *p, const int hook)
+{
+	struct l3_call *c;
+	__u32 key0 = 0;
+	int v;
+
+	if (!p->f.l3)
+		return pkt_pass(p, SLUICE_PASS_NOT_IP);
+	if (p->f.vlan_depth)	/* routed VLAN sub-interfaces: the kernel's */
+		return pkt_pass(p, SLUICE_PASS_L3_VLAN);
+	c = bpf_map_lookup_elem(&sluice_l3_calls, &key0);
+	if (!c)
+		return pkt_pass(p, SLUICE_PASS_UNKNOWN_PORT);
+	l3_call_in(p, c);
+	if (hook == SLUICE_HOOK_TC) {
+		/* an established flow's packet, decided lately (flowcache.h) */
+		if (fc_port_ok(p) && sluice_fc_tc(p->ctx, c))
+			v = SLUICE_VERDICT_REDIRECT;
+		else
+			v = sluice_l3_tc(p->ctx, c);
+	} else {
+		v = sluice_l3_xdp(p->ctx, c);
+	}
+	return l3_call_out(p, c, v);
 }
 
 #endif /* SLUICE_ROUTE_H */

@@ -37,12 +37,15 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 	v = pkt_parse(p);
 	if (v != PKT_CONTINUE)
 		return v;
-	v = bridge_l2(p);
-	if (v != PKT_CONTINUE)
-		return v;
-	v = l3_stage(p, hook);	/* routing, conntrack, zone policy, NAT, rules */
-	if (v != SLUICE_VERDICT_REDIRECT)
-		return v;
+	/* (an established flow's packet, decided lately: route.h) */
+	if (hook != SLUICE_HOOK_XDP || !l3_fc_first(p)) {
+		v = bridge_l2(p);
+		if (v != PKT_CONTINUE)
+			return v;
+		v = l3_stage(p, hook);	/* routing, conntrack, zone policy, NAT, rules */
+		if (v != SLUICE_VERDICT_REDIRECT)
+			return v;
+	}
 	v = shape_stage(p);	/* a shaped direction: departure time, CE or drop */
 	return v == PKT_CONTINUE ? SLUICE_VERDICT_REDIRECT : v;
 }
