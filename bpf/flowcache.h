@@ -138,28 +138,34 @@ static __attribute__((noinline)) int fc_fill(__u32 ifindex)
 
 /* The ingress port and Ethernet header allow the cache: what the bridge
  * and l3 stages would otherwise check (the port's state, the router's own
- * MAC, a source the kernel would not drop). Inline, in the l3 stage. */
+ * MAC, a source the kernel would not drop). Inline, in the l3 stage. The
+ * destination MAC first: a bridged frame, which no slot serves, should
+ * spend the least on asking. */
 static __always_inline int fc_port_ok(const struct pkt *p)
 {
 	const struct sluice_port *in = p->port;
 	struct ethhdr *eth = p->f.eth;
 
-	if (!in || p->f.vlan_depth || p->f.eth_proto != bpf_htons(ETH_P_IP) ||
+	if (!in || (void *)(eth + 1) > p->data_end || !mac_eq(eth->h_dest, in->br_mac))
+		return 0;
+	if (p->f.vlan_depth || p->f.eth_proto != bpf_htons(ETH_P_IP) ||
 	    p->f.fragment || p->gso_size || !p->f.l4)
 		return 0;
 	if (in->flags & (SLUICE_PORT_LOCKED | SLUICE_PORT_VLAN_AWARE | SLUICE_PORT_L3))
 		return 0;
 	if ((in->flags & SLUICE_PORT_BRIDGED) && in->stp_state != SLUICE_STP_FORWARDING)
 		return 0;
-	return (void *)(eth + 1) <= p->data_end && mac_eq(eth->h_dest, in->br_mac) &&
-	       !(eth->h_source[0] & 1) && !mac_is_zero(eth->h_source);
+	return !(eth->h_source[0] & 1) && !mac_is_zero(eth->h_source);
 }
 
 /* The flow's slot decides the packet: 1 with C holding the redirect as the
- * l3 stage's call would (and the translation in the l3 scratch, where the
- * rewrite reads it), 0: the full pipeline's. C's inputs are the l3 call's
- * (offsets, ingress port, zone, length). */
-static __always_inline int fc_run(void *data, void *end, struct l3_call *r)
+ * l3 stage's call would, 0: the full pipeline's. C's inputs are the l3
+ * call's (offsets, ingress port, zone, length). A translated flow's packet
+ * is translated here at XDP, whose frame has no checksum state (what
+ * nat_run() would do, without its call and its second look at the
+ * headers); tc's goes the l3 scratch's way to tc_nat(), which keeps the
+ * skb's checksum state right. */
+static __always_inline int fc_run(void *data, void *end, struct l3_call *r, const int hook)
 {
 	const struct sluice_dp_config *cfg;
 	struct sluice_ct4_key k = {};
@@ -194,7 +200,9 @@ static __always_inline int fc_run(void *data, void *end, struct l3_call *r)
 	now = bpf_ktime_get_coarse_ns();
 	if (!cfg || c->policy_gen != cfg->policy_gen || now - c->at >= SLUICE_FC_NS)
 		return 0;
-	if (c->nat) {
+	if (c->nat && hook == SLUICE_HOOK_XDP) {
+		nat_rewrite(ip, (__u16 *)l4, ip->protocol, end, &c->xlat);
+	} else if (c->nat) {
 		s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
 		if (!s)
 			return 0;
@@ -206,7 +214,7 @@ static __always_inline int fc_run(void *data, void *end, struct l3_call *r)
 	c->by += r->len;
 	c->last = now;
 	r->routed = 1;
-	r->nat = c->nat;
+	r->nat = hook == SLUICE_HOOK_XDP ? L3_NAT_NONE : c->nat;
 	r->egress = c->egress;
 	r->egress_slot = c->egress_slot;
 	r->egress_xdp = c->egress_xdp;
@@ -222,14 +230,14 @@ __attribute__((noinline)) int sluice_fc_xdp(struct xdp_md *ctx, struct l3_call *
 {
 	if (!ctx || !c)
 		return 0;
-	return fc_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, c);
+	return fc_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, c, SLUICE_HOOK_XDP);
 }
 
 __attribute__((noinline)) int sluice_fc_tc(struct __sk_buff *ctx, struct l3_call *c)
 {
 	if (!ctx || !c)
 		return 0;
-	return fc_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, c);
+	return fc_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, c, SLUICE_HOOK_TC);
 }
 
 #endif /* SLUICE_FLOWCACHE_H */

@@ -222,18 +222,16 @@ static __always_inline int nat_csum_off(__u8 proto)
  * checksum offload state, so incremental updates are the whole story). A
  * UDP checksum of zero (none) stays zero; one that comes out zero is sent
  * as 0xffff (RFC 768). */
-static __always_inline void nat_rewrite(struct pkt *p, const struct sluice_ct_nat4 *x)
+static __always_inline void nat_rewrite(struct iphdr *ip, __u16 *l4, __u8 proto, void *end,
+					const struct sluice_ct_nat4 *x)
 {
-	struct iphdr *ip = p->f.l3;
-	__u8 proto = p->f.l4_proto;
-	__u16 *l4 = p->f.l4, *cs = 0;
 	int off = nat_csum_off(proto), udp = proto == IPPROTO_UDP;
+	__u16 *cs = 0;
 
-	if (!ip || (void *)(ip + 1) > p->data_end || !l4 || off < 0 ||
-	    (void *)l4 + 8 > p->data_end)
+	if (!ip || (void *)(ip + 1) > end || !l4 || off < 0 || (void *)l4 + 8 > end)
 		return;
 	cs = (void *)l4 + off;
-	if ((void *)(cs + 1) > p->data_end)
+	if ((void *)(cs + 1) > end)
 		return;
 	if (udp && !*cs)
 		cs = 0;
@@ -272,11 +270,10 @@ static __always_inline void nat_rewrite(struct pkt *p, const struct sluice_ct_na
 
 /* A later fragment: the addresses and the IP checksum; its payload holds
  * no L4 header to update (the first fragment's checksum covers it all). */
-static __always_inline void nat_rewrite_addr(struct pkt *p, const struct sluice_ct_nat4 *x)
+static __always_inline void nat_rewrite_addr(struct iphdr *ip, void *end,
+					     const struct sluice_ct_nat4 *x)
 {
-	struct iphdr *ip = p->f.l3;
-
-	if (!ip || (void *)(ip + 1) > p->data_end)
+	if (!ip || (void *)(ip + 1) > end)
 		return;
 	if (ip->saddr != x->saddr) {
 		csum_upd32(&ip->check, ip->saddr, x->saddr);
@@ -312,13 +309,12 @@ static __always_inline void icmp_addr(__u16 *ics, __be32 *a, __be32 v)
  * the quote holds it (UDP's unless zero, TCP's if 18 bytes were quoted,
  * ICMP echo's), and the error's own ICMP checksum over all of it. A quote
  * with IP options never gets here (l3_decide drops it). */
-static __always_inline void nat_rewrite_icmp_error(struct pkt *p, const struct sluice_ct_nat4 *o,
+static __always_inline void nat_rewrite_icmp_error(struct iphdr *ip, __u8 *icmp, void *end,
+						   const struct sluice_ct_nat4 *o,
 						   const struct sluice_ct_nat4 *q)
 {
-	struct iphdr *ip = p->f.l3, *in;
 	__u16 *ics, *il4, *l4cs = 0, c;
-	__u8 *icmp = p->f.l4;
-	void *end = p->data_end;
+	struct iphdr *in;
 
 	if (!ip || (void *)(ip + 1) > end || !icmp || (void *)(icmp + 8) > end)
 		return;

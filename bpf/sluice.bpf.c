@@ -181,24 +181,17 @@ static __always_inline int nat_run(void *ctx, void *data, void *end, __u32 l3_of
 				   __u32 l4_off, __u8 l4_proto, __u8 kind)
 {
 	const struct l3_facts *f = l3_xlat();
-	struct pkt q;
+	struct iphdr *ip = data + (l3_off & 0x3f);
+	void *l4 = data + (l4_off & 0x3fff);
 
-	if (!f)
-		return 0;
-	__builtin_memset(&q, 0, sizeof(q));
-	q.data = data;
-	q.data_end = end;
-	q.f.l4_proto = l4_proto;
-	q.f.l3 = data + (l3_off & 0x3f);
-	q.f.l4 = data + (l4_off & 0x3fff);
-	if (q.f.l3 + sizeof(struct iphdr) > end || q.f.l4 > end)
+	if (!f || (void *)(ip + 1) > end || l4 > end)
 		return 0;
 	if (kind == L3_NAT_ICMP_ERROR)
-		nat_rewrite_icmp_error(&q, &f->xlat, &f->ixlat);
+		nat_rewrite_icmp_error(ip, l4, end, &f->xlat, &f->ixlat);
 	else if (kind == L3_NAT_ADDR)
-		nat_rewrite_addr(&q, &f->xlat);
+		nat_rewrite_addr(ip, end, &f->xlat);
 	else
-		nat_rewrite(&q, &f->xlat);
+		nat_rewrite(ip, l4, l4_proto, end, &f->xlat);
 	return 0;
 }
 
