@@ -33,7 +33,7 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 	int v;
 
 	if (!p->port)	/* (the entries looked it up already: again for a port added since) */
-		p->port = bpf_map_lookup_elem(&sluice_ports, &p->ifindex);
+		p->port = port_in(p->ifindex);
 	v = pkt_parse(p);
 	if (v != PKT_CONTINUE)
 		return v;
@@ -729,7 +729,7 @@ int sluice_xdp(struct xdp_md *ctx)
 	int v;
 
 	pkt_init(&p, ctx, data, data_end, ctx->ingress_ifindex, SLUICE_HOOK_XDP);
-	p.port = bpf_map_lookup_elem(&sluice_ports, &p.ifindex);
+	p.port = port_in(p.ifindex);
 	/* (not a fragment the daemon replays: its metadata says so, and it
 	 * must be translated here) */
 	if (p.port && (p.port->flags & SLUICE_PORT_TC_RX) &&
@@ -1042,7 +1042,7 @@ int sluice_tc(struct __sk_buff *skb)
 		 skb->ingress_ifindex, SLUICE_HOOK_TC);
 	p.gso_size = skb->gso_size;
 	p.len = len;
-	p.port = bpf_map_lookup_elem(&sluice_ports, &p.ifindex);
+	p.port = port_in(p.ifindex);
 	/* XDP decided already: on a port with XDP beside, or a held
 	 * fragment the daemon replayed through XDP (its metadata says so) */
 	if (p.port && ((p.port->flags & SLUICE_PORT_TC_TOO) ||

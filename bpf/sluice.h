@@ -273,6 +273,17 @@ struct sluice_port {
 };
 SLUICE_ASSERT(sizeof(struct sluice_port) == 64, "struct sluice_port layout");
 
+/* The ingress port's entry as the datapath last read it, per CPU
+ * (sluice_port_cache, bpf/maps.h port_in()): valid while the ports'
+ * generation (sluice_ports_gen, which the loader moves on after every
+ * change to sluice_ports) is the one it was read under. */
+struct sluice_port_cached {
+	__u32 ifindex;			/* 0: empty */
+	__u32 gen;
+	struct sluice_port port;
+};
+#define SLUICE_PORT_CACHE	64	/* slots, by ifindex modulo */
+
 /* FDB (sluice_fdb): learned by the datapath, aged and flushed by the
  * daemon, static and local entries mirrored from the kernel bridge. */
 struct sluice_fdb_key {

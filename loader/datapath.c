@@ -189,7 +189,7 @@ static const char *const map_names[] = {
 	"sluice_frag_events", "sluice_rule_keys", "sluice_rule_shapes", "sluice_ruleset",
 	"sluice_rules", "sluice_rule_stats", "sluice_sets4", "sluice_sets6", "sluice_log",
 	"sluice_shape_cfg", "sluice_shape", "sluice_shape_hosts", "sluice_shape_flows",
-	"sluice_fc",
+	"sluice_fc", "sluice_ports_gen",
 };
 
 static int *map_fd(struct dp *dp, size_t i)
@@ -201,7 +201,8 @@ static int *map_fd(struct dp *dp, size_t i)
 		       &dp->nat_peer_fd, &dp->frag_events_fd, &dp->rule_keys_fd,
 		       &dp->rule_shapes_fd, &dp->ruleset_fd, &dp->rules_fd, &dp->rule_stats_fd,
 		       &dp->sets4_fd, &dp->sets6_fd, &dp->log_fd, &dp->shape_cfg_fd, &dp->shape_fd,
-		       &dp->shape_hosts_fd, &dp->shape_flows_fd, &dp->fc_fd };
+		       &dp->shape_hosts_fd, &dp->shape_flows_fd, &dp->fc_fd,
+		       &dp->ports_gen_fd };
 
 	return fds[i];
 }
@@ -489,6 +490,7 @@ int dp_load(struct dp *dp)
 	dp->shape_hosts_fd = dup(bpf_map__fd(dp->skel->maps.sluice_shape_hosts));
 	dp->shape_flows_fd = dup(bpf_map__fd(dp->skel->maps.sluice_shape_flows));
 	dp->fc_fd = dup(bpf_map__fd(dp->skel->maps.sluice_fc));
+	dp->ports_gen_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ports_gen));
 	return 0;
 }
 
@@ -1152,6 +1154,21 @@ static void undo_new(const struct dp *dp, int ifindex, enum att_kind kind, int *
 	*is_new = false;
 }
 
+/* After every change to sluice_ports: the datapath's per-CPU copies of
+ * ingress ports (bpf/maps.h port_in()) are read again. */
+static void ports_changed(struct dp *dp)
+{
+	__u32 zero = 0, gen = 0;
+
+	if (dp->ports_gen_fd < 0)
+		return;
+	bpf_map_lookup_elem(dp->ports_gen_fd, &zero, &gen);
+	gen++;
+	if (bpf_map_update_elem(dp->ports_gen_fd, &zero, &gen, BPF_ANY))
+		log_err("sluice_ports_gen: %s (ports may keep their old state on some CPUs)",
+			strerror(errno));
+}
+
 /* A kept XDP port whose new tc program beside was removed again (a failed
  * apply): if its entry was written already, XDP must not leave frames to
  * tc any more. Above all not with TC_RX, where XDP passes every frame, and
@@ -1164,6 +1181,7 @@ static void tc_flags_off(struct dp *dp, __u32 ifindex)
 	if (!bpf_map_lookup_elem(dp->ports_fd, &ifindex, &cur) && (cur.flags & both)) {
 		cur.flags &= ~both;
 		bpf_map_update_elem(dp->ports_fd, &ifindex, &cur, BPF_EXIST);
+		ports_changed(dp);
 	}
 }
 
@@ -1297,7 +1315,7 @@ static int delete_leavers(struct dp *dp, const struct wants *w)
 
 /* Keep the slot (and so the counters) of ports that stay; give new ports
  * the lowest free slot with its counters zeroed. */
-static int write_ports(struct dp *dp, struct wants *w)
+static int write_port_entries(struct dp *dp, struct wants *w)
 {
 	bool used[SLUICE_MAX_PORTS] = { [SLUICE_SLOT_UNKNOWN] = true };
 	struct sluice_port old;
@@ -1335,6 +1353,15 @@ static int write_ports(struct dp *dp, struct wants *w)
 			return -errno;
 	}
 	return 0;
+}
+
+/* Whatever part of it was written, the datapath reads the ports again. */
+static int write_ports(struct dp *dp, struct wants *w)
+{
+	int ret = write_port_entries(dp, w);
+
+	ports_changed(dp);
+	return ret;
 }
 
 static const struct want *want_of(const struct wants *w, __u32 ifindex)

@@ -23,6 +23,10 @@
 #   SLUICE_QEMU_CPU        qemu -cpu model (default: max)
 #   SLUICE_QEMU_ACCEL      qemu -accel value (default: tcg,thread=single; see
 #                          "qemu" below before changing it)
+#   SLUICE_QEMU_ICOUNT     qemu -icount value (e.g. shift=2): the guest's clocks
+#                          count instructions executed, not host time (make
+#                          bench's guest rows: a time per packet then measures
+#                          the instructions it took, the same in every run)
 #
 # In the guest: / is an overlay (lower: host / over 9p, read-only; upper:
 # tmpfs), so writes succeed but are thrown away.  /proc /sys /dev
@@ -311,7 +315,8 @@ run_qemu() { # image
 	: >"$RUN/console.log"
 	: >"$RUN/output.log"
 	timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
-		-accel "$ACCEL" -cpu "${SLUICE_QEMU_CPU:-max}" -smp 2 -m "$MEM" \
+		-accel "$ACCEL" ${SLUICE_QEMU_ICOUNT:+-icount "$SLUICE_QEMU_ICOUNT"} \
+		-cpu "${SLUICE_QEMU_CPU:-max}" -smp 2 -m "$MEM" \
 		-nographic -nodefaults -no-user-config -no-reboot \
 		-nic none \
 		-kernel "$1" -initrd "$INITRD" -append "$APPEND" \

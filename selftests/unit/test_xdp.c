@@ -566,13 +566,28 @@ static void baseline(void)
 	clear_map(bpf_map__fd(skel->maps.sluice_vlans), sizeof(struct sluice_vlan_key));
 }
 
+/* As the loader does after every change to sluice_ports: the datapath's
+ * per-CPU copies of ingress ports are read again. */
+static void ports_changed(void)
+{
+	int fd = bpf_map__fd(skel->maps.sluice_ports_gen);
+	__u32 zero = 0, gen = 0;
+
+	bpf_map_lookup_elem(fd, &zero, &gen);
+	gen++;
+	bpf_map_update_elem(fd, &zero, &gen, BPF_ANY);
+}
+
 static int write_ports(void)
 {
-	for (int p = P_LO; p < P_COUNT; p++)
+	int ret = 0;
+
+	for (int p = P_LO; p < P_COUNT && !ret; p++)
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_ports), &ifindex_of[p],
 					&ports[p], BPF_ANY))
-			return -errno;
-	return 0;
+			ret = -errno;
+	ports_changed();
+	return ret;
 }
 
 /* Known destinations and port changes, one function per fixture. */
@@ -2079,8 +2094,10 @@ static void run_fixture(const struct fixture *orig, int bench, int tc)
 		opts.ctx_in = &ctx;
 		opts.ctx_size_in = sizeof(ctx);
 	}
-	if (f->unknown_port)	/* as if the port were being attached right now */
+	if (f->unknown_port) {	/* as if the port were being attached right now */
 		bpf_map_delete_elem(bpf_map__fd(skel->maps.sluice_ports), &ifindex_of[in_port]);
+		ports_changed();
+	}
 	opts.data_in = in.b;
 	opts.data_size_in = in.len;
 	opts.data_out = out;
