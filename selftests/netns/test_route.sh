@@ -389,11 +389,18 @@ EOF
 		skip "no-neigh: no nftables to count the forward hook ($(head -1 "$WORK/nft.log"))"
 		return
 	fi
+	# H1 must not ARP for its gateway meanwhile (a stale entry's probe,
+	# or a fresh one): the router would learn H1 from it, and the reply
+	# would find its neighbour
+	ip -n "$H1" neigh replace 192.168.10.1 dev eth0 nud permanent \
+		lladdr "$(ip -n "$RTR" link show br-lan | awk '/link\/ether/ {print $2}')"
 	ip -n "$RTR" neigh flush dev wan0
 	ip -n "$RTR" neigh flush dev br-lan
 	l0=$(passes_of lan1 no-neigh) w0=$(passes_of wan0 no-neigh)
 	in_ns "$H1" ping -c 1 -W $((2 * SLOW)) 203.0.113.1 >"$WORK/neigh.log" 2>&1
 	r=$?
+	ip -n "$RTR" neigh show >>"$WORK/neigh.log" 2>&1
+	ip -n "$H1" neigh del 192.168.10.1 dev eth0 2>/dev/null
 	n=$(( $(passes_of lan1 no-neigh) - l0 + $(passes_of wan0 no-neigh) - w0 ))
 	fw=$(ip netns exec "$RTR" nft list chain inet sluice_neigh seen | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
 	ip netns exec "$RTR" nft delete table inet sluice_neigh

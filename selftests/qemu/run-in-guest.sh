@@ -393,6 +393,13 @@ if [ ! -s "$RUN/io/status" ]; then
 fi
 RC=$(cat "$RUN/io/status")
 case $RC in ''|*[!0-9]*) guest_failure 125 "bad exit status '$RC' from the guest" ;; esac
+# With slub_debug (run.sh boots the 6.12 guest so) the slab allocator checks
+# every free and reports a double free or an overrun with its stack trace,
+# instead of a corrupt freelist panicking a later allocation: a report is a
+# failure, whatever the command's status.
+slab=$(tr -d '\r' <"$RUN/console.log" | sed -e 's/^\[ *[0-9.]*\] //' |
+	grep -m1 -E '^BUG [^ ]+ \(.*\): |Object already free|Redzone overwritten|Poison overwritten|Freepointer corrupt' || true)
+[ -n "$slab" ] && guest_failure 125 "the slab allocator reported a corruption: $slab"
 
 if tr -d '\r' <"$RUN/console.log" | grep -qE '(BUG:|Oops|WARNING: CPU|Call Trace:)'; then
 	log "note: the guest kernel logged a BUG/Oops/WARNING:"
