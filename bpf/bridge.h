@@ -58,11 +58,27 @@ static __always_inline int mac_is_bcast(const __u8 *m)
 	return *(const __u32 *)m == 0xffffffff && *(const __u16 *)(m + 4) == 0xffff;
 }
 
-static __always_inline void fdb_key(struct sluice_fdb_key *k, const __u8 *mac, __u16 vlan)
+/* The FDB key of MAC in VLAN as one 64-bit word (struct sluice_fdb_key's
+ * bytes on a little-endian machine), also stored in K for a map lookup.
+ * Built in a register from two packet loads: stores of 4, 2 and 2 bytes
+ * read back as one word (the hash, the caches' compares) would stall the
+ * load on store forwarding, a cost the unknown-destination pass measured. */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "fdb_key() builds the key's bytes little-endian"
+#endif
+static __always_inline __u64 fdb_key(struct sluice_fdb_key *k, const __u8 *mac, __u16 vlan)
 {
-	*(__u32 *)k->mac = *(const __u32 *)mac;
-	*(__u16 *)(k->mac + 4) = *(const __u16 *)(mac + 4);
-	k->vlan = vlan;
+	__u64 v = *(const __u32 *)mac | (__u64)*(const __u16 *)(mac + 4) << 32 |
+		  (__u64)vlan << 48;
+
+	*(__u64 *)k = v;
+	return v;
+}
+
+/* A slot of a 64-slot per-CPU cache for key V (and SALT). */
+static __always_inline __u32 fdb_slot(__u64 v, __u32 salt)
+{
+	return (((__u32)v ^ (__u32)(v >> 32) ^ salt) * 2654435761U) >> 26;
 }
 
 /* Sources learned lately, per CPU (direct-mapped by MAC and port): a busy
@@ -78,12 +94,59 @@ struct {
 	__type(value, struct sluice_learned);
 } sluice_learned SEC(".maps");
 
-static __always_inline struct sluice_learned *learned_slot(const struct sluice_fdb_key *k, __u32 ifindex)
+static __always_inline struct sluice_learned *learned_slot(__u64 v, __u32 ifindex)
 {
-	__u32 h = (*(const __u32 *)k->mac ^ *(const __u32 *)(k->mac + 4) ^ ifindex) * 2654435761U;
+	__u32 h = fdb_slot(v, ifindex);	/* (6 bits: SLUICE_LEARNED_SLOTS) */
 
-	h >>= 26;	/* (6 bits: SLUICE_LEARNED_SLOTS) */
 	return bpf_map_lookup_elem(&sluice_learned, &h);
+}
+
+/* Destinations the FDB did not have, per CPU (direct-mapped by MAC and
+ * VLAN): a frame to a host nobody has heard from yet (the kernel floods it)
+ * skips the hash lookup that would miss again. A slot holds for
+ * SLUICE_UNKNOWN_NS, and only while the FDB's generation is the one read
+ * before its lookup missed: every entry added anywhere moves the generation
+ * on (maps.h), so a MAC learned on any CPU is looked up again at the next
+ * frame. A stale slot could only hand a frame to the kernel, which is never
+ * wrong. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_UNKNOWN_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sluice_unknown);
+} sluice_unknown SEC(".maps");
+
+/* The destination's entry, NULL: unknown. */
+static __always_inline struct sluice_fdb_entry *fdb_dst(const struct sluice_fdb_key *k, __u64 v,
+						       __u64 now)
+{
+	__u32 zero = 0, h = fdb_slot(v, 0);	/* (6 bits: SLUICE_UNKNOWN_SLOTS) */
+	const __u32 *g = bpf_map_lookup_elem(&sluice_fdb_gen, &zero);
+	struct sluice_unknown *u = bpf_map_lookup_elem(&sluice_unknown, &h);
+	struct sluice_fdb_entry *e;
+	__u32 gen;
+
+	if (!u || !g)	/* (never: both keys are in range) */
+		return bpf_map_lookup_elem(&sluice_fdb, k);
+	gen = *(volatile const __u32 *)g;	/* before the lookup: see maps.h */
+	if (*(__u64 *)&u->k == v && u->gen == gen && u->at && now - u->at < SLUICE_UNKNOWN_NS)
+		return NULL;
+	e = bpf_map_lookup_elem(&sluice_fdb, k);
+	if (!e) {
+		u->at = now;
+		*(__u64 *)&u->k = v;
+		u->gen = gen;
+	}
+	return e;
+}
+
+/* After an entry was added: no CPU may keep its MAC as unknown. */
+static __always_inline void fdb_gen_bump(void)
+{
+	__u32 zero = 0, *g = bpf_map_lookup_elem(&sluice_fdb_gen, &zero);
+
+	if (g)
+		__sync_fetch_and_add(g, 1);
 }
 
 /* fdb_learn_entry(): go on, but an entry the kernel owns (static, local):
@@ -121,6 +184,7 @@ static __always_inline int fdb_learn_entry(struct pkt *p, const struct sluice_fd
 	err = bpf_map_update_elem(&sluice_fdb, k, &fresh, BPF_NOEXIST);
 	g = gstats();
 	if (!err) {
+		fdb_gen_bump();
 		if (g)
 			g->fdb_learn++;
 		return SLUICE_PASS_MAX;
@@ -140,12 +204,13 @@ static __attribute__((noinline)) int fdb_learn(struct pkt *p, const __u8 *src, _
 {
 	struct sluice_learned *l;
 	struct sluice_fdb_key k;
+	__u64 v;
 	int r;
 
-	fdb_key(&k, src, p->vlan);
-	l = learned_slot(&k, p->ifindex);
-	if (l && l->at && now - l->at < SLUICE_LEARNED_NS && l->ifindex == p->ifindex &&
-	    *(__u64 *)&l->k == *(__u64 *)&k)
+	v = fdb_key(&k, src, p->vlan);
+	l = learned_slot(v, p->ifindex);
+	if (l && *(__u64 *)&l->k == v && l->ifindex == p->ifindex && l->at &&
+	    now - l->at < SLUICE_LEARNED_NS)
 		return SLUICE_PASS_MAX;
 	r = fdb_learn_entry(p, &k, now);
 	if (r == FDB_GO_STATIC)
@@ -153,7 +218,7 @@ static __attribute__((noinline)) int fdb_learn(struct pkt *p, const __u8 *src, _
 	if (r == SLUICE_PASS_MAX && l) {
 		l->at = now;
 		l->ifindex = p->ifindex;
-		l->k = k;
+		*(__u64 *)&l->k = v;
 	}
 	return r;
 }
@@ -247,8 +312,7 @@ static __always_inline int bridge_l2(struct pkt *p)
 							     : SLUICE_PASS_MULTICAST);
 	if (mac_eq(eth->h_dest, in->br_mac))	/* routed, or for the router itself */
 		return PKT_CONTINUE;
-	fdb_key(&k, eth->h_dest, p->vlan);
-	e = bpf_map_lookup_elem(&sluice_fdb, &k);
+	e = fdb_dst(&k, fdb_key(&k, eth->h_dest, p->vlan), now);
 	if (!e)
 		return pkt_pass(p, SLUICE_PASS_UNKNOWN_DST);
 	if (e->flags & SLUICE_FDB_LOCAL)	/* another of the router's own MACs */

@@ -105,6 +105,19 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_fdb SEC(".maps");
 
+/* The FDB's generation: one more after every entry added, by the datapath
+ * (a learned MAC) and by the loader (a mirrored static or local entry), so
+ * that no CPU keeps a destination unknown once it is in the table
+ * (bridge.h, sluice_unknown). Removals leave it alone: a destination
+ * that disappears was known, never cached as unknown. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_fdb_gen SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SLUICE_VLANS_MAX);

@@ -352,8 +352,20 @@ SLUICE_ASSERT(sizeof(struct sluice_zone) == 48, "struct sluice_zone layout");
 
 struct sluice_learned {
 	__u64 at;			/* bpf_ktime_get_coarse_ns(), 0 never */
+	struct sluice_fdb_key k;	/* (8-aligned: read as one word) */
 	__u32 ifindex;
+};
+
+/* Destinations the FDB did not have lately (sluice_unknown, per CPU, not
+ * pinned; bridge.h): valid for SLUICE_UNKNOWN_NS while the FDB's generation
+ * (sluice_fdb_gen) stays what it was when the lookup missed. */
+#define SLUICE_UNKNOWN_SLOTS	64
+#define SLUICE_UNKNOWN_NS	(100ULL * 1000000ULL)
+
+struct sluice_unknown {
+	__u64 at;			/* bpf_ktime_get_coarse_ns(), 0 never */
 	struct sluice_fdb_key k;
+	__u32 gen;			/* sluice_fdb_gen when the lookup missed */
 };
 
 /* The next-hop cache (sluice_nh, per CPU, not pinned; route.h): what the

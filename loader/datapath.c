@@ -189,7 +189,7 @@ static const char *const map_names[] = {
 	"sluice_frag_events", "sluice_rule_keys", "sluice_rule_shapes", "sluice_ruleset",
 	"sluice_rules", "sluice_rule_stats", "sluice_sets4", "sluice_sets6", "sluice_log",
 	"sluice_shape_cfg", "sluice_shape", "sluice_shape_hosts", "sluice_shape_flows",
-	"sluice_fc", "sluice_ports_gen",
+	"sluice_fc", "sluice_ports_gen", "sluice_fdb_gen",
 };
 
 static int *map_fd(struct dp *dp, size_t i)
@@ -202,7 +202,7 @@ static int *map_fd(struct dp *dp, size_t i)
 		       &dp->rule_shapes_fd, &dp->ruleset_fd, &dp->rules_fd, &dp->rule_stats_fd,
 		       &dp->sets4_fd, &dp->sets6_fd, &dp->log_fd, &dp->shape_cfg_fd, &dp->shape_fd,
 		       &dp->shape_hosts_fd, &dp->shape_flows_fd, &dp->fc_fd,
-		       &dp->ports_gen_fd };
+		       &dp->ports_gen_fd, &dp->fdb_gen_fd };
 
 	return fds[i];
 }
@@ -491,6 +491,7 @@ int dp_load(struct dp *dp)
 	dp->shape_flows_fd = dup(bpf_map__fd(dp->skel->maps.sluice_shape_flows));
 	dp->fc_fd = dup(bpf_map__fd(dp->skel->maps.sluice_fc));
 	dp->ports_gen_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ports_gen));
+	dp->fdb_gen_fd = dup(bpf_map__fd(dp->skel->maps.sluice_fdb_gen));
 	return 0;
 }
 

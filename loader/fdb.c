@@ -105,10 +105,25 @@ static __u32 mirror_flags(const struct nl_fdb *f)
 	return f->local ? SLUICE_FDB_LOCAL : SLUICE_FDB_STATIC;
 }
 
+/* After entries were added: the datapath's per-CPU memory of destinations
+ * the FDB did not have (bpf/bridge.h fdb_dst()) is looked up again. */
+static void fdb_changed(struct dp *dp)
+{
+	__u32 zero = 0, gen = 0;
+
+	if (dp->fdb_gen_fd < 0)
+		return;
+	bpf_map_lookup_elem(dp->fdb_gen_fd, &zero, &gen);
+	gen++;
+	if (bpf_map_update_elem(dp->fdb_gen_fd, &zero, &gen, BPF_ANY))
+		log_err("sluice_fdb_gen: %s (a static entry may wait %llu ms for the fast path)",
+			strerror(errno), SLUICE_UNKNOWN_NS / 1000000);
+}
+
 int fdb_sync(struct dp *dp)
 {
 	struct port_ent ports[SLUICE_MAX_PORTS];
-	int n_ports, n_br = 0, n_rows, n_kern = 0, i, j, ret;
+	int n_ports, n_br = 0, n_rows, n_kern = 0, n_added = 0, i, j, ret;
 	int bridges[SLUICE_MAX_PORTS];
 	struct nl_fdb *kern = NULL;
 	struct fdb_row *rows;
@@ -162,7 +177,11 @@ int fdb_sync(struct dp *dp)
 		memcpy(key.mac, kern[j].mac, 6);
 		if (bpf_map_update_elem(dp->fdb_fd, &key, &e, BPF_ANY))
 			log_info("mirroring a static FDB entry: %s", strerror(errno));
+		else
+			n_added++;
 	}
+	if (n_added)
+		fdb_changed(dp);
 	free(rows);
 	free(kern);
 	return 0;

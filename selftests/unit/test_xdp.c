@@ -394,9 +394,23 @@ static __u64 now_ns(void)
 	return t.tv_sec * 1000000000ULL + t.tv_nsec;
 }
 
+/* As the loader does after adding FDB entries: no CPU keeps their MACs as
+ * unknown destinations (bridge.h fdb_dst()). */
+static void fdb_changed(void)
+{
+	int fd = bpf_map__fd(skel->maps.sluice_fdb_gen);
+	__u32 zero = 0, gen = 0;
+
+	bpf_map_lookup_elem(fd, &zero, &gen);
+	gen++;
+	bpf_map_update_elem(fd, &zero, &gen, BPF_ANY);
+}
+
 /* An FDB entry for MAC in VLAN on port P (or a raw ifindex when P is
- * negative), last seen AGE_MS ago. */
-static void fdb_put(const unsigned char *mac, __u16 vlan, int p, __u32 flags, __u64 age_ms)
+ * negative), last seen AGE_MS ago, written as the loader would (RAW: without
+ * telling the datapath). */
+static void fdb_write(const unsigned char *mac, __u16 vlan, int p, __u32 flags, __u64 age_ms,
+		      int raw)
 {
 	struct sluice_fdb_key k = { .vlan = vlan };
 	struct sluice_fdb_entry e = {
@@ -408,6 +422,13 @@ static void fdb_put(const unsigned char *mac, __u16 vlan, int p, __u32 flags, __
 	memcpy(k.mac, mac, 6);
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_fdb), &k, &e, BPF_ANY))
 		printf("    fdb_put: %s\n", strerror(errno));
+	if (!raw)
+		fdb_changed();
+}
+
+static void fdb_put(const unsigned char *mac, __u16 vlan, int p, __u32 flags, __u64 age_ms)
+{
+	fdb_write(mac, vlan, p, flags, age_ms, 0);
 }
 
 static void vlan_put(enum port_id p, __u16 vid, __u32 flags)
@@ -2722,6 +2743,44 @@ static void test_nh_cache(int tc)
 	write_ports();
 }
 
+/* The unknown-destination cache (bridge.h fdb_dst()): a destination the
+ * FDB did not have is not looked up again on this CPU for SLUICE_UNKNOWN_NS,
+ * unless an entry was added meanwhile, by the loader (the generation it
+ * moves on) or by the datapath's own learning. */
+static void test_unknown_cache(int tc)
+{
+	int pass = tc ? 0 /* TC_ACT_OK */ : XDP_PASS, redirect = tc ? 7 /* TC_ACT_REDIRECT */ : XDP_REDIRECT;
+	int fd = bpf_map__fd(skel->maps.sluice_fdb);
+	struct sluice_fdb_key k = {};
+	struct pkt out = {};
+	int r[6];
+
+	baseline();
+	write_ports();
+	memcpy(k.mac, MAC_B, 6);
+	r[0] = run_pkt(ipv4_udp, P_LAN1, tc, 0, &out, NULL);	/* B unknown, remembered */
+	fdb_write(MAC_B, 0, P_LAN2, 0, 0, 1);
+	r[1] = run_pkt(ipv4_udp, P_LAN1, tc, 0, &out, NULL);	/* not looked up */
+	fdb_changed();
+	r[2] = run_pkt(ipv4_udp, P_LAN1, tc, 0, &out, NULL);
+	bpf_map_delete_elem(fd, &k);
+	r[3] = run_pkt(ipv4_udp, P_LAN1, tc, 0, &out, NULL);	/* remembered again */
+	run_pkt(ipv4_udp_back, P_LAN2, tc, 0, &out, NULL);	/* B learned here */
+	r[4] = run_pkt(ipv4_udp, P_LAN1, tc, 0, &out, NULL);
+	bpf_map_delete_elem(fd, &k);
+	run_pkt(ipv4_udp, P_LAN1, tc, 0, &out, NULL);
+	fdb_write(MAC_B, 0, P_LAN2, 0, 0, 1);
+	usleep(SLUICE_UNKNOWN_NS / 1000 + 20000);
+	r[5] = run_pkt(ipv4_udp, P_LAN1, tc, 0, &out, NULL);
+	frag_ok(r[0] == pass && r[1] == pass && r[2] == redirect && r[3] == pass &&
+		r[4] == redirect && r[5] == redirect,
+		"unknown cache: an unknown destination is not looked up again (%d %d), is at once "
+		"when the loader added it (%d) or a port learned it (%d %d), and after %llu ms (%d)",
+		r[0], r[1], r[2], r[3], r[4], SLUICE_UNKNOWN_NS / 1000000, r[5]);
+	baseline();
+	write_ports();
+}
+
 /* The learned-source cache (bridge.h): a source learned on this CPU in the
  * last 50 ms is not looked up again, so an entry flushed meanwhile comes
  * back only after that; a move to another port is learned at once. */
@@ -3030,6 +3089,7 @@ int main(int argc, char **argv)
 	test_tc_rx();
 	test_nh_cache(0);
 	test_learned_cache(0);
+	test_unknown_cache(0);
 	test_flow_cache(0, 0);
 	test_flow_cache(0, 1);
 	/* The same fixtures through the tc ingress entry point: one pipeline,
@@ -3041,6 +3101,7 @@ int main(int argc, char **argv)
 	test_shape(1);
 	test_nh_cache(1);
 	test_learned_cache(1);
+	test_unknown_cache(1);
 	test_flow_cache(1, 0);
 	test_flow_cache(1, 1);
 	rules_cleanup();
