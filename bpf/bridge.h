@@ -59,13 +59,10 @@ static __always_inline int mac_is_bcast(const __u8 *m)
 }
 
 /* The FDB key of MAC in VLAN as one 64-bit word (struct sluice_fdb_key's
- * bytes on a little-endian machine), also stored in K for a map lookup.
+ * bytes: sluice.h's byte order), also stored in K for a map lookup.
  * Built in a register from two packet loads: stores of 4, 2 and 2 bytes
  * read back as one word (the hash, the caches' compares) would stall the
  * load on store forwarding, a cost the unknown-destination pass measured. */
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "fdb_key() builds the key's bytes little-endian"
-#endif
 static __always_inline __u64 fdb_key(struct sluice_fdb_key *k, const __u8 *mac, __u16 vlan)
 {
 	__u64 v = *(const __u32 *)mac | (__u64)*(const __u16 *)(mac + 4) << 32 |

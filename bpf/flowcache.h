@@ -46,28 +46,28 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);	/* for `sluice conntrack`'s counts */
 } sluice_fc SEC(".maps");
 
-static __always_inline int fc_same(const struct sluice_fc *c, const struct sluice_ct4_key *k)
+static __always_inline int fc_same(const struct sluice_fc *c, __u64 w0, __u64 w1)
 {
-	const __u64 *a = (const __u64 *)&c->k, *b = (const __u64 *)k;
+	const __u64 *a = (const __u64 *)&c->k;
 
-	return a[0] == b[0] && a[1] == b[1];
+	return a[0] == w0 && a[1] == w1;
 }
 
-/* The slot of K's set that holds it, else NULL; *VICTIM: the one a fill
- * would take (K's own, else the older of the two). */
-static __always_inline struct sluice_fc *fc_find(const struct sluice_ct4_key *k,
-						 struct sluice_fc **victim)
+/* The slot of the set of the key with words W0, W1 (sluice_ct.h) that
+ * holds it, else NULL; *VICTIM: the one a fill would take (the key's own,
+ * else the older of the two). */
+static __always_inline struct sluice_fc *fc_find(__u64 w0, __u64 w1, struct sluice_fc **victim)
 {
-	__u32 i = sluice_fc_set(k), j = i + 1;
+	__u32 i = sluice_fc_set_w(w0, w1), j = i + 1;
 	struct sluice_fc *a = bpf_map_lookup_elem(&sluice_fc, &i);
 	struct sluice_fc *b = bpf_map_lookup_elem(&sluice_fc, &j);
 
 	*victim = 0;
 	if (!a || !b)
 		return 0;
-	if (fc_same(a, k))
+	if (fc_same(a, w0, w1))
 		return *victim = a;
-	if (fc_same(b, k))
+	if (fc_same(b, w0, w1))
 		return *victim = b;
 	*victim = a->at <= b->at ? a : b;
 	return 0;
@@ -110,7 +110,7 @@ static __attribute__((noinline)) int fc_fill(__u32 ifindex)
 	if (!s || !cfg || (cfg->flags & SLUICE_CFG_SHAPED))
 		return 0;
 	f = &s->f;
-	c = fc_find(&s->keys.k.k4, &v);
+	c = fc_find(((const __u64 *)&s->keys.k.k4)[0], ((const __u64 *)&s->keys.k.k4)[1], &v);
 	if (!v)
 		return 0;
 	fc_settle(v);
@@ -168,8 +168,8 @@ static __always_inline int fc_port_ok(const struct pkt *p)
 static __always_inline int fc_run(void *data, void *end, struct l3_call *r, const int hook)
 {
 	const struct sluice_dp_config *cfg;
-	struct sluice_ct4_key k = {};
 	struct sluice_fc *c, *v;
+	__u64 w0, w1;
 	struct l3_scratch *s;
 	struct iphdr *ip;
 	__u32 key0 = 0;
@@ -187,13 +187,11 @@ static __always_inline int fc_run(void *data, void *end, struct l3_call *r, cons
 	} else if (ip->protocol != IPPROTO_UDP) {
 		return 0;
 	}
-	k.src = ip->saddr;
-	k.dst = ip->daddr;
-	k.sport = *(__be16 *)l4;
-	k.dport = *(__be16 *)(l4 + 2);
-	k.proto = ip->protocol;
-	k.zone = r->port_zone_1 - 1;
-	c = fc_find(&k, &v);
+	/* the key's words (sluice_ct.h): addresses, then ports, proto, zone */
+	w0 = *(const __u64 *)&ip->saddr;
+	w1 = *(const __u32 *)l4 | (__u64)ip->protocol << 32 |
+	     (__u64)((r->port_zone_1 - 1) & 0xff) << 40;
+	c = fc_find(w0, w1, &v);
 	if (!c || c->ifindex != r->ifindex || load_len16(&ip->tot_len) > c->ok_len)
 		return 0;
 	cfg = bpf_map_lookup_elem(&sluice_config, &key0);

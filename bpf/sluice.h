@@ -12,6 +12,13 @@
 
 #define SLUICE_ASSERT(c, m) _Static_assert(c, m)
 
+/* The datapath builds some keys as 64-bit words in registers (the FDB's,
+ * the flow cache's) whose bytes are the key struct's only on a
+ * little-endian machine, like every machine sluice runs on (x86, arm64). */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "sluice's key words assume a little-endian machine"
+#endif
+
 #include "sluice_ct.h"
 #include "sluice_rules.h"
 

@@ -217,17 +217,29 @@ struct sluice_fc {
 };
 SLUICE_ASSERT(sizeof(struct sluice_fc) == 96, "struct sluice_fc layout");
 
-/* The first slot of KEY's set of two (user space computes it too). */
-static inline __u32 sluice_fc_set(const struct sluice_ct4_key *k)
+/* The first slot of the set of two of the key whose bytes are the words
+ * W0, W1 (little-endian: src and dst; ports, proto, zone). The datapath
+ * builds them from the packet in registers, not in a struct: stores of 4,
+ * 2 and 1 bytes read back as a word stall on store forwarding. */
+static inline __u32 sluice_fc_set_w(__u64 w0, __u64 w1)
 {
-	__u32 h = k->src ^ (k->dst * 0x9e3779b1U) ^
-		  (((__u32)k->sport << 16 | k->dport) * 0x85ebca77U) ^
-		  ((__u32)k->proto << 8 | k->zone);
+	__u32 ports = (__u32)w1;	/* sport | dport << 16 */
+	__u32 h = (__u32)w0 ^ ((__u32)(w0 >> 32) * 0x9e3779b1U) ^
+		  ((ports << 16 | ports >> 16) * 0x85ebca77U) ^
+		  ((__u32)(w1 >> 32 & 0xff) << 8 | (__u32)(w1 >> 40 & 0xff));
 
 	h ^= h >> 15;
 	h *= 0xc2b2ae35U;
 	h ^= h >> 13;
 	return (h & (SLUICE_FC_SLOTS / 2 - 1)) * 2;
+}
+
+/* The same for KEY (user space computes it too). */
+static inline __u32 sluice_fc_set(const struct sluice_ct4_key *k)
+{
+	const __u64 *w = (const __u64 *)k;
+
+	return sluice_fc_set_w(w[0], w[1]);
 }
 
 /* Timeouts in seconds (config `conntrack { ... }`). */
