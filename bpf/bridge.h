@@ -200,7 +200,7 @@ static __always_inline int fdb_learn_entry(struct pkt *p, const struct sluice_fd
 static __attribute__((noinline)) int fdb_learn(struct pkt *p, const __u8 *src, __u64 now)
 {
 	struct sluice_learned *l;
-	struct sluice_fdb_key k;
+	struct sluice_fdb_key k __attribute__((aligned(8)));	/* (fdb_key()'s word store) */
 	__u64 v;
 	int r;
 
@@ -271,7 +271,7 @@ static __always_inline int bridge_l2(struct pkt *p)
 	const struct sluice_port *in = p->port, *out;
 	struct ethhdr *eth = p->f.eth;
 	struct sluice_fdb_entry *e;
-	struct sluice_fdb_key k;
+	struct sluice_fdb_key k __attribute__((aligned(8)));	/* (fdb_key()'s word store) */
 	__u32 egress;
 	__u64 now;
 	int r;

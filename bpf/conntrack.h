@@ -302,18 +302,26 @@ static __always_inline int l3_admit(void *ctx, struct l3_facts *f)
 
 /* ---- the tuple of a packet ---------------------------------------------- */
 
+/* An IPv4 key as two word stores: the hash map reads keys by the word
+ * (its hash and compare), and a word read back from stores of 2 and 1
+ * bytes stalls on store forwarding. (K is in the l3 scratch, a map value:
+ * a stack key would have to be 8-aligned for the verifier.) */
+static __always_inline void ct4_key_set(struct sluice_ct4_key *k, __be32 src, __be32 dst,
+					__be16 sport, __be16 dport, __u8 proto, __u8 zone)
+{
+	__u64 *w = (__u64 *)k;
+
+	w[0] = (__u64)src | (__u64)dst << 32;
+	w[1] = (__u64)sport | (__u64)dport << 16 | (__u64)proto << 32 | (__u64)zone << 40;
+}
+
 static __always_inline void ct_key_build(struct ct_key *k, const struct l3_facts *f,
 					 __u8 zone)
 {
 	__builtin_memset(k, 0, sizeof(*k));
 	k->v6 = f->v6;
 	if (!f->v6) {
-		k->k4.src = f->src[0];
-		k->k4.dst = f->dst[0];
-		k->k4.sport = f->sport;
-		k->k4.dport = f->dport;
-		k->k4.proto = f->proto;
-		k->k4.zone = zone;
+		ct4_key_set(&k->k4, f->src[0], f->dst[0], f->sport, f->dport, f->proto, zone);
 	} else {
 		__builtin_memcpy(k->k6.src, f->src, 16);
 		__builtin_memcpy(k->k6.dst, f->dst, 16);
@@ -333,19 +341,12 @@ static __always_inline void ct_key_reverse(struct ct_key *r, const struct ct_key
 	__builtin_memset(r, 0, sizeof(*r));
 	r->v6 = k->v6;
 	if (!k->v6) {
-		if (e->flags & SLUICE_CT_NAT) {
-			r->k4.src = e->nat.daddr;
-			r->k4.dst = e->nat.saddr;
-			r->k4.sport = e->nat.dport;
-			r->k4.dport = e->nat.sport;
-		} else {
-			r->k4.src = k->k4.dst;
-			r->k4.dst = k->k4.src;
-			r->k4.sport = k->k4.dport;
-			r->k4.dport = k->k4.sport;
-		}
-		r->k4.proto = k->k4.proto;
-		r->k4.zone = e->zone_out;
+		if (e->flags & SLUICE_CT_NAT)
+			ct4_key_set(&r->k4, e->nat.daddr, e->nat.saddr, e->nat.dport,
+				    e->nat.sport, k->k4.proto, e->zone_out);
+		else
+			ct4_key_set(&r->k4, k->k4.dst, k->k4.src, k->k4.dport, k->k4.sport,
+				    k->k4.proto, e->zone_out);
 	} else {
 		__builtin_memcpy(r->k6.src, k->k6.dst, 16);
 		__builtin_memcpy(r->k6.dst, k->k6.src, 16);
