@@ -495,12 +495,14 @@ int dp_load(struct dp *dp)
 	return 0;
 }
 
-int dp_use_pinned(struct dp *dp)
+int dp_use_pinned(struct dp *dp, bool quiet)
 {
 	char path[PATH_MAX];
 
 	if (open_maps(dp)) {
-		log_err("%s: no running sluice instance", dp->pin);
+		if (!quiet)
+			log_err("%s: no running sluice instance", dp->pin);
+		close_maps(dp);
 		return -ENOENT;
 	}
 	if (pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))

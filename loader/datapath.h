@@ -63,8 +63,9 @@ void dp_close(struct dp *dp);
 /* Load fresh programs from the embedded skeleton, reusing pinned maps. */
 int dp_load(struct dp *dp);
 /* Use the pinned program and maps of a running instance. -ENOENT: no
- * instance; -ESRCH: maps but no pinned program (use dp_load). */
-int dp_use_pinned(struct dp *dp);
+ * instance (said unless QUIET); -ESRCH: maps but no pinned program (use
+ * dp_load). */
+int dp_use_pinned(struct dp *dp, bool quiet);
 /* A hash of the embedded BPF object (sluice_meta.object_hash). */
 __u64 dp_object_hash(void);
 /* Rules per slot the pinned rule tables hold, 0 when unknown. */

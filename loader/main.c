@@ -444,8 +444,9 @@ static int load_and_apply(struct args *a, const struct sluice_config *cfg, bool 
 	dp.rules_room = rules_room(cfg->n_rules);
 	/* The programs running are the ones this binary would load, with the
 	 * same table sizes and room for the rules: keep them, apply the config
-	 * only. */
-	if (!ret && reload && !a->fresh && !dp_use_pinned(&dp) && !dp_meta_read(&dp, &meta) &&
+	 * only. (An instance of an older version may lack maps of this one:
+	 * then it is simply not kept.) */
+	if (!ret && reload && !a->fresh && !dp_use_pinned(&dp, true) && !dp_meta_read(&dp, &meta) &&
 	    meta.object_hash == dp_object_hash() && meta.fdb_size == dp.fdb_size &&
 	    meta.ct_flows == dp.ct_flows && dp.tc_fd >= 0 &&
 	    dp_rules_room(&dp) >= dp.rules_room) {
@@ -1053,7 +1054,7 @@ static int reconcile(struct daemon *d, bool reload_programs)
 	dp.ct_flows = d->cfg.ct.size;
 	dp.rules_room = rules_room(d->cfg.n_rules);
 	if (!ret)
-		ret = reload_programs ? dp_load(&dp) : dp_use_pinned(&dp);
+		ret = reload_programs ? dp_load(&dp) : dp_use_pinned(&dp, false);
 	if (ret == -ESRCH)
 		ret = dp_load(&dp);
 	if (ret)
