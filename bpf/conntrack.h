@@ -531,10 +531,7 @@ static __always_inline int ct_nat(void *ctx, const struct l3_facts *f,
 		s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
 		if (!s)
 			return SLUICE_DROP_NAT_NO_PORT;
-		s->nat.ik.addr = f->src[0];
-		s->nat.ik.port = f->sport;
-		s->nat.ik.proto = f->proto;
-		s->nat.ik.zone = f->zone_in;
+		nat4_key_set(&s->nat.ik, f->src[0], f->sport, f->proto, f->zone_in);
 		port = nat_port(ctx, cfg, &s->nat, masq, e->nat.daddr, e->nat.dport, now);
 		if (!port)
 			return SLUICE_DROP_NAT_NO_PORT;

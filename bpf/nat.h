@@ -116,6 +116,15 @@ static __always_inline int nat_claim(const struct sluice_nat4_key *xk,
 	return 1;
 }
 
+/* A mapping key as one word store (the hash map reads it by the word, and
+ * a word read back from stores of 2 and 1 bytes stalls on store
+ * forwarding). K is in the l3 scratch (a map value). */
+static __always_inline void nat4_key_set(struct sluice_nat4_key *k, __be32 addr, __be16 port,
+					 __u8 proto, __u8 zone)
+{
+	*(__u64 *)k = (__u64)addr | (__u64)port << 32 | (__u64)proto << 48 | (__u64)zone << 56;
+}
+
 /* The external port (network order) of the inside endpoint N->ik for a
  * new connection to REMOTE:RPORT, mapping it first if it has none; 0 when
  * no port is free. */
@@ -150,9 +159,6 @@ static __always_inline __be16 nat_port(void *ctx, const struct sluice_dp_config 
 	n->lo = lo;
 	n->span = hi - lo + 1;
 	n->start = bpf_get_prandom_u32();
-	__builtin_memset(&n->xk, 0, sizeof(n->xk));
-	n->xk.addr = masq;
-	n->xk.proto = n->ik.proto;
 	__builtin_memset(&n->v, 0, sizeof(n->v));
 	n->v.last_seen = now;
 	n->v.addr = n->ik.addr;
@@ -167,7 +173,7 @@ static __always_inline __be16 nat_port(void *ctx, const struct sluice_dp_config 
 		} else {
 			p = n->lo + (n->start + (__u32)i * 40503) % n->span;
 		}
-		n->xk.port = bpf_htons(p);
+		nat4_key_set(&n->xk, n->masq, bpf_htons(p), n->ik.proto, 0);
 		if (nat_port_is_routers(ctx, &n->t, n->ik.proto, n->remote, n->rport, n->masq,
 					n->xk.port))
 			continue;

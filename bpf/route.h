@@ -358,10 +358,7 @@ static __always_inline void nat_inbound(void *ctx, struct l3_facts *f,
 	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
 	if (!s)
 		return;
-	__builtin_memset(&s->nat.xk, 0, sizeof(s->nat.xk));
-	s->nat.xk.addr = f->dst[0];
-	s->nat.xk.port = f->dport;
-	s->nat.xk.proto = f->proto;
+	nat4_key_set(&s->nat.xk, f->dst[0], f->dport, f->proto, 0);
 	m = bpf_map_lookup_elem(&sluice_nat4_ext, &s->nat.xk);
 	if (!m)
 		return;
