@@ -1157,19 +1157,26 @@ static void undo_new(const struct dp *dp, int ifindex, enum att_kind kind, int *
 	*is_new = false;
 }
 
+int dp_gen_bump(int fd)
+{
+	__u32 zero = 0, gen = 0;
+
+	if (fd < 0)
+		return 0;
+	bpf_map_lookup_elem(fd, &zero, &gen);
+	gen++;
+	return bpf_map_update_elem(fd, &zero, &gen, BPF_ANY) ? -errno : 0;
+}
+
 /* After every change to sluice_ports: the datapath's per-CPU copies of
  * ingress ports (bpf/maps.h port_in()) are read again. */
 static void ports_changed(struct dp *dp)
 {
-	__u32 zero = 0, gen = 0;
+	int ret = dp_gen_bump(dp->ports_gen_fd);
 
-	if (dp->ports_gen_fd < 0)
-		return;
-	bpf_map_lookup_elem(dp->ports_gen_fd, &zero, &gen);
-	gen++;
-	if (bpf_map_update_elem(dp->ports_gen_fd, &zero, &gen, BPF_ANY))
+	if (ret)
 		log_err("sluice_ports_gen: %s (ports may keep their old state on some CPUs)",
-			strerror(errno));
+			strerror(-ret));
 }
 
 /* A kept XDP port whose new tc program beside was removed again (a failed

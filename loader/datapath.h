@@ -66,6 +66,10 @@ int dp_load(struct dp *dp);
  * instance (said unless QUIET); -ESRCH: maps but no pinned program (use
  * dp_load). */
 int dp_use_pinned(struct dp *dp, bool quiet);
+/* One more in the generation map FD (sluice_ports_gen, sluice_fdb_gen):
+ * the datapath's per-CPU copies made under the old one are read again.
+ * 0 or -errno; nothing for a map of an older instance (FD < 0). */
+int dp_gen_bump(int fd);
 /* A hash of the embedded BPF object (sluice_meta.object_hash). */
 __u64 dp_object_hash(void);
 /* Rules per slot the pinned rule tables hold, 0 when unknown. */

@@ -109,15 +109,11 @@ static __u32 mirror_flags(const struct nl_fdb *f)
  * the FDB did not have (bpf/bridge.h fdb_dst()) is looked up again. */
 static void fdb_changed(struct dp *dp)
 {
-	__u32 zero = 0, gen = 0;
+	int ret = dp_gen_bump(dp->fdb_gen_fd);
 
-	if (dp->fdb_gen_fd < 0)
-		return;
-	bpf_map_lookup_elem(dp->fdb_gen_fd, &zero, &gen);
-	gen++;
-	if (bpf_map_update_elem(dp->fdb_gen_fd, &zero, &gen, BPF_ANY))
+	if (ret)
 		log_err("sluice_fdb_gen: %s (a static entry may wait %llu ms for the fast path)",
-			strerror(errno), SLUICE_UNKNOWN_NS / 1000000);
+			strerror(-ret), SLUICE_UNKNOWN_NS / 1000000);
 }
 
 int fdb_sync(struct dp *dp)

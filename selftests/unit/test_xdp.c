@@ -396,14 +396,18 @@ static __u64 now_ns(void)
 
 /* As the loader does after adding FDB entries: no CPU keeps their MACs as
  * unknown destinations (bridge.h fdb_dst()). */
-static void fdb_changed(void)
+static void gen_bump(struct bpf_map *m)
 {
-	int fd = bpf_map__fd(skel->maps.sluice_fdb_gen);
 	__u32 zero = 0, gen = 0;
 
-	bpf_map_lookup_elem(fd, &zero, &gen);
+	bpf_map_lookup_elem(bpf_map__fd(m), &zero, &gen);
 	gen++;
-	bpf_map_update_elem(fd, &zero, &gen, BPF_ANY);
+	bpf_map_update_elem(bpf_map__fd(m), &zero, &gen, BPF_ANY);
+}
+
+static void fdb_changed(void)
+{
+	gen_bump(skel->maps.sluice_fdb_gen);
 }
 
 /* An FDB entry for MAC in VLAN on port P (or a raw ifindex when P is
@@ -591,12 +595,7 @@ static void baseline(void)
  * per-CPU copies of ingress ports are read again. */
 static void ports_changed(void)
 {
-	int fd = bpf_map__fd(skel->maps.sluice_ports_gen);
-	__u32 zero = 0, gen = 0;
-
-	bpf_map_lookup_elem(fd, &zero, &gen);
-	gen++;
-	bpf_map_update_elem(fd, &zero, &gen, BPF_ANY);
+	gen_bump(skel->maps.sluice_ports_gen);
 }
 
 static int write_ports(void)
