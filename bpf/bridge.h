@@ -337,4 +337,27 @@ static __always_inline int bridge_l2(struct pkt *p)
 	return SLUICE_VERDICT_REDIRECT;
 }
 
+/* A frame the bridge stage hands to the kernel bridge: between two ports
+ * of a zone's bridge it needs no verdict, and the mark says so to the
+ * backstop, whose forward hook sees such frames under br_netfilter (from
+ * the bridge to itself) and honours the mark nowhere else. A broadcast or
+ * multicast frame also reaches the router's own stack, where the ingress
+ * zone's input policy decides (the backstop drops the router's copy
+ * otherwise; the kernel bridge floods the frame all the same). Rules
+ * towards `router` are the l3 stage's, for the frames it sees. */
+static __always_inline void bridge_pass_judge(struct pkt *p)
+{
+	const struct sluice_zone *z;
+	__u32 zone;
+
+	p->judged = SLUICE_JUDGED_BRIDGED;
+	if ((p->reason != SLUICE_PASS_BROADCAST && p->reason != SLUICE_PASS_MULTICAST) ||
+	    !p->f.l3 || !p->port)
+		return;
+	zone = p->port->zone;
+	z = bpf_map_lookup_elem(&sluice_zones, &zone);
+	if (z && !(z->flags & SLUICE_ZONE_INPUT_DROP))
+		p->judged = SLUICE_JUDGED_ACCEPT;
+}
+
 #endif /* SLUICE_BRIDGE_H */

@@ -114,6 +114,7 @@ struct l3_facts {
 	 * REDIRECT, its entry's rule stats key with it */
 	__u8 fc_ok;
 	__u32 fc_rule;
+	__u8 judged;			/* out, with a PASS: enum sluice_judged */
 };
 
 /* Both key layouts in one place, so the lookups below are written once; the

@@ -21,9 +21,13 @@
  *    Options are allowed and skipped (ihl bounds them to 40 bytes).
  *  - IPv6: version must be 6 and the payload must fit in the frame, as in
  *    ipv6_rcv(). Extension headers are walked up to SLUICE_IPV6_EXT_MAX;
- *    past that the packet is unsupported (left to the kernel).
+ *    past that the packet is unsupported, which pkt_parse() drops
+ *    (ipv6-ext): there is nothing to judge it on.
  *  - Fragments: recorded in frame.fragment. A later fragment (non-zero
  *    offset) has no L4 header; the IPv6 walk stops at its fragment header.
+ *    The l3 stage judges a datagram on its first fragment; later ones go
+ *    to the kernel unjudged, which reassembles them behind the backstop
+ *    (the whole datagram carries the first fragment's mark).
  *  - Trailing bytes after the IP packet (Ethernet padding) are normal.
  */
 #ifndef SLUICE_PARSING_H

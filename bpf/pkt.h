@@ -46,6 +46,8 @@ struct pkt {
 	__u8 nat;			/* REDIRECT or PASS: translate first (nat.h) */
 	__u8 mss;			/* REDIRECT or PASS: a SYN mss-clamp may apply to */
 	__u8 shaped;			/* REDIRECT: leaves at the time shape_time() holds */
+	__u8 judged;			/* PASS: enum sluice_judged, the policy's word
+					 * to the kernel backstop */
 };
 
 /* A stage returns a verdict (enum sluice_verdict) or this: go on. */
@@ -81,7 +83,7 @@ static __always_inline int pkt_drop(struct pkt *p, enum sluice_drop_reason reaso
 
 /* The parse stage: Ethernet, VLAN tags, IPv4/IPv6 (parsing.h). Drops what
  * the kernel would drop anyway; a VLAN stack deeper than the parser walks is
- * the kernel's. */
+ * the kernel's (unjudged: the backstop drops what it would route). */
 static __always_inline int pkt_parse(struct pkt *p)
 {
 	struct cursor c = { .pos = p->data, .end = p->data_end, .start = p->data, .len = p->len };
@@ -99,8 +101,11 @@ static __always_inline int pkt_parse(struct pkt *p)
 		ret = parse_ipv6(&c, &p->f);
 		if (ret == PARSE_MALFORMED)
 			return pkt_drop(p, SLUICE_DROP_MALFORMED_IPV6);
-		if (ret == PARSE_UNSUPPORTED)	/* extension chain too long to walk */
-			return pkt_pass(p, SLUICE_PASS_UNSUPPORTED);
+		/* A chain longer than the walk: nothing to judge it on, and
+		 * the kernel would forward it unjudged (RFC 9098: such chains
+		 * are commonly dropped on the way anyway). */
+		if (ret == PARSE_UNSUPPORTED)
+			return pkt_drop(p, SLUICE_DROP_IPV6_EXT);
 	}
 	return PKT_CONTINUE;
 }

@@ -107,6 +107,7 @@ struct l3_call {
 	__u8 egress_xdp;
 	__u8 nat;			/* out: translate to the scratch's f.xlat */
 	__u8 mss;			/* out: a forwarded SYN: mss-clamp may apply */
+	__u8 judged;			/* out, with a PASS: enum sluice_judged */
 	/* in: the ingress port's zone + 1, 0 when it has no entry (yet); its
 	 * fields come in from the caller's lookup: a second one here cost
 	 * measurable time, and the struct may not grow (the 512-byte stack) */
@@ -228,30 +229,36 @@ static __always_inline void l3_quote(struct pkt *p, struct l3_facts *f)
 
 /* ---- traffic for the router itself ----------------------------------------- */
 
-/* What must reach the router whatever its zone's input policy says: DHCP
- * (server on the LAN, client on the WAN), DHCPv6, and the ICMPv6 messages
- * RFC 4890 4.4 says a node must accept (errors, neighbour and router
- * discovery, MLD). ARP never gets here (not IP). */
-static __always_inline int input_always(const struct l3_facts *f)
+static __always_inline int src_link_local(const struct l3_facts *f)
 {
-	__u16 dport = bpf_ntohs(f->dport);
-	__u8 t = f->icmp_type;
-
-	if (f->proto == IPPROTO_UDP)
-		return dport == 67 || dport == 68 || dport == 546 || dport == 547;
-	if (f->proto == IPPROTO_ICMPV6)
-		return t <= 4 ||			/* errors */
-		       (t >= 130 && t <= 137) ||	/* MLD, ND, RA */
-		       t == 143;			/* MLDv2 */
-	if (f->proto == IPPROTO_ICMP)	/* errors about the router's own traffic */
-		return t == ICMP4_DEST_UNREACH || t == ICMP4_TIME_EXCEEDED || t == ICMP4_PARAMETERPROB;
-	return 0;
+	return (bpf_ntohl(f->src[0]) >> 22) == (0xfe80 >> 6);
 }
 
-/* A reply to a connection the router opened itself (DNS, NTP, updates):
- * XDP never saw it leave, so ask the kernel for the socket. TCP: any socket
- * but a listener; UDP: only a socket connected to this very peer (a server
- * socket bound to a wildcard address would otherwise open the router). */
+/* What must reach the router whatever its zone's input policy says: the
+ * link's own protocols a node must accept (RFC 4890 4.4): neighbour and
+ * router discovery, which RFC 4861 sends with hop limit 255 so that nothing
+ * off the link can forge it, MLD from link-local sources, and a DHCPv6
+ * server's answer from the link (RFC 8415: link-local). ARP never gets here
+ * (not IP). */
+static __always_inline int input_always(const struct l3_facts *f)
+{
+	__u8 t = f->icmp_type;
+
+	if (!f->v6)
+		return 0;
+	if (f->proto == IPPROTO_ICMPV6) {
+		if (t >= 133 && t <= 137)	/* RS, RA, NS, NA, redirect */
+			return f->ttl == 255;
+		return (t >= 130 && t <= 132) || t == 143 ? src_link_local(f) : 0;	/* MLD */
+	}
+	return f->proto == IPPROTO_UDP && f->sport == bpf_htons(547) &&
+	       f->dport == bpf_htons(546) && src_link_local(f);
+}
+
+/* Is there a socket of the router's for this packet? TCP: one that is not
+ * a listener (a connection the router opened or accepted); UDP: any, bound
+ * or connected (an NTP client, a DNS forwarder and WireGuard answer from
+ * unconnected sockets). */
 static __always_inline int input_own_socket(void *ctx, const struct l3_facts *f)
 {
 	struct bpf_sock_tuple t = {};
@@ -280,19 +287,50 @@ static __always_inline int input_own_socket(void *ctx, const struct l3_facts *f)
 		sk = bpf_sk_lookup_udp(ctx, &t, size, BPF_F_CURRENT_NETNS, 0);
 	if (!sk)
 		return 0;
-	if (f->proto == IPPROTO_TCP)
-		ok = sk->state != 10;	/* TCP_LISTEN */
-	else
-		ok = sk->dst_port == f->sport;
+	ok = f->proto != IPPROTO_TCP || sk->state != 10;	/* TCP_LISTEN */
 	bpf_sk_release(sk);
 	return ok;
 }
 
+/* What the policy does not let in as new may still answer something the
+ * router sent itself (DNS, NTP, ping, traceroute, PMTU, a tunnel): XDP
+ * never saw it leave, the kernel's conntrack did. Such a packet goes up
+ * marked SLUICE_JUDGED_REPLY, and the backstop lets it through only when
+ * conntrack calls it established or related (nftables' `ct state
+ * established,related accept` for the router's own traffic). Only what can
+ * be a reply goes up: TCP but a bare SYN, to a socket that is not a
+ * listener; UDP to a socket, and a DHCP server's answer (a client still in
+ * discovery reads it from a packet socket, which sees frames before any
+ * netfilter hook, as on any Linux firewall); ICMP echo replies and
+ * errors; protocols without ports (GRE, ESP, IPIP: tunnels). */
+static __always_inline int input_reply(void *ctx, const struct l3_facts *f)
+{
+	__u8 t = f->icmp_type;
+
+	if (f->proto == IPPROTO_TCP)
+		return (f->tcp_flags & (L4_SYN | L4_ACK)) != L4_SYN && input_own_socket(ctx, f);
+	if (f->proto == IPPROTO_UDP)
+		return (!f->v6 && f->sport == bpf_htons(67) && f->dport == bpf_htons(68)) ||
+		       input_own_socket(ctx, f);
+	if (f->proto == IPPROTO_ICMP)
+		return t == ICMP4_ECHOREPLY || f->kind == L3_ICMP_ERROR;
+	if (f->proto == IPPROTO_ICMPV6)
+		return t == ICMP6_ECHO_REPLY || f->kind == L3_ICMP_ERROR;
+	return 1;
+}
+
+static __always_inline int l3_local_accept(struct l3_facts *f)
+{
+	f->judged = SLUICE_JUDGED_ACCEPT;
+	return L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_LOCAL);
+}
+
 /* To the router itself: what must always pass, then the rules towards
- * `router`, then the zone's input policy. Not tracked here (the kernel's
- * own sockets and conntrack take it from here), so the rules see every
- * packet. A rule's drop spares the replies of the router's own
- * connections, as `ct state established accept` would. */
+ * `router`, then the zone's input policy; what they refuse may still be a
+ * reply to the router's own traffic (input_reply). Not tracked here (the
+ * kernel's own sockets and conntrack take it from here), so the rules see
+ * every packet. A later fragment has nothing to be judged on: the kernel
+ * reassembles it with its first, whose verdict the datagram then carries. */
 static __always_inline int l3_local(void *ctx, struct l3_facts *f)
 {
 	const struct sluice_dp_config *cfg;
@@ -300,20 +338,26 @@ static __always_inline int l3_local(void *ctx, struct l3_facts *f)
 	struct sluice_zone *z;
 	int act = 0;
 
+	if (f->later_fragment)
+		return L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_FRAGMENT);
 	if (input_always(f))
-		return L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_LOCAL);
+		return l3_local_accept(f);
 	f->zone_out = SLUICE_ZONE_ROUTER;
 	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
 	if (cfg)
 		act = l3_rules(f, cfg, bpf_ktime_get_coarse_ns(), &f->rule);
 	if (act == 1 + SLUICE_RULE_ACCEPT)
-		return L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_LOCAL);
-	if (act && !input_own_socket(ctx, f))
+		return l3_local_accept(f);
+	z = act ? 0 : bpf_map_lookup_elem(&sluice_zones, &zone);
+	if (z && !(z->flags & SLUICE_ZONE_INPUT_DROP))
+		return l3_local_accept(f);
+	if (input_reply(ctx, f)) {
+		f->judged = SLUICE_JUDGED_REPLY;
+		return L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_LOCAL_REPLY);
+	}
+	if (act)
 		return L3_VERDICT(SLUICE_VERDICT_DROP, act == 1 + SLUICE_RULE_REJECT ?
 				  SLUICE_DROP_RULE_REJECT : SLUICE_DROP_RULE);
-	z = bpf_map_lookup_elem(&sluice_zones, &zone);
-	if (act || (z && !(z->flags & SLUICE_ZONE_INPUT_DROP)) || input_own_socket(ctx, f))
-		return L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_LOCAL);
 	return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_INPUT_POLICY);
 }
 
@@ -727,10 +771,11 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	if (src_martian(f))
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_MARTIAN_SRC);
 	if (f->later_fragment) {
-		/* No ports to track; useless without the first fragment,
-		 * which was policed. Of a translated datagram (l3_lookup
-		 * found its first): forwarded like the first. Else the
-		 * kernel forwards it, unless it would leave untranslated. */
+		/* No ports to track. Of a translated datagram (l3_lookup
+		 * found its first): forwarded like the first. Else the kernel
+		 * reassembles it with its first fragment, behind the backstop
+		 * (the datagram carries the first's verdict; alone it
+		 * expires there), unless it would leave untranslated. */
 		if (f->nat != L3_NAT_ADDR)
 			return f->masq_out ? l3_frag_orphan(cfg) : PASS_(FRAGMENT);
 	} else {
@@ -740,6 +785,11 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 		if (f->first_fragment && f->nat == L3_NAT_FLOW)
 			l3_frag_note(f, f->xlat.saddr, f->xlat.daddr);
 	}
+	f->judged = SLUICE_JUDGED_ACCEPT;	/* whichever way it leaves now */
+	/* An untranslated datagram's first fragment goes to the kernel too,
+	 * which puts the datagram together and forwards it (with this mark). */
+	if (f->first_fragment && !f->nat)
+		return PASS_(FRAGMENT);
 
 	/* Accepted. Forward it here, or let the kernel finish the job (a
 	 * translated packet goes up translated: the kernel has no NAT state
@@ -810,6 +860,7 @@ static __always_inline int l3_forward(struct pkt *p, struct l3_call *c)
 	v >>= 8;
 	c->nat = v != SLUICE_VERDICT_DROP ? f->nat : 0;
 	c->mss = v != SLUICE_VERDICT_DROP && f->proto == IPPROTO_TCP && (f->tcp_flags & L4_SYN);
+	c->judged = v == SLUICE_VERDICT_PASS ? f->judged : 0;
 	if (v == SLUICE_VERDICT_REDIRECT) {
 		if (f->fc_ok)
 			fc_fill(p->ifindex);
@@ -927,6 +978,7 @@ static __always_inline int l3_call_out(struct pkt *p, const struct l3_call *c, i
 	p->reason = c->reason;
 	p->nat = c->nat;
 	p->mss = c->mss;
+	p->judged = c->judged;
 	if (v == SLUICE_VERDICT_REDIRECT) {
 		p->routed = c->routed;
 		p->egress_xdp = c->egress_xdp;
@@ -962,6 +1014,22 @@ static __always_inline int l3_fc_first(struct pkt *p)
 	return l3_call_out(p, c, SLUICE_VERDICT_REDIRECT) == SLUICE_VERDICT_REDIRECT;
 }
 
+/* A frame for the router's MAC that is not IP: the protocols a router's
+ * own daemons speak on a link (ARP; PPPoE discovery and sessions, for pppd;
+ * 802.1X, for an ISP's authentication; LLDP) go to the kernel, anything
+ * else is dropped: no socket of the router is to see what no policy
+ * judged. */
+static __always_inline int l3_not_ip(struct pkt *p)
+{
+	__be16 t = p->f.eth_proto;
+
+	if (t == bpf_htons(ETH_P_ARP) || t == bpf_htons(ETH_P_PPP_DISC) ||
+	    t == bpf_htons(ETH_P_PPP_SES) || t == bpf_htons(ETH_P_PAE) ||
+	    t == bpf_htons(0x88cc) /* LLDP */)
+		return pkt_pass(p, SLUICE_PASS_NOT_IP);
+	return pkt_drop(p, SLUICE_DROP_ETHERTYPE);
+}
+
 /* The call from the pipeline: VLAN-tagged and non-IP frames never need the
  * function. HOOK is a constant at every call site, so each entry program
  * holds the call of its own hook only. */
@@ -972,9 +1040,14 @@ static __always_inline int l3_stage(struct pkt *p, const int hook)
 	int v;
 
 	if (!p->f.l3)
-		return pkt_pass(p, SLUICE_PASS_NOT_IP);
-	if (p->f.vlan_depth)	/* routed VLAN sub-interfaces: the kernel's */
-		return pkt_pass(p, SLUICE_PASS_L3_VLAN);
+		return l3_not_ip(p);
+	/* Routed VLAN sub-interfaces are the kernel's, judged by the program
+	 * on the VLAN device when it is in a zone (the backstop drops it
+	 * otherwise). A priority tag (VLAN 0) the kernel would take as
+	 * untagged on this very device, past this program: dropped. */
+	if (p->f.vlan_depth)
+		return p->f.vlan_id[0] ? pkt_pass(p, SLUICE_PASS_L3_VLAN)
+				       : pkt_drop(p, SLUICE_DROP_VLAN_PRIO);
 	c = bpf_map_lookup_elem(&sluice_l3_calls, &key0);
 	if (!c)
 		return pkt_pass(p, SLUICE_PASS_UNKNOWN_PORT);

@@ -40,6 +40,8 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 	/* (an established flow's packet, decided lately: route.h) */
 	if (hook != SLUICE_HOOK_XDP || !l3_fc_first(p)) {
 		v = bridge_l2(p);
+		if (v == SLUICE_VERDICT_PASS)
+			bridge_pass_judge(p);
 		if (v != PKT_CONTINUE)
 			return v;
 		v = l3_stage(p, hook);	/* routing, conntrack, zone policy, NAT, rules */
@@ -663,14 +665,33 @@ static __always_inline int xdp_handoff(struct pkt *p)
 	return PKT_HANDOFF;
 }
 
+/* A frame passed after a verdict: the tc program beside gives its skb the
+ * verdict's mark, which the kernel backstop reads. Without room for the
+ * metadata the frame goes up unmarked, and the backstop drops it. */
+static __always_inline void xdp_judged(struct xdp_md *ctx, __u8 judged)
+{
+	struct sluice_pass_meta *m;
+
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+		return;
+	m = (void *)(long)ctx->data_meta;
+	if ((void *)(m + 1) > (void *)(long)ctx->data)
+		return;
+	m->magic = SLUICE_PASS_META_MAGIC;
+	m->judged = judged;
+	m->pad = 0;
+}
+
 /* The redirect is recorded first, the frame rewritten after: a port missing
  * from the devmap falls back to XDP_PASS with the frame still untouched. A
  * rewrite cannot fail once the bounds were checked; if the head could not
  * move the frame is unchanged and goes to the kernel. */
 static __always_inline int xdp_redirect(struct pkt *p)
 {
-	if (bpf_redirect_map(&sluice_tx, p->egress, XDP_PASS) != XDP_REDIRECT)
+	if (bpf_redirect_map(&sluice_tx, p->egress, XDP_PASS) != XDP_REDIRECT) {
+		p->judged = p->routed ? SLUICE_JUDGED_ACCEPT : 0;	/* the kernel routes it */
 		return pkt_pass(p, SLUICE_PASS_EGRESS_NO_XDP);
+	}
 	if (p->routed)	/* only now: a frame passed up must reach the kernel as it came */
 		l3_rewrite(p);
 	if (p->vlan_op == PKT_VLAN_POP && pkt_vlan_pop(p))
@@ -732,7 +753,7 @@ int sluice_xdp(struct xdp_md *ctx)
 	p.port = port_in(p.ifindex);
 	/* (not a fragment the daemon replays: its metadata says so, and it
 	 * must be translated here) */
-	if (p.port && (p.port->flags & SLUICE_PORT_TC_RX) &&
+	if (p.port && (p.port->flags & (SLUICE_PORT_TC_RX | SLUICE_PORT_PASS_ALL)) &&
 	    (void *)(long)ctx->data_meta >= data)
 		return XDP_PASS;	/* tc does it all, and counts it */
 	v = sluice_stages(&p, SLUICE_HOOK_XDP);
@@ -759,6 +780,8 @@ int sluice_xdp(struct xdp_md *ctx)
 		v = p.egress_xdp ? xdp_redirect(&p) : xdp_handoff(&p);
 	if (v == PKT_HANDOFF)
 		return XDP_PASS;
+	if (v == SLUICE_VERDICT_PASS && p.judged)
+		xdp_judged(ctx, p.judged);
 	return xdp_exit(&p, v, len);
 }
 
@@ -801,7 +824,12 @@ static __always_inline int tc_redirect(struct pkt *p)
 static __always_inline int tc_finish(struct pkt *p, struct __sk_buff *skb)
 {
 	struct sluice_xdp_meta *m = (void *)(long)skb->data_meta;
+	struct sluice_pass_meta *pm = (void *)m;
 
+	if ((void *)(pm + 1) <= p->data && pm->magic == SLUICE_PASS_META_MAGIC) {
+		p->judged = pm->judged;	/* passed after a verdict: its mark */
+		return PKT_HANDOFF;
+	}
 	if ((void *)(m + 1) > p->data || m->magic != SLUICE_META_MAGIC)
 		return PKT_HANDOFF;	/* XDP's verdict stands */
 	p->routed = m->routed;
@@ -972,11 +1000,29 @@ static __always_inline int tc_neigh(void)
 	return bpf_redirect_neigh(s->nh_ifindex, &s->nh, sizeof(s->nh), 0);
 }
 
+/* The verdict's mark on a frame passed to the kernel, and none of ours on
+ * any other: the backstop lets through only what the policy judged. */
+static __always_inline void tc_mark(struct __sk_buff *skb, __u8 judged)
+{
+	__u32 m = skb->mark & ~SLUICE_MARK_MASK;
+
+	if (judged == SLUICE_JUDGED_ACCEPT)
+		m |= SLUICE_MARK_ACCEPT;
+	else if (judged == SLUICE_JUDGED_REPLY)
+		m |= SLUICE_MARK_REPLY;
+	else if (judged == SLUICE_JUDGED_BRIDGED)
+		m |= SLUICE_MARK_BRIDGED;
+	if (m != skb->mark)
+		skb->mark = m;
+}
+
 static __always_inline int tc_exit(struct pkt *p, int v, __u32 len)
 {
 	if (v < 0 || v >= SLUICE_VERDICT_MAX)
 		return TC_ACT_SHOT;
 	pkt_count(p, v, len);
+	if (v == SLUICE_VERDICT_PASS)
+		tc_mark(p->ctx, p->judged);
 	if (v == SLUICE_VERDICT_REDIRECT && p->shaped) {
 		__u64 *t = shape_time();
 
@@ -1043,12 +1089,19 @@ int sluice_tc(struct __sk_buff *skb)
 	p.gso_size = skb->gso_size;
 	p.len = len;
 	p.port = port_in(p.ifindex);
+	if (p.port && (p.port->flags & SLUICE_PORT_PASS_ALL)) {
+		tc_mark(skb, SLUICE_JUDGED_NONE);
+		return TC_ACT_OK;
+	}
 	/* XDP decided already: on a port with XDP beside, or a held
 	 * fragment the daemon replayed through XDP (its metadata says so) */
 	if (p.port && ((p.port->flags & SLUICE_PORT_TC_TOO) ||
 		       (void *)(long)skb->data_meta < p.data)) {
 		v = tc_finish(&p, skb);
-		return v == PKT_HANDOFF ? TC_ACT_OK : tc_exit(&p, v, len);
+		if (v != PKT_HANDOFF)
+			return tc_exit(&p, v, len);
+		tc_mark(skb, p.judged);
+		return TC_ACT_OK;
 	}
 	if (skb->vlan_present)	/* the outer tag, in the skb's metadata */
 		frame_hw_tag(&p.f, skb->vlan_proto, skb->vlan_tci);

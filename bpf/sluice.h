@@ -80,7 +80,10 @@ enum sluice_verdict {
 	X(RULE_REJECT,    rule_reject,    "rule-reject")		\
 	X(SHAPE_AQM,      shape_aqm,      "shape-aqm")			\
 	X(SHAPE_LIMIT,    shape_limit,    "shape-limit")		\
-	X(NO_ROOM,        no_room,        "no-room")
+	X(NO_ROOM,        no_room,        "no-room")			\
+	X(IPV6_EXT,       ipv6_ext,       "ipv6-ext")			\
+	X(VLAN_PRIO,      vlan_prio,      "vlan-prio")		\
+	X(ETHERTYPE,      ethertype,      "ethertype")
 
 /* Pass reasons: why a frame was handed to the kernel unchanged. Same
  * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"
@@ -116,7 +119,8 @@ enum sluice_verdict {
 	X(TTL,           ttl,           "ttl")				\
 	X(IP_OPTIONS,    ip_options,    "ip-options")			\
 	X(NOT_OURS,      not_ours,      "not-ours")			\
-	X(FWMARK_RULES,  fwmark_rules,  "fwmark-rules")
+	X(FWMARK_RULES,  fwmark_rules,  "fwmark-rules")		\
+	X(LOCAL_REPLY,   local_reply,   "local-reply")
 
 enum sluice_pass_reason {
 #define SLUICE_X_ENUM(e, f, s) SLUICE_PASS_##e,
@@ -227,6 +231,10 @@ enum sluice_port_flags {
 	 * XDP passes every frame untouched, the tc ingress beside does the
 	 * port's work as on a tc port; XDP stays to take redirects */
 	SLUICE_PORT_TC_RX	= 1 << 12,
+	/* A test switch (SLUICE_TEST_PASS_ALL in the loader's environment):
+	 * every frame goes to the kernel unjudged, so a test can show that
+	 * the kernel backstop alone holds the policy's line */
+	SLUICE_PORT_PASS_ALL	= 1 << 13,
 };
 
 /* The XDP -> tc handoff (docs/design.md section 5): XDP on a port with
@@ -246,6 +254,38 @@ struct sluice_xdp_meta {
 	__u32 tstamp_lo;	/* SLUICE_META_SHAPED: low bits of the departure time */
 };
 SLUICE_ASSERT(sizeof(struct sluice_xdp_meta) == 32, "struct sluice_xdp_meta layout");
+
+/* A frame XDP passed to the kernel after a verdict: the tc program beside
+ * finds this in front of it and gives the skb the verdict's mark (below),
+ * which the kernel backstop reads. Four bytes, as bpf_xdp_adjust_meta()
+ * requires; its magic is where sluice_xdp_meta's is. */
+#define SLUICE_PASS_META_MAGIC	0x51c8
+struct sluice_pass_meta {
+	__u16 magic;
+	__u8 judged;		/* enum sluice_judged */
+	__u8 pad;
+};
+SLUICE_ASSERT(sizeof(struct sluice_pass_meta) == 4, "struct sluice_pass_meta layout");
+
+/* What the policy said of a frame passed to the kernel (docs/threat-model.md).
+ * The kernel backstop (loader/backstop.c) lets a packet through its forward
+ * and input hooks only with SLUICE_MARK_ACCEPT in skb->mark; one marked
+ * SLUICE_MARK_REPLY reaches the router only as a reply to its own traffic
+ * (the kernel's conntrack says established or related); one marked
+ * SLUICE_MARK_BRIDGED only goes from a bridge back into it (what
+ * br_netfilter shows the forward hook of frames the kernel bridge
+ * switches). A frame passed before any verdict carries none. The tc program owns these bits: it
+ * clears them on every frame it passes, and sets the verdict's. */
+enum sluice_judged {
+	SLUICE_JUDGED_NONE = 0,
+	SLUICE_JUDGED_ACCEPT,	/* the zone policy or a rule accepted it */
+	SLUICE_JUDGED_REPLY,	/* to the router, allowed only as a reply */
+	SLUICE_JUDGED_BRIDGED,	/* for the kernel bridge: within the bridge only */
+};
+#define SLUICE_MARK_ACCEPT	0x10000000u
+#define SLUICE_MARK_REPLY	0x20000000u
+#define SLUICE_MARK_BRIDGED	0x30000000u
+#define SLUICE_MARK_MASK	0x30000000u
 
 enum sluice_meta_flags {
 	SLUICE_META_SHAPED = 1 << 0,	/* give the skb tstamp_lo's departure time */

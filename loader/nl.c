@@ -708,24 +708,39 @@ void nl_batch_close(struct nl_batch *b)
 
 /* ---- nftables: base chains of the bridge family ------------------------------- */
 
+struct chain_seen {
+	bool base;		/* a base chain: it has a hook */
+	bool ours;		/* in sluice's own table (backstop.c) */
+};
+
 static int chain_attr_cb(const struct nlattr *attr, void *data)
 {
+	struct chain_seen *c = data;
+
 	if (mnl_attr_get_type(attr) == NFTA_CHAIN_HOOK)
-		*(bool *)data = true;
+		c->base = true;
+	else if (mnl_attr_get_type(attr) == NFTA_CHAIN_TABLE &&
+		 !mnl_attr_validate(attr, MNL_TYPE_NUL_STRING))
+		c->ours = !strcmp(mnl_attr_get_str(attr), "sluice");
 	return MNL_CB_OK;
 }
 
+/* Base chains by family; not the kernel backstop's own, which passes what
+ * the bridge fast path would (a bridged frame's mark) and so needs no
+ * frame of the bridge's. */
 static int chain_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nfgenmsg *nfg = mnl_nlmsg_get_payload(nlh);
+	struct chain_seen c = { false, false };
 	int *counts = data;
-	bool base = false;
 
-	if (mnl_attr_parse(nlh, sizeof(*nfg), chain_attr_cb, &base) < 0)
+	if (mnl_attr_parse(nlh, sizeof(*nfg), chain_attr_cb, &c) < 0)
 		return MNL_CB_ERROR;
-	if (base && nfg->nfgen_family == NFPROTO_BRIDGE)
+	if (!c.base || (c.ours && nfg->nfgen_family == NFPROTO_INET))
+		return MNL_CB_OK;
+	if (nfg->nfgen_family == NFPROTO_BRIDGE)
 		counts[0]++;
-	else if (base && nfg->nfgen_family != NFPROTO_NETDEV)
+	else if (nfg->nfgen_family != NFPROTO_NETDEV)
 		counts[1]++;
 	return MNL_CB_OK;
 }

@@ -7,6 +7,7 @@
 #include <net/if.h>
 #include "fdb.h"
 #include "report.h"
+#include "backstop.h"
 #include "rulecli.h"
 #include "util.h"
 
@@ -199,6 +200,8 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 		v->ct.max_entries[0] / 2, v->ct.max_entries[1] / 2,
 		(unsigned long long)ct_bytes(&v->ct), (unsigned long long)per_flow(&v->ct, 0),
 		(unsigned long long)per_flow(&v->ct, 2));
+	fputc(',', f);
+	backstop_report(f, true);
 	fprintf(f, ",\"ports\":[");
 	for (int i = 0; i < v->n_ports; i++) {
 		const struct dp_port_view *p = &v->ports[i];
@@ -246,6 +249,8 @@ void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool j
 		fprintf(f, "  daemon       not running (changes to interfaces are not followed)\n");
 	fprintf(f, "  program      xdp id %u\n", v->prog_id);
 	report_ct_status(f, v);
+	fputs("  ", f);
+	backstop_report(f, false);
 	fputc('\n', f);
 	fprintf(f, "%-16s %-8s %-7s %-16s %-8s %-5s %-15s %-11s %s\n", "PORT", "IFINDEX", "ZONE",
 		"VIA", "MODE", "LINK", "IPV4", "LINK/PROG", "WHY");

@@ -84,7 +84,12 @@ struct fixture {
 	/* tc: a no-neigh pass goes to the neighbour layer instead
 	 * (bpf_redirect_neigh: TC_ACT_REDIRECT, the IPv4 TTL decremented) */
 	int tc_neigh;
+	/* PASS: 1 + what the frame tells the kernel backstop (enum
+	 * sluice_judged: XDP's metadata, tc's skb->mark); 0: not checked */
+	int judged;
 };
+
+#define JUDGED_(j)	(1 + SLUICE_JUDGED_##j)
 
 /* ---- inputs -------------------------------------------------------------- */
 
@@ -245,6 +250,22 @@ static void vlan_ipv4(struct pkt *p)
 	pkt_vlan(p, 10, ETH_P_IP);
 	pkt_ipv4(p, IPPROTO_UDP, 8 + 4, 0);
 	pkt_udp(p, 1, 2, 4);
+}
+
+static void vlan0_ipv4(struct pkt *p)	/* an 802.1Q priority tag */
+{
+	pkt_eth(p, ETH_P_8021Q);
+	pkt_vlan(p, 0, ETH_P_IP);
+	pkt_ipv4(p, IPPROTO_UDP, 8 + 4, 0);
+	pkt_udp(p, 1, 2, 4);
+}
+
+static void ethertype_local(struct pkt *p)	/* IEEE 802 local experimental */
+{
+	static const unsigned char body[46] = { 1, 2, 3 };
+
+	pkt_eth(p, 0x88b5);
+	pkt_put(p, body, sizeof(body));
 }
 
 static void vlan_ipv4_malformed(struct pkt *p)
@@ -880,6 +901,14 @@ L3(dhcp_wan, .from_wan = 1, .src = "203.0.113.1", .dst = "203.0.113.2", .proto =
    .sport = 67, .dport = 68)
 L3(dmz_out, .src = LAN_HOST, .dst = "198.51.100.5", .proto = IPPROTO_UDP, .sport = 40000,
    .dport = 53)
+L3(echo_reply_wan, .from_wan = 1, .src = INET_HOST, .dst = "203.0.113.2", .proto = IPPROTO_ICMP,
+   .icmp_type = 0, .sport = 77, .payload = 16)
+L3(echo_request_wan, .from_wan = 1, .src = INET_HOST, .dst = "203.0.113.2",
+   .proto = IPPROTO_ICMP, .icmp_type = 8, .sport = 77, .payload = 16)
+L3(gre_wan, .from_wan = 1, .src = INET_HOST, .dst = "203.0.113.2", .proto = IPPROTO_GRE,
+   .payload = 24)
+L3(first_frag_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
+   .dport = 53, .frag = 0x2000, .payload = 24)
 L3(later_frag_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_UDP,
    .frag = 185, .payload = 24)
 L3(echo_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_ICMP, .icmp_type = 8,
@@ -896,6 +925,8 @@ L3(u6_hbh_out, .v6 = 1, .src = "fd00:10::20", .dst = "2001:db8::5", .proto = IPP
    .ext = { IPPROTO_HOPOPTS })
 static const unsigned char NS_MAC[6] = { 0x33, 0x33, 0xff, 0, 0, 0x02 };
 L3(ns_wan, .v6 = 1, .from_wan = 1, .src = "fe80::1", .dst = "ff02::1:ff00:2",
+   .proto = IPPROTO_ICMPV6, .icmp_type = 135, .payload = 16, .dst_mac = NS_MAC, .ttl = 255)
+L3(ns_wan_routed, .v6 = 1, .from_wan = 1, .src = "fe80::1", .dst = "ff02::1:ff00:2",
    .proto = IPPROTO_ICMPV6, .icmp_type = 135, .payload = 16, .dst_mac = NS_MAC)
 L3(other_mac_wan, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_UDP,
    .sport = 53, .dport = 40000, .dst_mac = MAC_B)
@@ -1485,8 +1516,12 @@ static const struct fixture fixtures[] = {
 	{ "ipv6 later fragment passes, payload not walked", ipv6_later_fragment,
 	  PASS_(NOT_OURS) },
 	{ "ipv6 truncated extension dropped", ipv6_ext_truncated, DROP_(MALFORMED_IPV6) },
-	{ "ipv6 7 extension headers left to kernel", ipv6_ext_too_deep, PASS_(UNSUPPORTED) },
-	{ "arp passes", arp_request, PASS_(NOT_IP) },
+	{ "ipv6 7 extension headers: dropped (nothing to judge them on)", ipv6_ext_too_deep,
+	  DROP_(IPV6_EXT) },
+	{ "arp passes", arp_request, PASS_(NOT_IP), .judged = JUDGED_(NONE) },
+	{ "an unknown EtherType to the router dropped", ethertype_local, DROP_(ETHERTYPE) },
+	{ "802.1q priority tag (VLAN 0) to the router dropped (the kernel takes it as untagged, "
+	  "past the program)", vlan0_ipv4, DROP_(VLAN_PRIO) },
 	{ "802.1q ipv4 passes", vlan_ipv4, PASS_(L3_VLAN) },
 	{ "802.1q malformed ipv4 dropped", vlan_ipv4_malformed, DROP_(MALFORMED_IPV4) },
 	{ "802.1ad+802.1q ipv6 passes", qinq_ipv6, PASS_(L3_VLAN) },
@@ -1506,12 +1541,14 @@ static const struct fixture fixtures[] = {
 	{ "bridge: 802.1q frame on a VLAN-unaware bridge redirected untouched", vlan_ipv4,
 	  REDIRECT_, .ingress = P_LAN1, .setup = b_on_lan2, .egress = P_LAN2, .learn = 1,
 	  .src_on = P_LAN1 },
-	{ "bridge: unknown unicast passes, source learned", ipv4_udp, PASS_(UNKNOWN_DST),
-	  .ingress = P_LAN1, .learn = 1, .src_on = P_LAN1 },
+	{ "bridge: unknown unicast passes, source learned, for the kernel bridge only",
+	  ipv4_udp, PASS_(UNKNOWN_DST), .ingress = P_LAN1, .learn = 1, .src_on = P_LAN1,
+	  .judged = JUDGED_(BRIDGED) },
 	{ "bridge: broadcast ARP passes, source learned", arp_request, PASS_(BROADCAST),
 	  .ingress = P_LAN1, .learn = 1, .src_on = P_LAN1 },
-	{ "bridge: ipv4 multicast passes", mcast_ipv4, PASS_(MULTICAST), .ingress = P_LAN1,
-	  .learn = 1, .src_on = P_LAN1 },
+	{ "bridge: ipv4 multicast passes, to the router too (input accept)", mcast_ipv4,
+	  PASS_(MULTICAST), .ingress = P_LAN1, .learn = 1, .src_on = P_LAN1,
+	  .judged = JUDGED_(ACCEPT) },
 	{ "bridge: ipv6 multicast passes", mcast_ipv6, PASS_(MULTICAST), .ingress = P_LAN1,
 	  .learn = 1, .src_on = P_LAN1 },
 	{ "bridge: frame to the bridge's own MAC goes to l3 (a fake bridge: no route)", to_bridge,
@@ -1642,17 +1679,28 @@ static const struct fixture fixtures[] = {
 	{ "l3: larger than the egress MTU passes (fragmentation needed)", big_out, PASS_(MTU),
 	  .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
 	{ "l3: to the router from the LAN (input accept) passes", to_router_lan, PASS_(LOCAL),
-	  .ingress = P_LAN5, .learn = 1 },
+	  .ingress = P_LAN5, .learn = 1, .judged = JUDGED_(ACCEPT) },
+	{ "l3: an echo reply to the router from the WAN (input drop) passes as a reply only",
+	  echo_reply_wan, PASS_(LOCAL_REPLY), .ingress = P_WAN, .judged = JUDGED_(REPLY) },
+	{ "l3: an echo request to the router from the WAN (input drop) dropped",
+	  echo_request_wan, DROP_(INPUT_POLICY), .ingress = P_WAN },
+	{ "l3: GRE to the router from the WAN (input drop) passes as a reply only (a tunnel)",
+	  gre_wan, PASS_(LOCAL_REPLY), .ingress = P_WAN, .judged = JUDGED_(REPLY) },
+	{ "l3: an accepted first fragment goes to the kernel with the verdict (it reassembles)",
+	  first_frag_out, PASS_(FRAGMENT), .ingress = P_LAN5, .learn = 1, .ct_new = 1,
+	  .judged = JUDGED_(ACCEPT) },
 	{ "l3: to the router from the WAN (input drop) dropped", to_router_wan,
 	  DROP_(INPUT_POLICY), .ingress = P_WAN },
-	{ "l3: DHCP to the router's WAN client passes despite input drop", dhcp_wan,
-	  PASS_(LOCAL), .ingress = P_WAN },
+	{ "l3: DHCP to the router's WAN client passes despite input drop, as a reply only",
+	  dhcp_wan, PASS_(LOCAL_REPLY), .ingress = P_WAN, .judged = JUDGED_(REPLY) },
 	{ "l3: IPv6 neighbour solicitation to the router passes despite input drop", ns_wan,
-	  PASS_(LOCAL), .ingress = P_WAN },
+	  PASS_(LOCAL), .ingress = P_WAN, .judged = JUDGED_(ACCEPT) },
+	{ "l3: ... not with a hop limit below 255 (from off the link)", ns_wan_routed,
+	  DROP_(INPUT_POLICY), .ingress = P_WAN },
 	{ "l3: towards an interface in no zone dropped", dmz_out, DROP_(NO_ZONE),
 	  .ingress = P_LAN5, .learn = 1 },
-	{ "l3: a later fragment passes (no ports to track)", later_frag_in, PASS_(FRAGMENT),
-	  .ingress = P_WAN },
+	{ "l3: a later fragment goes to the kernel unjudged (reassembled with its first)",
+	  later_frag_in, PASS_(FRAGMENT), .ingress = P_WAN, .judged = JUDGED_(NONE) },
 	{ "l3: a routed port passes frames for another MAC", other_mac_wan, PASS_(NOT_OURS),
 	  .ingress = P_WAN },
 	{ "l3: IPv6 UDP LAN to WAN routed (hop limit 63), flow created", u6_out, REDIRECT_,
@@ -1702,8 +1750,9 @@ static const struct fixture fixtures[] = {
 	{ "nat: an inside host's port unreachable about a reply leaves translated",
 	  nunreach_out, REDIRECT_, .ingress = P_LAN5, .setup = f_masq_udp,
 	  .expect = nunreach_out_out, .egress = P_WAN },
-	{ "nat: an ICMP error to the WAN address about no flow goes to the router", nunreach_none,
-	  PASS_(LOCAL), .ingress = P_WAN, .setup = f_masq },
+	{ "nat: an ICMP error to the WAN address about no flow goes to the router, as a reply "
+	  "only", nunreach_none, PASS_(LOCAL_REPLY), .ingress = P_WAN, .setup = f_masq,
+	  .judged = JUDGED_(REPLY) },
 	{ "nat: TTL 1 goes to the kernel untranslated (its time-exceeded reaches the host)",
 	  nttl1_out, PASS_(TTL), .ingress = P_LAN5, .setup = f_masq, .ct_new = 1 },
 	{ "nat: port exhaustion: dropped (nat-no-port), answered with ICMP administratively "
@@ -2064,9 +2113,10 @@ static void run_fixture(const struct fixture *orig, int bench, int tc)
 	struct sluice_gstats g0, g1;
 	struct pkt in = {}, want = {};
 	unsigned char out[sizeof(in.b) + 64];
-	struct xdp_md ctx = {};
-	struct __sk_buff skb = {};
+	struct xdp_md ctx = {}, ctx_out = {};
+	struct __sk_buff skb = {}, skb_out = {};
 	struct fixture tf = *orig;
+	int judged = 0;
 	const struct fixture *f = &tf;
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	int err, action = orig->action;
@@ -2108,11 +2158,15 @@ static void run_fixture(const struct fixture *orig, int bench, int tc)
 		skb.ingress_ifindex = ifindex_of[in_port];
 		opts.ctx_in = &skb;
 		opts.ctx_size_in = sizeof(skb);
+		opts.ctx_out = &skb_out;
+		opts.ctx_size_out = sizeof(skb_out);
 	} else {
 		ctx.data_end = in.len;
 		ctx.ingress_ifindex = ifindex_of[in_port];
 		opts.ctx_in = &ctx;
 		opts.ctx_size_in = sizeof(ctx);
+		opts.ctx_out = &ctx_out;
+		opts.ctx_size_out = sizeof(ctx_out);
 	}
 	if (f->unknown_port) {	/* as if the port were being attached right now */
 		bpf_map_delete_elem(bpf_map__fd(skel->maps.sluice_ports), &ifindex_of[in_port]);
@@ -2139,6 +2193,27 @@ static void run_fixture(const struct fixture *orig, int bench, int tc)
 		dp_sub(&diff, &before);
 		fail(f, "action %u, expected %d (reason %s)", opts.retval, action,
 		     any_reason(&diff));
+		return;
+	}
+	/* What the backstop is told: tc's mark, or the metadata XDP puts in
+	 * front of a frame it passes (the runner's output starts there) */
+	if (tc) {
+		__u32 m = skb_out.mark & SLUICE_MARK_MASK;
+
+		judged = m == SLUICE_MARK_ACCEPT ? SLUICE_JUDGED_ACCEPT
+			 : m == SLUICE_MARK_REPLY ? SLUICE_JUDGED_REPLY
+			 : m == SLUICE_MARK_BRIDGED ? SLUICE_JUDGED_BRIDGED : 0;
+	} else if (opts.retval == XDP_PASS && ctx_out.data == sizeof(struct sluice_pass_meta) &&
+		   opts.data_size_out >= ctx_out.data) {
+		struct sluice_pass_meta m;
+
+		memcpy(&m, out, sizeof(m));
+		judged = m.magic == SLUICE_PASS_META_MAGIC ? m.judged : -1;
+		memmove(out, out + ctx_out.data, opts.data_size_out -= ctx_out.data);
+	}
+	if (f->judged && judged != f->judged - 1) {
+		fail(f, "the backstop is told %d, expected %d (enum sluice_judged)", judged,
+		     f->judged - 1);
 		return;
 	}
 	if (opts.data_size_out != want.len || memcmp(out, want.b, want.len)) {

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The kernel backstop (backstop.h, docs/threat-model.md).
+ *
+ * The table is written as an nft script and handed to nft(8) on its
+ * standard input: one script is one nftables transaction, so replacing the
+ * table (create, delete, create again with the new sets) is atomic, and the
+ * table reads in `nft list ruleset` exactly as it was written. libnftnl
+ * would spare the process but spell every expression out by hand; the
+ * table changes only with an apply or a restore, never per packet. The
+ * ruleset's generation comes over nfnetlink (libmnl), cheap enough for the
+ * daemon's tick.
+ *
+ * Why each rule:
+ *  - forward: only what the datapath passed after accepting it (the mark),
+ *    between two interfaces of zones; and what the datapath handed to the
+ *    kernel bridge, from a zone's bridge back into it, which is how
+ *    br_netfilter shows this hook a switched frame (bridged within a zone:
+ *    no policy to apply). Everything else, above all anything from or to
+ *    an interface that no zone names, is dropped.
+ *  - input: loopback; what the datapath accepted; what it allowed only as
+ *    a reply, when the kernel's conntrack knows it as one (the `ct state`
+ *    expression also loads the kernel's defragmentation, which puts later
+ *    fragments together with their judged first); the link protocols a
+ *    node must accept (RFC 4890 4.4), which on a bridge reach the router
+ *    without passing the l3 stage: neighbour discovery with hop limit 255
+ *    (RFC 4861: nothing off the link can forge it), MLD and DHCPv6 answers
+ *    from link-local sources. Nothing else.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nf_tables.h>
+#include "backstop.h"
+#include "sluice.h"
+#include "util.h"
+
+#define BACKSTOP_TABLE	"sluice"
+
+/* A growing text buffer. */
+struct text {
+	char *s;
+	size_t len, cap;
+	int err;
+};
+
+static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->err)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->err = -EINVAL;
+			return;
+		}
+		if (t->len + n < t->cap)
+			break;
+		char *s = realloc(t->s, t->cap * 2 + n + 1);
+
+		if (!s) {
+			t->err = -ENOMEM;
+			return;
+		}
+		t->s = s;
+		t->cap = t->cap * 2 + n + 1;
+	}
+	t->len += n;
+}
+
+/* Run nft with SCRIPT on its standard input (NULL: none) and ARGV's
+ * arguments; its output into OUT (may be NULL), its errors into ERR. The
+ * exit status, or -errno. */
+static int run_nft(const char *script, char *const argv[], struct text *out, char *err,
+		   size_t err_len)
+{
+	int in[2], res[2], st;
+	pid_t pid;
+	ssize_t n;
+	char buf[4096];
+	size_t got = 0;
+
+	if (pipe2(in, O_CLOEXEC) || pipe2(res, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		dup2(in[0], 0);
+		dup2(res[1], 1);
+		dup2(res[1], 2);
+		execvp("nft", argv);
+		dprintf(2, "cannot run nft (Debian package nftables): %s", strerror(errno));
+		_exit(127);
+	}
+	close(in[0]);
+	close(res[1]);
+	if (script)
+		(void)!write(in[1], script, strlen(script));
+	close(in[1]);
+	err[0] = 0;
+	while ((n = read(res[0], buf, sizeof(buf))) > 0) {
+		if (out) {
+			buf[n] = 0;
+			put(out, "%.*s", (int)n, buf);
+		}
+		if (got + 1 < err_len) {
+			size_t k = (size_t)n < err_len - got - 1 ? (size_t)n : err_len - got - 1;
+
+			memcpy(err + got, buf, k);
+			got += k;
+			err[got] = 0;
+		}
+	}
+	close(res[0]);
+	if (waitpid(pid, &st, 0) < 0)
+		return -errno;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* Whether NAME is among the first N interfaces of V (as a port or a bridge). */
+static bool named(const struct backstop_if *v, int n, const char *name, bool l3)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(l3 ? v[i].l3 : v[i].name, name))
+			return true;
+	return false;
+}
+
+/* The zones' interfaces: every routed port and L3 device, and every bridge
+ * (zones); each bridge to itself (bridges), which is how br_netfilter shows
+ * the forward hook a frame the kernel bridge switches. */
+static void put_sets(struct text *t, const struct backstop_if *v, int n)
+{
+	struct text zones = { 0 }, bridges = { 0 };
+
+	for (int i = 0; i < n; i++) {
+		if (!v[i].l3[0]) {
+			put(&zones, "%s\"%s\"", zones.len ? ", " : "", v[i].name);
+		} else if (!named(v, i, v[i].l3, true)) {
+			put(&zones, "%s\"%s\"", zones.len ? ", " : "", v[i].l3);
+			put(&bridges, "%s\"%s\" . \"%s\"", bridges.len ? ", " : "", v[i].l3,
+			    v[i].l3);
+		}
+	}
+	put(t, "\tset zones {\n\t\ttype ifname\n%s%s%s\t}\n", zones.len ? "\t\telements = { " : "",
+	    zones.len ? zones.s : "", zones.len ? " }\n" : "");
+	put(t, "\tset bridges {\n\t\ttype ifname . ifname\n%s%s%s\t}\n",
+	    bridges.len ? "\t\telements = { " : "", bridges.len ? bridges.s : "",
+	    bridges.len ? " }\n" : "");
+	if (zones.err || bridges.err)
+		t->err = zones.err ? zones.err : bridges.err;
+	free(zones.s);
+	free(bridges.s);
+}
+
+int backstop_apply_pinned(int ports_fd)
+{
+	struct backstop_if v[SLUICE_MAX_PORTS];
+	struct sluice_port p;
+	__u32 key, next, *prev = NULL;
+	int n = 0;
+
+	while (n < SLUICE_MAX_PORTS && !bpf_map_get_next_key(ports_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(ports_fd, &key, &p))
+			continue;
+		memset(&v[n], 0, sizeof(v[n]));
+		snprintf(v[n].name, sizeof(v[n].name), "%.*s", (int)sizeof(p.name), p.name);
+		if ((p.flags & SLUICE_PORT_BRIDGED) && !if_indextoname(p.l3_ifindex, v[n].l3))
+			continue;	/* (its bridge is going) */
+		n++;
+	}
+	return backstop_apply(v, n);
+}
+
+int backstop_apply(const struct backstop_if *v, int n)
+{
+	char *const argv[] = { "nft", "-f", "-", NULL };
+	struct text t = { 0 };
+	char err[512];
+	int ret;
+
+	/* (create, delete, create: one transaction whether or not it existed) */
+	put(&t, "table inet " BACKSTOP_TABLE "\ndelete table inet " BACKSTOP_TABLE "\n");
+	put(&t, "table inet " BACKSTOP_TABLE " {\n");
+	put(&t, "\tcomment \"sluice: drops what its datapath passed without a verdict "
+		"(sluice status); put back by sluice run\"\n");
+	put_sets(&t, v, n);
+	put(&t, "\tcounter forward_unjudged {\n\t}\n\tcounter input_unjudged {\n\t}\n");
+	put(&t, "\tchain forward {\n"
+		"\t\ttype filter hook forward priority filter - 5; policy accept;\n"
+		"\t\tmeta mark & 0x%x == 0x%x iifname @zones oifname @zones accept\n"
+		"\t\tmeta mark & 0x%x == 0x%x iifname . oifname @bridges accept\n"
+		"\t\tcounter name forward_unjudged drop\n\t}\n",
+	    SLUICE_MARK_MASK, SLUICE_MARK_ACCEPT, SLUICE_MARK_MASK, SLUICE_MARK_BRIDGED);
+	put(&t, "\tchain input {\n"
+		"\t\ttype filter hook input priority filter - 5; policy accept;\n"
+		"\t\tiif lo accept\n"
+		"\t\tmeta mark & 0x%x == 0x%x iifname @zones accept\n"
+		"\t\tmeta mark & 0x%x == 0x%x iifname @zones ct state established,related accept\n"
+		"\t\ticmpv6 type { nd-router-solicit, nd-router-advert, nd-neighbor-solicit, "
+		"nd-neighbor-advert, nd-redirect } ip6 hoplimit 255 iifname @zones accept\n"
+		"\t\tip6 saddr fe80::/10 icmpv6 type { mld-listener-query, mld-listener-report, "
+		"mld-listener-done, mld2-listener-report } iifname @zones accept\n"
+		"\t\tip6 saddr fe80::/10 udp sport 547 udp dport 546 iifname @zones accept\n"
+		"\t\tcounter name input_unjudged drop\n\t}\n}\n",
+	    SLUICE_MARK_MASK, SLUICE_MARK_ACCEPT, SLUICE_MARK_MASK, SLUICE_MARK_REPLY);
+	if (t.err) {
+		free(t.s);
+		log_err("the kernel backstop: %s", strerror(-t.err));
+		return t.err;
+	}
+	ret = run_nft(t.s, argv, NULL, err, sizeof(err));
+	free(t.s);
+	if (ret) {
+		err[strcspn(err, "\n")] = 0;
+		log_err("the kernel backstop (nftables table inet " BACKSTOP_TABLE "): %s",
+			ret < 0 ? strerror(-ret) : err[0] ? err : "nft failed");
+		return ret < 0 ? ret : -EIO;
+	}
+	return 0;
+}
+
+int backstop_remove(void)
+{
+	char *const argv[] = { "nft", "-f", "-", NULL };
+	char err[512];
+	int ret;
+
+	ret = run_nft("table inet " BACKSTOP_TABLE "\ndelete table inet " BACKSTOP_TABLE "\n",
+		      argv, NULL, err, sizeof(err));
+	if (ret) {
+		err[strcspn(err, "\n")] = 0;
+		log_warn("removing the kernel backstop (nftables table inet " BACKSTOP_TABLE "): %s",
+			 ret < 0 ? strerror(-ret) : err);
+		return ret < 0 ? ret : -EIO;
+	}
+	return 0;
+}
+
+static int genid_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
+		if (mnl_attr_get_type(a) == NFTA_GEN_ID && !mnl_attr_validate(a, MNL_TYPE_U32))
+			*(__u32 *)data = ntohl(mnl_attr_get_u32(a));
+	return MNL_CB_OK;
+}
+
+/* One nf_tables request TYPE over nfnetlink (for the table: with its name),
+ * its answer through CB. 0, or -errno (-ENOENT: no such table). */
+static int nft_ask(int type, mnl_cb_t cb, void *data)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	struct nfgenmsg *nfg;
+	unsigned int seq = time(NULL), port;
+	int ret;
+
+	nl = mnl_socket_open(NETLINK_NETFILTER);
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		mnl_socket_close(nl);
+		return ret;
+	}
+	port = mnl_socket_get_portid(nl);
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = (NFNL_SUBSYS_NFTABLES << 8) | type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = seq;
+	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
+	nfg->nfgen_family = type == NFT_MSG_GETGEN ? AF_UNSPEC : NFPROTO_INET;
+	nfg->version = NFNETLINK_V0;
+	nfg->res_id = 0;
+	if (type == NFT_MSG_GETTABLE)
+		mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, BACKSTOP_TABLE);
+	ret = mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0 ? -errno : 0;
+	while (!ret) {
+		int n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		n = mnl_cb_run(buf, n, seq, port, cb, data);
+		if (n <= MNL_CB_STOP) {	/* the ACK, or an error */
+			ret = n < 0 ? -errno : 0;
+			break;
+		}
+	}
+	mnl_socket_close(nl);
+	return ret;
+}
+
+int backstop_genid(__u32 *gen)
+{
+	*gen = 0;
+	return nft_ask(NFT_MSG_GETGEN, genid_cb, gen);
+}
+
+static int table_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return MNL_CB_OK;
+}
+
+bool backstop_present(void)
+{
+	return !nft_ask(NFT_MSG_GETTABLE, table_cb, NULL);
+}
+
+/* A named counter's packets, or -1 when the table or counter is missing. */
+static long long counter_packets(const char *name)
+{
+	char *const argv[] = { "nft", "list", "counter", "inet", BACKSTOP_TABLE, (char *)name,
+			       NULL };
+	struct text out = { 0 };
+	char err[64];
+	long long n = -1;
+	const char *p;
+
+	if (!run_nft(NULL, argv, &out, err, sizeof(err)) && out.s &&
+	    (p = strstr(out.s, "packets ")))
+		n = strtoll(p + 8, NULL, 10);
+	free(out.s);
+	return n;
+}
+
+void backstop_report(FILE *out, bool json)
+{
+	long long fwd = counter_packets("forward_unjudged");
+	long long in = fwd < 0 ? -1 : counter_packets("input_unjudged");
+
+	if (json) {
+		fprintf(out, "\"backstop\": {\"table\": \"inet %s\", \"present\": %s, "
+			"\"forward_dropped\": %lld, \"input_dropped\": %lld}",
+			BACKSTOP_TABLE, fwd >= 0 ? "true" : "false", fwd < 0 ? 0 : fwd,
+			in < 0 ? 0 : in);
+		return;
+	}
+	if (fwd < 0)
+		fprintf(out, "backstop: MISSING (nftables table inet %s): the kernel forwards "
+			"what the datapath passes unjudged; `sluice run` puts it back\n",
+			BACKSTOP_TABLE);
+	else
+		fprintf(out, "backstop: nftables table inet %s in place; dropped without a "
+			"verdict: %lld forwarded, %lld to the router\n", BACKSTOP_TABLE, fwd,
+			in < 0 ? 0 : in);
+}
