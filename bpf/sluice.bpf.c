@@ -665,9 +665,12 @@ static __always_inline int xdp_handoff(struct pkt *p)
 	return PKT_HANDOFF;
 }
 
-/* A frame passed after a verdict: the tc program beside gives its skb the
- * verdict's mark, which the kernel backstop reads. Without room for the
- * metadata the frame goes up unmarked, and the backstop drops it. */
+/* A frame passed to the kernel: the tc program beside gives its skb the
+ * verdict's mark, which the kernel backstop reads (and knows XDP saw it).
+ * Without the metadata tc judges the frame again, as one that never met
+ * XDP: a driver that keeps no metadata gets SLUICE_PORT_TC_RX instead,
+ * unless the config forces XDP on it (then such frames are judged twice,
+ * and a translated one is dropped as the stranger it looks like). */
 static __always_inline void xdp_judged(struct xdp_md *ctx, __u8 judged)
 {
 	struct sluice_pass_meta *m;
@@ -780,7 +783,7 @@ int sluice_xdp(struct xdp_md *ctx)
 		v = p.egress_xdp ? xdp_redirect(&p) : xdp_handoff(&p);
 	if (v == PKT_HANDOFF)
 		return XDP_PASS;
-	if (v == SLUICE_VERDICT_PASS && p.judged)
+	if (v == SLUICE_VERDICT_PASS)	/* (tc beside reads it: tc_finish) */
 		xdp_judged(ctx, p.judged);
 	return xdp_exit(&p, v, len);
 }
@@ -820,18 +823,22 @@ static __always_inline int tc_redirect(struct pkt *p)
 }
 
 /* On a port where XDP runs first (SLUICE_PORT_TC_TOO), tc only finishes
- * what XDP handed over; everything else XDP passed and counted already. */
+ * what XDP handed over, and marks what XDP passed (and counted) with XDP's
+ * verdict: XDP says which in the metadata of every frame it lets by. A
+ * frame without it never met XDP (the kernel put it back on this port:
+ * a decrypted IPsec packet), and tc judges it as on a tc port
+ * (PKT_CONTINUE). */
 static __always_inline int tc_finish(struct pkt *p, struct __sk_buff *skb)
 {
 	struct sluice_xdp_meta *m = (void *)(long)skb->data_meta;
 	struct sluice_pass_meta *pm = (void *)m;
 
 	if ((void *)(pm + 1) <= p->data && pm->magic == SLUICE_PASS_META_MAGIC) {
-		p->judged = pm->judged;	/* passed after a verdict: its mark */
-		return PKT_HANDOFF;
+		p->judged = pm->judged;
+		return PKT_HANDOFF;	/* XDP's verdict stands */
 	}
 	if ((void *)(m + 1) > p->data || m->magic != SLUICE_META_MAGIC)
-		return PKT_HANDOFF;	/* XDP's verdict stands */
+		return PKT_CONTINUE;
 	p->routed = m->routed;
 	p->vlan_op = m->vlan_op;
 	p->vlan = m->vlan;
@@ -1098,10 +1105,12 @@ int sluice_tc(struct __sk_buff *skb)
 	if (p.port && ((p.port->flags & SLUICE_PORT_TC_TOO) ||
 		       (void *)(long)skb->data_meta < p.data)) {
 		v = tc_finish(&p, skb);
-		if (v != PKT_HANDOFF)
+		if (v == PKT_HANDOFF) {
+			tc_mark(skb, p.judged);
+			return TC_ACT_OK;
+		}
+		if (v != PKT_CONTINUE)
 			return tc_exit(&p, v, len);
-		tc_mark(skb, p.judged);
-		return TC_ACT_OK;
 	}
 	if (skb->vlan_present)	/* the outer tag, in the skb's metadata */
 		frame_hw_tag(&p.f, skb->vlan_proto, skb->vlan_tci);

@@ -132,6 +132,67 @@ b.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1); b.bind(('::', 7000))
 time.sleep(600)" & PIDS+=($!); }
 udp_sink
 
+# The router's own traffic under input drop: replies to what it sent get
+# in (nftables' `ct state established,related accept` for it), new
+# connections from the internet do not.
+own_traffic() {
+	local label=$1 r
+	in_ns "$RTR" ping -c1 -W$((2 * SLOW)) "$INET_4" >/dev/null 2>&1 &&
+		in_ns "$RTR" ping -c1 -W$((2 * SLOW)) "$INET_6" >/dev/null 2>&1 &&
+		pass "$label: the router pings the internet (IPv4, IPv6)" ||
+		fail "$label: the router pings the internet (IPv4, IPv6)"
+	in_ns "$INET" ping -c1 -W1 "$RTR_4" >/dev/null 2>&1 &&
+		fail "$label: ... the internet cannot ping it (input drop)" ||
+		pass "$label: ... the internet cannot ping it (input drop)"
+	# an NTP client's unconnected socket, a resolver's connected one, and
+	# an ICMP port unreachable for a closed port (traceroute, PMTU: related)
+	r=$(in_ns "$RTR" /usr/bin/python3 - "$INET_4" "$INET_6" "$SLOW" <<'EOF2'
+import socket, sys
+out = []
+for fam, addr in ((socket.AF_INET, sys.argv[1]), (socket.AF_INET6, sys.argv[2])):
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    s.settimeout(2 * int(sys.argv[3]))
+    s.sendto(b"ntp", (addr, 7123))
+    try:
+        out.append(s.recvfrom(100)[0].decode())
+    except OSError as e:
+        out.append("none")
+    c = socket.socket(fam, socket.SOCK_DGRAM)
+    c.settimeout(2 * int(sys.argv[3]))
+    c.connect((addr, 7124))
+    c.send(b"dns")
+    try:
+        out.append(c.recv(100).decode())
+    except ConnectionRefusedError:
+        out.append("refused")
+    except OSError:
+        out.append("none")
+print(" ".join(out))
+EOF2
+)
+	[ "$r" = "echo:ntp refused echo:ntp refused" ] &&
+		pass "$label: UDP answers reach the router's sockets, connected or not, and ICMP errors about them" ||
+		fail "$label: UDP answers reach the router's sockets, connected or not, and ICMP errors about them ($r)"
+	r=$(in_ns "$INET" /usr/bin/python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
+s.sendto(b'x', ('$RTR_4', 7125))
+try: print(s.recv(100).decode())
+except OSError: print('none')")
+	[ "$r" = none ] && pass "$label: ... but a datagram from the internet to its open UDP port gets no answer" ||
+		fail "$label: ... but a datagram from the internet to its open UDP port gets no answer ($r)"
+}
+udp_echo "$INET" "$INET_4" 7123
+udp_echo "$INET" "$INET_6" 7123
+PIDS+=($!)
+# the router's UDP service (unreachable from the WAN under input drop)
+in_ns "$RTR" /usr/bin/python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('0.0.0.0', 7125)); s.settimeout(600)
+while True:
+    d, a = s.recvfrom(100); s.sendto(b'open', a)" &
+PIDS+=($!)
+
 for mode in xdp tc; do
 	if [ "$mode" = tc ]; then SLUICE_TEST_PORT_MODE=tc; else SLUICE_TEST_PORT_MODE=; fi
 	write_cfg
@@ -140,7 +201,62 @@ for mode in xdp tc; do
 		fail "$mode: sluice up"; detail "$WORK/up.log"; continue
 	fi
 	round "$mode" "SLXctl4 SLXctl6 SLXctlbr SLXctlrtr"
+	own_traffic "$mode"
 done
+
+# A GRE tunnel the router ends (its interface in a zone of its own, input
+# drop): its own traffic through it gets answers, the far end opens nothing.
+t_gre() {
+	if ! ip -n "$RTR" link add gre1 type gre local "$RTR_4" remote "$INET_4" ttl 64 2>/dev/null; then
+		skip "a GRE tunnel ending on the router: no GRE in this kernel ($(uname -r))"
+		return
+	fi
+	ip -n "$INET" link add gre1 type gre local "$INET_4" remote "$RTR_4" ttl 64
+	ip -n "$RTR" addr add 10.77.0.1/30 dev gre1
+	ip -n "$INET" addr add 10.77.0.2/30 dev gre1
+	ip -n "$RTR" link set gre1 up
+	ip -n "$INET" link set gre1 up
+	printf 'zone vpn {\n\tinterfaces gre1\n\tinput drop\n}\n' >>"$WORK/ev.conf"
+	if ! rsluice reload -c "$WORK/ev.conf" >"$WORK/reload.log" 2>&1; then
+		fail "GRE: reload with gre1 in a zone"; detail "$WORK/reload.log"; return
+	fi
+	in_ns "$RTR" ping -c1 -W$((2 * SLOW)) 10.77.0.2 >/dev/null 2>&1 &&
+		pass "GRE: the router's ping through its tunnel is answered (input drop on both ends' zones)" ||
+		fail "GRE: the router's ping through its tunnel is answered"
+	in_ns "$INET" ping -c1 -W1 10.77.0.1 >/dev/null 2>&1 &&
+		fail "GRE: ... the far end cannot ping the router's tunnel address (input drop)" ||
+		pass "GRE: ... the far end cannot ping the router's tunnel address (input drop)"
+}
+SLUICE_TEST_PORT_MODE=
+write_cfg
+rsluice down >/dev/null 2>&1
+rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail "$WORK/up.log"; }
+t_gre
+
+# The backstop stays in place: `nft flush ruleset` (what a restart of
+# nftables.service does) takes it away, and the daemon puts it back.
+write_cfg
+rsluice reload -c "$WORK/ev.conf" >/dev/null 2>&1
+nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -c "$WORK/ev.conf" >"$WORK/run.log" 2>&1 &
+DAEMON_PID=$!
+wait_for 10000 grep -q "following interface changes" "$WORK/run.log"
+in_ns "$RTR" nft add table inet admin
+in_ns "$RTR" nft flush ruleset
+if wait_for 3000 in_ns "$RTR" nft list table inet sluice; then
+	pass "the daemon puts the backstop back after nft flush ruleset ($WAITED_MS ms)"
+else
+	fail "the daemon puts the backstop back after nft flush ruleset"; detail "$WORK/run.log"
+fi
+rsluice status | grep -q "backstop: nftables table inet sluice in place" &&
+	pass "sluice status shows the backstop" || fail "sluice status shows the backstop"
+in_ns "$RTR" nft add table inet admin
+kill "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+rsluice down >/dev/null 2>&1
+! in_ns "$RTR" nft list table inet sluice >/dev/null 2>&1 && in_ns "$RTR" nft list table inet admin >/dev/null 2>&1 &&
+	pass "down removes the backstop and leaves the admin's own table" ||
+	fail "down removes the backstop and leaves the admin's own table"
+[ "$(in_ns "$RTR" sysctl -n net.ipv4.ip_forward)" = 0 ] &&
+	pass "down turns forwarding off" || fail "down turns forwarding off"
 
 # The backstop alone: the datapath passes every frame to the kernel
 # unjudged, and nothing the policy forbids gets through all the same (nor
