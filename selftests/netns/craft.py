@@ -5,10 +5,12 @@
 #   craft.py send IFACE DST-MAC KIND SRC DST DPORT MARKER [SPORT]
 #       one frame of KIND out of IFACE (an AF_PACKET socket): a TCP SYN
 #       carrying MARKER as payload, or a UDP datagram for the fragment kinds
-#   craft.py sniff IFACE SECONDS OUT
+#   craft.py sniff IFACE SECONDS OUT [GRACE UNTIL,...]
 #       for SECONDS, every MARKER-like word ("SLX" + letters and digits) seen
 #       in a frame received on IFACE, and "synack:SPORT" for every TCP
-#       SYN-ACK, one per line into OUT (written when done)
+#       SYN-ACK, one per line into OUT (written when done); with UNTIL,
+#       GRACE seconds after every marker listed there was seen
+#       (a ready file OUT.ready says when it listens)
 #
 # KINDs: v4 (plain), v4-opts (IPv4 options), v4-frag-later (a non-first
 # fragment), v4-vlan0 (an 802.1Q priority tag), v4-qinq (802.1ad over
@@ -116,13 +118,18 @@ def send(iface, dmac, kind, src, dst, dport, marker, sport=40000):
     s.send(frame(mac(dmac), own_mac(iface), ethertype, l3, tags))
 
 
-def sniff(iface, seconds, out):
+def sniff(iface, seconds, out, grace=0, until=""):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
     s.bind((iface, 0))
     s.settimeout(0.2)
+    open(out + ".ready", "w").close()
     seen = set()
+    wanted = set(x for x in until.split(",") if x)
     end = time.time() + float(seconds)
     while time.time() < end:
+        if wanted and wanted <= seen:
+            end = min(end, time.time() + float(grace))
+            wanted = set()
         try:
             f = s.recv(65535)
         except socket.timeout:
@@ -146,4 +153,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "send":
         send(*sys.argv[2:])
     else:
-        sniff(*sys.argv[2:5])
+        sniff(*sys.argv[2:])

@@ -60,22 +60,16 @@ EOF
 # round LABEL CONTROLS: every class once; the sniffers on H1 and on the
 # internet side say what arrived. CONTROLS: the markers H1 must get.
 round() {
+	local t0=$SECONDS
 	local label=$1 controls=$2 k m n=0 got
-	in_ns "$H1" $CRAFT sniff eth0 $((4 * SLOW)) "$WORK/h1.seen" &
+	rm -f "$WORK"/*.seen*
+	# (each sniffer stops a while after the last control came: everything
+	# else was sent before the controls)
+	in_ns "$H1" $CRAFT sniff eth0 $((10 * SLOW)) "$WORK/h1.seen" $SLOW "${controls// /,}" &
 	local s1=$!
-	in_ns "$INET" $CRAFT sniff eth0 $((4 * SLOW)) "$WORK/inet.seen" &
+	in_ns "$INET" $CRAFT sniff eth0 $((10 * SLOW)) "$WORK/inet.seen" $SLOW SLXctlinet &
 	local s2=$!
-	sleep 0.5
-	# controls: the policy lets these through
-	in_ns "$INET" /usr/bin/python3 -c "
-import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'SLXctl4', ('$RTR_4', 7000))
-s=socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.sendto(b'SLXctl6', ('$H1_6', 7000))"
-	# ... bridged LAN traffic, which the policy does not judge, and the
-	# router's own, which nothing filters
-	in_ns "$H2" /usr/bin/python3 -c "
-import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'SLXctlbr', ('$H1_4', 7000))"
-	in_ns "$RTR" /usr/bin/python3 -c "
-import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'SLXctlrtr', ('$H1_4', 7000))"
+	wait_for 5000 test -e "$WORK/h1.seen.ready" -a -e "$WORK/inet.seen.ready"
 	# the evasions: nothing of these may reach H1
 	for k in v4 v4-opts v4-frag-later v4-vlan0 v4-qinq; do
 		in_ns "$INET" $CRAFT send eth0 "$WAN_MAC" "$k" "$INET_4" "$H1_4" 7777 "SLX${k//-/}"
@@ -93,7 +87,19 @@ import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'SL
 		case $k in v4*) dst=$RTR_4 src=$INET_4 ;; esac
 		in_ns "$INET" $CRAFT send eth0 "$WAN_MAC" "$k" "$src" "$dst" 2222 "SLXr${k//-/}" $((41000 + n))
 	done
+	# controls, last: the policy lets these through
+	in_ns "$INET" /usr/bin/python3 -c "
+import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'SLXctl4', ('$RTR_4', 7000))
+s=socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.sendto(b'SLXctl6', ('$H1_6', 7000))"
+	# ... bridged LAN traffic, which the policy does not judge, and the
+	# router's own, which nothing filters
+	in_ns "$H2" /usr/bin/python3 -c "
+import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'SLXctlbr', ('$H1_4', 7000))"
+	in_ns "$RTR" /usr/bin/python3 -c "
+import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.sendto(b'SLXctlrtr', ('$H1_4', 7000)); s.sendto(b'SLXctlinet', ('$INET_4', 9))"
 	wait "$s1" "$s2"
+	echo "# round $label: $((SECONDS - t0)) s"
 	got=$(tr '\n' ' ' < "$WORK/h1.seen")
 	for m in $controls; do
 		grep -qx "$m" "$WORK/h1.seen" && pass "$label: control ${m#SLX} reaches H1" ||
@@ -182,8 +188,14 @@ except OSError: print('none')")
 	[ "$r" = none ] && pass "$label: ... but a datagram from the internet to its open UDP port gets no answer" ||
 		fail "$label: ... but a datagram from the internet to its open UDP port gets no answer ($r)"
 }
-udp_echo "$INET" "$INET_4" 7123
-udp_echo "$INET" "$INET_6" 7123
+# the internet's UDP echo (an NTP or DNS server), for the whole suite
+in_ns "$INET" /usr/bin/python3 -c "
+import select, socket
+a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); a.bind(('$INET_4', 7123))
+b = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); b.bind(('$INET_6', 7123))
+while True:
+    for s in select.select([a, b], [], [], 600)[0] or exit():
+        d, p = s.recvfrom(100); s.sendto(b'echo:' + d, p)" &
 PIDS+=($!)
 # the router's UDP service (unreachable from the WAN under input drop)
 in_ns "$RTR" /usr/bin/python3 -c "
