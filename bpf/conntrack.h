@@ -17,11 +17,12 @@
  *    in on, and is no bogon where the zone says `bogons drop` (l3_admit).
  *    Packets of known flows skip both: their tuple, zone included, was
  *    checked when the flow was created.
- *  - TCP without SYN and without an entry ("mid-stream", e.g. connections
- *    open before sluice was loaded) is picked up as established when the
- *    zone policy would let its sender open a connection; otherwise dropped.
- *  - A SYN+ACK, RST or lone ACK without an entry from a zone that may not
- *    open connections is dropped as unsolicited.
+ *  - TCP opens with a SYN. Data or an ACK without an entry ("mid-stream",
+ *    e.g. connections open before sluice was loaded) is picked up as
+ *    established when the zone policy would let its sender open a
+ *    connection and the flow needs no translation; a SYN-ACK, FIN or RST
+ *    without an entry, or a translated flow's packet without a SYN, is
+ *    invalid (ct-invalid).
  *  - ICMP errors carry no flow of their own: they pass when the packet they
  *    quote belongs to a tracked flow (related), else they are dropped.
  *  - Protocols without ports (GRE, ESP, ...) are tracked by their addresses
@@ -535,7 +536,7 @@ static __always_inline int ct_nat(void *ctx, const struct l3_facts *f,
 		nat4_key_set(&s->nat.ik, f->src[0], f->sport, f->proto, f->zone_in);
 		port = nat_port(ctx, cfg, &s->nat, masq, e->nat.daddr, e->nat.dport, now);
 		if (!port)
-			return SLUICE_DROP_NAT_NO_PORT;
+			return s->nat.limited ? SLUICE_DROP_NAT_HOST_LIMIT : SLUICE_DROP_NAT_NO_PORT;
 		e->nat.saddr = masq;
 		e->nat.sport = port;
 		if (f->proto == IPPROTO_ICMP)
@@ -573,15 +574,21 @@ static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct
 	__builtin_memset(e, 0, sizeof(*e));
 	__builtin_memset(re, 0, sizeof(*re));
 	if (f->proto == IPPROTO_TCP) {
-		if (f->tcp_flags & L4_RST)	/* allowed, nothing to track */
-			return f->masq_out || f->dnat
-				? L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY) : PKT_CONTINUE;
-		if ((f->tcp_flags & (L4_SYN | L4_ACK)) == L4_SYN) {
+		/* A connection opens with a SYN. A SYN-ACK, FIN or RST
+		 * without one answers nothing sluice saw: invalid. Data or an
+		 * ACK is picked up mid-stream (a connection open before sluice
+		 * was loaded), but never given a translation: that would hand
+		 * out NAT ports to whatever a host sends (a flood of bare ACKs
+		 * would hold them for the established timeout). */
+		if ((f->tcp_flags & (L4_SYN | L4_ACK | L4_FIN | L4_RST)) == L4_SYN) {
 			state = SLUICE_CT_SYN_SENT;
-		} else {
-			state = SLUICE_CT_ESTABLISHED;	/* picked up mid-stream */
+		} else if (!(f->tcp_flags & (L4_SYN | L4_FIN | L4_RST)) && !f->masq_out &&
+			   !f->dnat) {
+			state = SLUICE_CT_ESTABLISHED;
 			e->flags = SLUICE_CT_MIDSTREAM;
 			re->flags = SLUICE_CT_MIDSTREAM;
+		} else {
+			return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_CT_INVALID);
 		}
 	}
 	e->last_seen = re->last_seen = now;

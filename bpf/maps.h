@@ -211,6 +211,16 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_nat4_int SEC(".maps");
 
+/* External ports per inside host (sluice_ct.h). LRU: a host evicted here
+ * starts from none until the daemon's next sweep counts it again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_NAT_HOSTS);
+	__type(key, struct sluice_nat4_host_key);
+	__type(value, struct sluice_nat4_host);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_nat4_hosts SEC(".maps");
+
 /* The answers' rate limits, per CPU: [0] when this CPU last answered port
  * exhaustion with an ICMP error, [1] `reject`'s token bucket. Not pinned. */
 struct {

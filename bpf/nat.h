@@ -52,6 +52,9 @@ struct nat_scratch {
 	__be16 rport;
 	__u16 in;
 	__u32 lo, span, start;
+	struct sluice_nat4_host_key hk __attribute__((aligned(8)));	/* the inside host */
+	struct sluice_nat4_host hv __attribute__((aligned(8)));	/* (its count, new) */
+	__u8 limited;			/* out: nat_port() refused at the host's limit */
 };
 
 static __always_inline __u64 nat_hold_ns(const struct sluice_dp_config *cfg)
@@ -125,15 +128,31 @@ static __always_inline void nat4_key_set(struct sluice_nat4_key *k, __be32 addr,
 	*(__u64 *)k = (__u64)addr | (__u64)port << 32 | (__u64)proto << 48 | (__u64)zone << 56;
 }
 
+/* The inside host's port count (sluice_nat4_hosts), made when missing. */
+static __always_inline struct sluice_nat4_host *nat_host(struct nat_scratch *n)
+{
+	struct sluice_nat4_host *h;
+
+	*(__u64 *)&n->hk = (__u64)n->ik.addr | (__u64)n->ik.zone << 32;
+	h = bpf_map_lookup_elem(&sluice_nat4_hosts, &n->hk);
+	if (h)
+		return h;
+	*(__u64 *)&n->hv = 0;
+	bpf_map_update_elem(&sluice_nat4_hosts, &n->hk, &n->hv, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&sluice_nat4_hosts, &n->hk);
+}
+
 /* The external port (network order) of the inside endpoint N->ik for a
  * new connection to REMOTE:RPORT, mapping it first if it has none; 0 when
- * no port is free. */
+ * no port is free, or the host holds as many as it may (N->limited:
+ * `nat-host-ports`, so that one host cannot take NAT from the others). */
 static __always_inline __be16 nat_port(void *ctx, const struct sluice_dp_config *cfg,
 				       struct nat_scratch *n, __be32 masq, __be32 remote,
 				       __be16 rport, __u64 now)
 {
 	struct sluice_gstats *g;
 	struct sluice_nat4_map *m;
+	struct sluice_nat4_host *h;
 	__u32 lo = cfg->nat_port_min, hi = cfg->nat_port_max;
 	__u16 p = 0;
 	int i;
@@ -155,6 +174,13 @@ static __always_inline __be16 nat_port(void *ctx, const struct sluice_dp_config 
 	if (!lo || hi < lo) {
 		lo = SLUICE_NAT_PORT_MIN_DEFAULT;
 		hi = SLUICE_NAT_PORT_MAX_DEFAULT;
+	}
+	n->limited = 0;
+	h = nat_host(n);
+	if (h && cfg->nat_host_ports && h->ports >= cfg->nat_host_ports) {
+		h->refused++;
+		n->limited = 1;
+		return 0;
 	}
 	n->lo = lo;
 	n->span = hi - lo + 1;
@@ -186,6 +212,8 @@ static __always_inline __be16 nat_port(void *ctx, const struct sluice_dp_config 
 	n->v.port = n->xk.port;
 	n->v.zone = 0;
 	bpf_map_update_elem(&sluice_nat4_int, &n->ik, &n->v, BPF_ANY);
+	if (h)
+		h->ports++;	/* (a race may lose one: the sweep counts again) */
 	g = gstats();
 	if (g) {
 		g->nat_mapped++;

@@ -83,7 +83,9 @@ enum sluice_verdict {
 	X(NO_ROOM,        no_room,        "no-room")			\
 	X(IPV6_EXT,       ipv6_ext,       "ipv6-ext")			\
 	X(VLAN_PRIO,      vlan_prio,      "vlan-prio")		\
-	X(ETHERTYPE,      ethertype,      "ethertype")
+	X(ETHERTYPE,      ethertype,      "ethertype")		\
+	X(CT_INVALID,     ct_invalid,     "ct-invalid")		\
+	X(NAT_HOST_LIMIT, nat_host_limit, "nat-host-limit")
 
 /* Pass reasons: why a frame was handed to the kernel unchanged. Same
  * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"

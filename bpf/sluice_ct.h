@@ -83,6 +83,25 @@ struct sluice_nat4_key {
 };
 SLUICE_ASSERT(sizeof(struct sluice_nat4_key) == 8, "struct sluice_nat4_key layout");
 
+/* External ports per inside host (sluice_nat4_hosts, config
+ * `nat-host-ports`): one host may not take NAT away from the others. The
+ * datapath counts the mappings it makes and refuses a new one at the
+ * limit; the daemon's sweep sets the counts to the mappings that remain. */
+struct sluice_nat4_host_key {
+	__be32 addr;
+	__u8 zone;			/* its zone */
+	__u8 pad[3];
+};
+SLUICE_ASSERT(sizeof(struct sluice_nat4_host_key) == 8, "struct sluice_nat4_host_key layout");
+
+struct sluice_nat4_host {
+	__u32 ports;			/* mappings it holds */
+	__u32 refused;			/* new ones refused at the limit (nat-host-limit) */
+};
+SLUICE_ASSERT(sizeof(struct sluice_nat4_host) == 8, "struct sluice_nat4_host layout");
+#define SLUICE_NAT_HOSTS		4096	/* inside hosts counted (LRU) */
+#define SLUICE_NAT_HOST_PORTS_DEFAULT	4096
+
 enum sluice_nat_flags {
 	/* A port forward's (written by the loader, for each address of the
 	 * forward's zone and each port): never taken over or swept. */
@@ -281,7 +300,8 @@ struct sluice_dp_config {
 	struct sluice_ct_timeouts timeouts;
 	__u16 nat_port_min, nat_port_max;	/* masquerade's range, host order */
 	__u16 local_port_min, local_port_max;	/* the router's own: never preserved into */
+	__u32 nat_host_ports;		/* external ports one inside host may hold */
 };
-SLUICE_ASSERT(sizeof(struct sluice_dp_config) == 40, "struct sluice_dp_config layout");
+SLUICE_ASSERT(sizeof(struct sluice_dp_config) == 44, "struct sluice_dp_config layout");
 
 #endif /* SLUICE_CT_H */

@@ -361,11 +361,10 @@ void backstop_report(FILE *out, bool json)
 		return;
 	}
 	if (fwd < 0)
-		fprintf(out, "backstop: MISSING (nftables table inet %s): the kernel forwards "
+		fprintf(out, "backstop     MISSING (nftables table inet %s): the kernel forwards "
 			"what the datapath passes unjudged; `sluice run` puts it back\n",
 			BACKSTOP_TABLE);
 	else
-		fprintf(out, "backstop: nftables table inet %s in place; dropped without a "
-			"verdict: %lld forwarded, %lld to the router\n", BACKSTOP_TABLE, fwd,
-			in < 0 ? 0 : in);
+		fprintf(out, "backstop     nftables table inet %s; dropped without a verdict: "
+			"%lld forwarded, %lld to the router\n", BACKSTOP_TABLE, fwd, in < 0 ? 0 : in);
 }

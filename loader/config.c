@@ -1568,6 +1568,25 @@ static int parse_nat_ports(struct parser *p, struct cfg_loc at)
 	return 0;
 }
 
+/* nat-host-ports N: the external ports one inside host may hold at once
+ * (its NAT mappings), so that no host can take NAT away from the others.
+ * The default is in write_config (datapath.c). */
+static int parse_nat_host_ports(struct parser *p, struct cfg_loc at)
+{
+	struct sluice_config *cfg = p->cfg;
+
+	if (cfg->nat_host_ports)
+		return perr(p, at, "duplicate nat-host-ports (first on line %d)",
+			    cfg->nat_host_ports_loc.line);
+	if (p->tok.type != T_WORD)
+		return expected(p, "a number of ports");
+	if (!parse_int(p->tok.s, p->tok.len, 16, 65535, &cfg->nat_host_ports))
+		return perr(p, p->tok.loc, "invalid nat-host-ports %s (expected 16..65535)",
+			    qtok(p, &p->tok));
+	cfg->nat_host_ports_loc = at;
+	return next(p);
+}
+
 /* on-stop keep|down: what the daemon leaves behind on SIGTERM. */
 static const char *const on_stop_words[] = { "keep", "down" };	/* CFG_ON_STOP_* order */
 
@@ -1676,12 +1695,13 @@ enum cfg_port_mode cfg_port_mode(const struct sluice_config *cfg, const char *na
 
 static const char *const statement_words[] = {
 	"zone", "forward", "port-forward", "set", "rule", "shape", "fdb-size", "conntrack",
-	"port", "nat-ports", "on-stop",
+	"port", "nat-ports", "on-stop", "nat-host-ports",
 };
 
 static int (*const statement_fns[])(struct parser *, struct cfg_loc) = {
 	parse_zone, parse_forward, parse_port_forward, parse_set, parse_rule, parse_shape,
 	parse_fdb_size, parse_conntrack, parse_port_mode, parse_nat_ports, parse_on_stop,
+	parse_nat_host_ports,
 };
 
 _Static_assert(sizeof(statement_words) / sizeof(statement_words[0]) ==

@@ -204,6 +204,56 @@ static int cmp_nat_key(const void *a, const void *b)
  * stay. */
 #define NAT_GRACE_NS	(10 * 1000000000ULL)
 
+static int cmp_host_key(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct sluice_nat4_host_key));
+}
+
+/* Each inside host's port count (sluice_nat4_hosts) set to the mappings it
+ * holds after the sweep: the datapath only counts up. */
+static void count_host_ports(const struct ct_maps *m)
+{
+	struct sluice_nat4_key *keys = NULL;
+	struct sluice_nat4_host_key *hosts, hk, next, *prev = NULL, *at;
+	struct sluice_nat4_host h;
+	struct sluice_nat4_map v;
+	size_t n = 0, nh = 0;
+
+	if (m->nat_hosts < 0 || nat_keys(m->nat_ext, &keys, &n))
+		return;
+	hosts = calloc(n + 1, sizeof(*hosts));
+	for (size_t i = 0; hosts && i < n; i++) {
+		if (bpf_map_lookup_elem(m->nat_ext, &keys[i], &v) || (v.flags & SLUICE_NAT_RESERVED))
+			continue;
+		memset(&hosts[nh], 0, sizeof(hosts[nh]));
+		hosts[nh].addr = v.addr;
+		hosts[nh++].zone = v.zone;
+	}
+	free(keys);
+	if (!hosts)
+		return;
+	qsort(hosts, nh, sizeof(*hosts), cmp_host_key);
+	while (!bpf_map_get_next_key(m->nat_hosts, prev, &next)) {
+		hk = next;
+		prev = &hk;
+		if (bpf_map_lookup_elem(m->nat_hosts, &hk, &h))
+			continue;
+		at = bsearch(&hk, hosts, nh, sizeof(*hosts), cmp_host_key);
+		__u32 ports = 0;
+
+		/* (the run of equal keys: its length is the count) */
+		while (at && at > hosts && !cmp_host_key(at - 1, &hk))
+			at--;
+		for (; at && at < hosts + nh && !cmp_host_key(at, &hk); at++)
+			ports++;
+		if (ports != h.ports) {
+			h.ports = ports;
+			bpf_map_update_elem(m->nat_hosts, &hk, &h, BPF_EXIST);
+		}
+	}
+	free(hosts);
+}
+
 static void sweep_mappings(const struct ct_maps *m, struct sweep_ctx *s)
 {
 	struct sluice_nat4_key k, *keys = NULL;
@@ -296,8 +346,10 @@ int ct_sweep(const struct ct_maps *m, const struct sluice_ct_timeouts *t, uint64
 		c.unconfirmed = i & 1;
 		ret = ct_walk(fds[i], i >= 2, sweep_one, &c);
 	}
-	if (!ret)	/* (only after a complete walk: else live mappings would look unused) */
+	if (!ret) {	/* (only after a complete walk: else live mappings would look unused) */
 		sweep_mappings(m, &c);
+		count_host_ports(m);
+	}
 	free(c.used);
 	return ret;
 }

@@ -190,7 +190,7 @@ static const char *const map_names[] = {
 	"sluice_frag_events", "sluice_rule_keys", "sluice_rule_shapes", "sluice_ruleset",
 	"sluice_rules", "sluice_rule_stats", "sluice_sets4", "sluice_sets6", "sluice_log",
 	"sluice_shape_cfg", "sluice_shape", "sluice_shape_hosts", "sluice_shape_flows",
-	"sluice_fc", "sluice_ports_gen", "sluice_fdb_gen",
+	"sluice_fc", "sluice_ports_gen", "sluice_fdb_gen", "sluice_nat4_hosts",
 };
 
 static int *map_fd(struct dp *dp, size_t i)
@@ -203,7 +203,7 @@ static int *map_fd(struct dp *dp, size_t i)
 		       &dp->rule_shapes_fd, &dp->ruleset_fd, &dp->rules_fd, &dp->rule_stats_fd,
 		       &dp->sets4_fd, &dp->sets6_fd, &dp->log_fd, &dp->shape_cfg_fd, &dp->shape_fd,
 		       &dp->shape_hosts_fd, &dp->shape_flows_fd, &dp->fc_fd,
-		       &dp->ports_gen_fd, &dp->fdb_gen_fd };
+		       &dp->ports_gen_fd, &dp->fdb_gen_fd, &dp->nat_hosts_fd };
 
 	return fds[i];
 }
@@ -493,6 +493,7 @@ int dp_load(struct dp *dp)
 	dp->fc_fd = dup(bpf_map__fd(dp->skel->maps.sluice_fc));
 	dp->ports_gen_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ports_gen));
 	dp->fdb_gen_fd = dup(bpf_map__fd(dp->skel->maps.sluice_fdb_gen));
+	dp->nat_hosts_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_hosts));
 	return 0;
 }
 
@@ -1516,7 +1517,7 @@ static bool wanted_l3(const struct wants *w, __u32 ifindex)
 static void masq_moved(struct dp *dp, __u32 ifindex, __be32 old, __be32 now)
 {
 	struct ct_maps m = { dp->ct4_fd, dp->ct4_new_fd, dp->ct6_fd, dp->ct6_new_fd,
-			     dp->nat_ext_fd, dp->nat_int_fd };
+			     dp->nat_ext_fd, dp->nat_int_fd, dp->nat_hosts_fd };
 	struct ct_filter f = { .proto = -1, .port = -1, .nat_src = old };
 	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN], name[IF_NAMESIZE] = "?";
 	long n, unconfirmed = 0, maps;
@@ -1748,6 +1749,14 @@ static int write_config(struct dp *dp, const struct sluice_config *cfg, __u32 st
 	v.nat_port_max = cfg->nat_port_min ? cfg->nat_port_max : SLUICE_NAT_PORT_MAX_DEFAULT;
 	v.local_port_min = dp->local_ports[0];
 	v.local_port_max = dp->local_ports[1];
+	/* A host may hold a quarter of the range, at most 4096 ports: far
+	 * more than a busy home host uses (one port per inside endpoint, for
+	 * every remote: a browser's few hundred connections, a BitTorrent
+	 * client's peers), and three quarters stay for the rest. */
+	v.nat_host_ports = cfg->nat_host_ports ? (__u32)cfg->nat_host_ports
+			   : (__u32)(v.nat_port_max - v.nat_port_min + 1) / 4;
+	if (!cfg->nat_host_ports && v.nat_host_ports > SLUICE_NAT_HOST_PORTS_DEFAULT)
+		v.nat_host_ports = SLUICE_NAT_HOST_PORTS_DEFAULT;
 	v.timeouts = (struct sluice_ct_timeouts){
 		.tcp_established = t[CFG_CT_TCP_ESTABLISHED],
 		.tcp_transitory = t[CFG_CT_TCP_TRANSITORY],
@@ -2481,6 +2490,22 @@ static int cmp_port(const void *a, const void *b)
 					    : strcmp(x->port.name, y->port.name);
 }
 
+/* Inside hosts the datapath refused a NAT port at their limit. */
+static void view_limited(const struct dp *dp, struct dp_view *view)
+{
+	struct sluice_nat4_host_key k, *kp = NULL;
+	struct sluice_nat4_host h;
+
+	while (dp->nat_hosts_fd >= 0 && view->n_limited < (int)ARRAY_SIZE(view->limited) &&
+	       !bpf_map_get_next_key(dp->nat_hosts_fd, kp, &k)) {
+		kp = &k;
+		if (bpf_map_lookup_elem(dp->nat_hosts_fd, &k, &h) || !h.refused)
+			continue;
+		view->limited[view->n_limited].k = k;
+		view->limited[view->n_limited++].h = h;
+	}
+}
+
 int dp_view_read(struct dp *dp, struct dp_view *view)
 {
 	char path[PATH_MAX];
@@ -2512,7 +2537,7 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 	dp_gstats_read(dp, &view->g);
 	{
 		struct ct_maps m = { dp->ct4_fd, dp->ct4_new_fd, dp->ct6_fd, dp->ct6_new_fd,
-				     dp->nat_ext_fd, dp->nat_int_fd };
+				     dp->nat_ext_fd, dp->nat_int_fd, dp->nat_hosts_fd };
 
 		view->ct_ok = !ct_census(&m, &view->ct);
 	}
@@ -2536,6 +2561,8 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 			view->nat_size = info.max_entries;
 		if (!bpf_map_lookup_elem(dp->config_fd, &key0, &c) && c.nat_port_max >= c.nat_port_min)
 			view->nat_ports = c.nat_port_max - c.nat_port_min + 1;
+		view->nat_host_ports = c.nat_host_ports;
+		view_limited(dp, view);
 		if (!bpf_map_lookup_elem(dp->config_fd, &key0, &c)) {
 			__u32 slot = SLUICE_RULE_SLOT(c.policy_gen);
 

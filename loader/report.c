@@ -409,6 +409,14 @@ static void report_ct(FILE *f, const struct dp_view *v)
 		(unsigned long long)g->mss_clamped, (unsigned long long)g->nat_fragments,
 		(unsigned long long)g->nat_frag_held, (unsigned long long)g->nat_frag_replayed,
 		(unsigned long long)g->nat_prohibited);
+	for (int i = 0; i < v->n_limited; i++) {
+		char a[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &v->limited[i].k.addr, a, sizeof(a));
+		fprintf(f, "  %s (zone %s) at its limit of %u ports (nat-host-ports): holds %u, "
+			"%u new ones refused (nat-host-limit)\n", a, zone_name(v, v->limited[i].k.zone),
+			v->nat_host_ports, v->limited[i].h.ports, v->limited[i].h.refused);
+	}
 	fprintf(f, "rules: %u (%u IPv4 and %u IPv6 shapes, policy generation %u); "
 		"%llu rejects answered\n", v->rules.n_rules, v->rules.n_shapes[0],
 		v->rules.n_shapes[1], v->policy_gen, (unsigned long long)g->rules_rejected);
@@ -479,6 +487,16 @@ static void ct_json(FILE *f, const struct dp_view *v)
 		(unsigned long long)g->nat_inbound, (unsigned long long)g->mss_clamped,
 		(unsigned long long)g->nat_fragments, (unsigned long long)g->nat_frag_held,
 		(unsigned long long)g->nat_frag_replayed, (unsigned long long)g->nat_prohibited);
+	fprintf(f, ",\"nat_host_ports\":%u,\"nat_hosts_limited\":[", v->nat_host_ports);
+	for (int i = 0; i < v->n_limited; i++) {
+		char a[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &v->limited[i].k.addr, a, sizeof(a));
+		fprintf(f, "%s{\"addr\":\"%s\",\"zone\":\"%s\",\"ports\":%u,\"refused\":%u}",
+			i ? "," : "", a, zone_name(v, v->limited[i].k.zone), v->limited[i].h.ports,
+			v->limited[i].h.refused);
+	}
+	fputc(']', f);
 	fprintf(f, ",\"rules\":{\"rules\":%u,\"shapes_ipv4\":%u,\"shapes_ipv6\":%u,"
 		"\"policy_gen\":%u,\"rejected\":%llu}", v->rules.n_rules, v->rules.n_shapes[0],
 		v->rules.n_shapes[1], v->policy_gen, (unsigned long long)g->rules_rejected);

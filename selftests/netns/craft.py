@@ -5,6 +5,9 @@
 #   craft.py send IFACE DST-MAC KIND SRC DST DPORT MARKER [SPORT]
 #       one frame of KIND out of IFACE (an AF_PACKET socket): a TCP SYN
 #       carrying MARKER as payload, or a UDP datagram for the fragment kinds
+#   craft.py flood IFACE DST-MAC SRC DST COUNT
+#       COUNT UDP datagrams, then COUNT bare TCP ACKs, from SRC to DST, each
+#       from a source port of its own (new flows for a NAT to map)
 #   craft.py sniff IFACE SECONDS OUT [GRACE UNTIL,...]
 #       for SECONDS, every MARKER-like word ("SLX" + letters and digits) seen
 #       in a frame received on IFACE, and "synack:SPORT" for every TCP
@@ -118,6 +121,20 @@ def send(iface, dmac, kind, src, dst, dport, marker, sport=40000):
     s.send(frame(mac(dmac), own_mac(iface), ethertype, l3, tags))
 
 
+def flood(iface, dmac, src, dst, count):
+    """COUNT UDP datagrams and COUNT bare TCP ACKs from SRC to DST, each
+    from a port of its own (1024 on): new flows for a NAT to map."""
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((iface, 0))
+    head = mac(dmac) + own_mac(iface) + b"\x08\x00"
+    for proto, body in ((17, struct.pack("!HHHH", 0, 9, 8 + 4, 0) + b"SLXf"),
+                        (6, struct.pack("!HHIIBBHHH", 0, 443, 1, 1, 5 << 4, 0x10, 512, 0, 0))):
+        ip = ipv4(src, dst, proto, body)
+        for i in range(int(count)):
+            port = struct.pack("!H", 1024 + i % 64000)
+            s.send(head + ip[:20] + port + ip[22:])
+
+
 def sniff(iface, seconds, out, grace=0, until=""):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
     s.bind((iface, 0))
@@ -152,5 +169,7 @@ def sniff(iface, seconds, out, grace=0, until=""):
 if __name__ == "__main__":
     if sys.argv[1] == "send":
         send(*sys.argv[2:])
+    elif sys.argv[1] == "flood":
+        flood(*sys.argv[2:])
     else:
         sniff(*sys.argv[2:])

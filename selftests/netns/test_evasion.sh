@@ -245,6 +245,51 @@ rsluice down >/dev/null 2>&1
 rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail "$WORK/up.log"; }
 t_gre
 
+# One LAN host cannot take NAT away from the others: H1 sends UDP and bare
+# TCP ACKs from tens of thousands of ports to an address that never
+# answers; H2 still opens TCP connections and UDP exchanges through NAT.
+t_exhaust() {
+	local n=50000 r ok=0 i
+	[ "$SLOW" -gt 1 ] && n=10000	# (emulated: above the host limit all the same)
+	in_ns "$H1" $CRAFT flood eth0 "$(mac_of "$RTR" br-lan)" "$H1_4" 198.51.100.1 $n
+	for i in 1 2 3 4 5; do
+		[ "$(tcp_result "$H2" "$INET_4" 7130)" = open ] && ok=$((ok + 1))
+	done
+	r=$(in_ns "$H2" /usr/bin/python3 - "$INET_4" "$SLOW" <<'EOF2'
+import socket, sys
+n = 0
+for i in range(3):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(2 * int(sys.argv[2]))
+    s.sendto(b"x", (sys.argv[1], 7123))
+    try:
+        s.recvfrom(100)
+        n += 1
+    except OSError:
+        pass
+print(n)
+EOF2
+)
+	[ "$ok" = 5 ] && [ "$r" = 3 ] &&
+		pass "after $n UDP datagrams and $n bare ACKs from H1's own ports to a silent address, H2 opens 5 of 5 TCP connections and 3 of 3 UDP exchanges through NAT" ||
+		fail "after $n UDP datagrams and $n bare ACKs from H1, H2 opens TCP $ok of 5, UDP $r of 3"
+	r=$(rsluice stats --json -i 0)
+	json_get "$r" "[h for h in j['nat_hosts_limited'] if h['addr'] == '$H1_4' and h['refused'] > 0 and h['ports'] <= j['nat_host_ports']] != []" | grep -qx True &&
+		pass "... H1 was held to its nat-host-ports, and sluice stats names it" ||
+		fail "... H1 was held to its nat-host-ports, and sluice stats names it ($(json_get "$r" "j['nat_hosts_limited']"))"
+	r=$(rsluice conntrack --json --proto tcp | json_get "$(cat)" "len([f for f in j if f.get('state') == 'established'])")
+	[ "$r" -lt 10 ] && pass "... its bare ACKs opened no connection ($r established)" ||
+		fail "... its bare ACKs opened no connection ($r established)"
+}
+in_ns "$INET" /usr/bin/python3 -c "
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('$INET_4', 7130)); s.listen(64); s.settimeout(600)
+while True:
+    c, _ = s.accept(); c.close()" &
+PIDS+=($!)
+t_exhaust
+
 # The backstop stays in place: `nft flush ruleset` (what a restart of
 # nftables.service does) takes it away, and the daemon puts it back.
 write_cfg
@@ -259,7 +304,7 @@ if wait_for 3000 in_ns "$RTR" nft list table inet sluice; then
 else
 	fail "the daemon puts the backstop back after nft flush ruleset"; detail "$WORK/run.log"
 fi
-rsluice status | grep -q "backstop: nftables table inet sluice in place" &&
+rsluice status | grep -q "backstop  *nftables table inet sluice;" &&
 	pass "sluice status shows the backstop" || fail "sluice status shows the backstop"
 in_ns "$RTR" nft add table inet admin
 kill "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=

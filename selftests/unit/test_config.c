@@ -145,7 +145,7 @@ static bool check_parse(const char *name, const char *text, const char *want)
 	"rule any -> any src @blocked drop\n"				\
 	"shape wan upload 20mbit download 300mbit overhead ethernet\n"
 
-#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\", \"conntrack\", \"port\", \"nat-ports\" or \"on-stop\""
+#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\", \"conntrack\", \"port\", \"nat-ports\", \"on-stop\" or \"nat-host-ports\""
 #define ZITEMS "expected \"interfaces\", \"input\", \"masquerade\", \"mss-clamp\", \"filtering\", \"bogons\" or \"}\""
 #define ACTIONS "expected \"accept\", \"drop\" or \"reject\""
 #define OVERHEADS "expected \"ethernet\", \"docsis\", \"pppoe-ptm\", \"bridged-ptm\", \"pppoe-llcsnap\" or a byte count (-64..256)"
@@ -295,6 +295,12 @@ static const struct parse_case {
 	  "t.conf:2:1: duplicate nat-ports (first on line 1)" },
 	{ "nat-ports zero", "nat-ports 0-3000",
 	  "t.conf:1:11: invalid port range \"0-3000\" (expected 1..65535)" },
+	{ "nat-host-ports twice", "nat-host-ports 100\nnat-host-ports 200",
+	  "t.conf:2:1: duplicate nat-host-ports (first on line 1)" },
+	{ "nat-host-ports too few", "nat-host-ports 8",
+	  "t.conf:1:16: invalid nat-host-ports \"8\" (expected 16..65535)" },
+	{ "nat-host-ports without a number", "nat-host-ports",
+	  "t.conf:1:15: unexpected end of file, expected a number of ports" },
 	{ "port mode unknown", "port eth0 mode fast",
 	  "t.conf:1:16: expected \"xdp\", \"tc\" or \"generic\", got \"fast\"" },
 	{ "port without mode", "port eth0 tc",
@@ -873,9 +879,9 @@ static bool test_nat_ports(void)
 	struct sluice_config cfg;
 	bool ok;
 
-	if (!parse_ok("t.conf", Z "nat-ports 2000-29999\n", &cfg))
+	if (!parse_ok("t.conf", Z "nat-ports 2000-29999\nnat-host-ports 500\n", &cfg))
 		return false;
-	ok = nat_ports_values(&cfg);
+	ok = nat_ports_values(&cfg) && cfg.nat_host_ports == 500;
 	cfg_free(&cfg);
 	return ok;
 }

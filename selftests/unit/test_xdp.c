@@ -883,6 +883,12 @@ L3(syn_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_TC
    .sport = 40001, .dport = 22, .tcp_flags = 0x02)
 L3(ack_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
    .dport = 443, .tcp_flags = 0x10, .payload = 10)
+L3(synack_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
+   .dport = 443, .tcp_flags = 0x12)
+L3(fin_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
+   .dport = 443, .tcp_flags = 0x11)
+L3(rst_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
+   .dport = 443, .tcp_flags = 0x14)
 L3(ttl1_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
    .dport = 33434, .ttl = 1)
 L3(opt_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
@@ -957,6 +963,8 @@ L3(nu0_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40
    .dport = 53, .payload = 18, .nat_src = WAN_ADDR)	/* UDP checksum 0: none */
 L3(nsyn_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
    .dport = 443, .tcp_flags = 0x02, .csum = 1, .nat_src = WAN_ADDR)
+L3(nack_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
+   .dport = 443, .tcp_flags = 0x10, .payload = 10, .csum = 1)
 L3(necho_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_ICMP, .icmp_type = 8,
    .sport = 77, .payload = 16, .csum = 1, .nat_src = WAN_ADDR)
 L3(necho_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_ICMP,
@@ -1654,6 +1662,12 @@ static const struct fixture fixtures[] = {
 	  .expect = syn_out_out, .egress = P_WAN, .learn = 1, .ct_new = 1 },
 	{ "l3: TCP SYN from the WAN dropped", syn_in, DROP_(POLICY), .ingress = P_WAN,
 	  .setup = f_on_lan5 },
+	{ "l3: a SYN-ACK without a flow is invalid", synack_out, DROP_(CT_INVALID),
+	  .ingress = P_LAN5, .learn = 1 },
+	{ "l3: a FIN without a flow is invalid", fin_out, DROP_(CT_INVALID), .ingress = P_LAN5,
+	  .learn = 1 },
+	{ "l3: a RST without a flow is invalid", rst_out, DROP_(CT_INVALID), .ingress = P_LAN5,
+	  .learn = 1 },
 	{ "l3: TCP from the LAN without a flow picked up mid-stream", ack_out, REDIRECT_,
 	  .ingress = P_LAN5, .expect = ack_out_out, .egress = P_WAN, .learn = 1, .ct_new = 1 },
 	{ "l3: the originator's ACK after SYN-ACK confirms the flow", ack_out, REDIRECT_,
@@ -1722,6 +1736,8 @@ static const struct fixture fixtures[] = {
 	  .ct_confirmed = 1 },
 	{ "nat: a UDP checksum of zero (none) stays zero", nu0_out, REDIRECT_, .ingress = P_LAN5,
 	  .setup = f_masq, .expect = nu0_out_out, .egress = P_WAN, .ct_new = 1 },
+	{ "nat: TCP data or an ACK without a flow gets no mapping (ct-invalid)", nack_out,
+	  DROP_(CT_INVALID), .ingress = P_LAN5, .setup = f_masq },
 	{ "nat: TCP SYN masqueraded, TCP checksum", nsyn_out, REDIRECT_, .ingress = P_LAN5,
 	  .setup = f_masq, .expect = nsyn_out_out, .egress = P_WAN, .ct_new = 1 },
 	{ "nat: ICMP echo masqueraded, identifier kept, ICMP checksum", necho_out, REDIRECT_,
