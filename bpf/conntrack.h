@@ -707,6 +707,14 @@ static __always_inline struct sluice_ct_entry *ct_related(const struct l3_facts 
 	struct sluice_ct_entry *e;
 	struct ct_key k = {};
 
+	/* An error goes back to whoever sent the packet it quotes, as the
+	 * kernel's conntrack checks (nf_conntrack_inet_error): one whose
+	 * destination is not that sender is about no flow of the receiver's,
+	 * however well its quote is forged. */
+	if (f->dst[0] != f->isrc[0] ||
+	    (f->v6 && (f->dst[1] != f->isrc[1] || f->dst[2] != f->isrc[2] ||
+		       f->dst[3] != f->isrc[3])))
+		return 0;
 	k.v6 = f->v6;
 	if (!f->v6) {
 		k.k4.src = f->idst[0];

@@ -381,7 +381,9 @@ static __always_inline void nat_rewrite_icmp_error(struct iphdr *ip, __u8 *icmp,
 		csum_upd16(&c, il4[2], q->sport);
 		icmp_word(ics, &il4[1], c);
 		icmp_word(ics, &il4[2], q->sport);
-	} else {
+	} else if (in->protocol == IPPROTO_TCP || in->protocol == IPPROTO_UDP) {
+		/* (GRE, ESP and the like are translated by address only: their
+		 * first bytes are no ports) */
 		if (l4cs) {	/* pseudo header and ports */
 			c = *l4cs;
 			csum_upd32(&c, in->saddr, q->saddr);

@@ -196,23 +196,41 @@ static __always_inline void l3_quote(struct pkt *p, struct l3_facts *f)
 		if ((void *)(ip + 1) > end || ip->ihl < 5)
 			return;
 		ports = inner + ip->ihl * 4;
-		if ((void *)(ports + 1) > end)
-			return;
 		f->iproto = ip->protocol;
 		f->isrc[0] = ip->saddr;
 		f->idst[0] = ip->daddr;
 		f->iplain = ip->ihl == 5;
 	} else {
 		struct ipv6hdr *ip6 = inner;
+		struct ipv6_ext *x;
+		__u8 next;
+		int i;
 
-		ports = (void *)(ip6 + 1);
-		if ((void *)(ports + 1) > end)
+		if ((void *)(ip6 + 1) > end)
 			return;
-		f->iproto = ip6->nexthdr;	/* extension headers: not related */
+		ports = (void *)(ip6 + 1);
+		next = ip6->nexthdr;
+		/* the quoted packet's extension headers (a tunnel's packet too
+		 * big, with a destination options header): a few are walked;
+		 * a fragment header ends the walk (the error is about no flow
+		 * then) */
+		for (i = 0; i < 3; i++) {
+			if (next != IPPROTO_HOPOPTS && next != IPPROTO_ROUTING &&
+			    next != IPPROTO_DSTOPTS)
+				break;
+			x = (void *)ports;
+			if ((void *)(x + 1) > end)
+				return;
+			next = x->next;
+			ports = (void *)ports + ((x->len & 0x3f) + 1) * 8;
+		}
+		f->iproto = next;
 		__builtin_memcpy(f->isrc, &ip6->saddr, 16);
 		__builtin_memcpy(f->idst, &ip6->daddr, 16);
 	}
 	if (f->iproto == IPPROTO_TCP || f->iproto == IPPROTO_UDP) {
+		if ((void *)(ports + 1) > end)
+			return;
 		f->isport = ports->source;
 		f->idport = ports->dest;
 	} else if (f->iproto == IPPROTO_ICMP || f->iproto == IPPROTO_ICMPV6) {
@@ -221,9 +239,9 @@ static __always_inline void l3_quote(struct pkt *p, struct l3_facts *f)
 		if ((void *)(ic + 1) > end)
 			return;
 		f->isport = f->idport = ic->id;
-	} else {
+	} else if (f->iproto == IPPROTO_FRAGMENT) {
 		return;
-	}
+	}	/* else GRE, ESP, IPIP: tracked by addresses, ports 0 */
 	f->icmp_error = 1;
 }
 

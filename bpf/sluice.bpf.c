@@ -397,6 +397,22 @@ static __always_inline int answer6(struct answer *a, void *data, void *end)
 	return 14 + 40 + len;
 }
 
+/* Only a frame to one host is answered (RFC 1122 3.2.2, RFC 4443 2.4(e)):
+ * an answer to a broadcast or multicast would come from every host, or
+ * turn the router into an amplifier for a forged source. */
+static __always_inline int answer_unicast(void *data, void *end)
+{
+	__u8 *d = data;
+
+	if ((void *)(d + 14 + 20) > end || (d[0] & 1))
+		return 0;
+	if (d[12] == 0x86)	/* IPv6: ff00::/8 */
+		return (void *)(d + 14 + 25) <= end && d[14 + 24] != 0xff;
+	/* IPv4: 224.0.0.0/4, 255.255.255.255 */
+	return (d[14 + 16] & 0xf0) != 0xe0 &&
+	       !(d[14 + 16] == 0xff && d[14 + 17] == 0xff && d[14 + 18] == 0xff && d[14 + 19] == 0xff);
+}
+
 /* Build the answer to the frame at DATA (untagged IP at l3_off 14) in A:
  * its length, or 0 when there is none (or the rate limit says no). */
 static __always_inline int answer_build(struct answer *a, void *data, void *end,
@@ -408,7 +424,7 @@ static __always_inline int answer_build(struct answer *a, void *data, void *end,
 	__u32 key = reject, l3if;
 	__be32 router = 0;
 
-	if (data + 14 > end)
+	if (data + 14 > end || !answer_unicast(data, end))
 		return 0;
 	last = bpf_map_lookup_elem(&sluice_icmp_rl, &key);
 	if (!last)

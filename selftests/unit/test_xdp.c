@@ -921,6 +921,9 @@ L3(echo_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_ICMP, .icmp_typ
    .sport = 77, .payload = 16)
 L3(unreach_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_ICMP,
    .icmp_type = 3, .icmp_code = 3, .quote = &u_out_d)
+/* the same quote, sent to another LAN address than the quoted sender */
+L3(unreach_in_other, .from_wan = 1, .src = INET_HOST, .dst = "192.168.10.21",
+   .proto = IPPROTO_ICMP, .icmp_type = 3, .icmp_code = 3, .quote = &u_out_d)
 L3(u6_out, .v6 = 1, .src = "fd00:10::20", .dst = "2001:db8::5", .proto = IPPROTO_UDP,
    .sport = 40000, .dport = 53, .payload = 20)
 L3(u6_dstopts_out, .v6 = 1, .src = "fd00:10::20", .dst = "2001:db8::5", .proto = IPPROTO_UDP,
@@ -1245,6 +1248,10 @@ static void rej_syn_out(struct pkt *p) { reject_answer(p, syn_out); }
 static void rej_ack_out(struct pkt *p) { reject_answer(p, ack_out); }
 static void rej_u6_out(struct pkt *p) { reject_answer(p, u6_out); }
 RULES(r_reject_all, "rule lan -> wan reject\n")
+RULES(r_reject_router, "rule wan -> router reject\n")
+static const unsigned char BCAST_MAC[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+L3(bcast_wan, .from_wan = 1, .src = INET_HOST, .dst = "255.255.255.255", .proto = IPPROTO_UDP,
+   .sport = 40000, .dport = 5000, .dst_mac = BCAST_MAC)
 
 /* An open flow, then a ruleset that drops it: cut on its next packet. */
 static void r_cut_open(void)
@@ -1680,6 +1687,9 @@ static const struct fixture fixtures[] = {
 	  .egress = P_LAN5 },
 	{ "l3: an ICMP error about no flow dropped", unreach_in, DROP_(POLICY), .ingress = P_WAN,
 	  .setup = f_on_lan5 },
+	{ "l3: an ICMP error quoting a flow but sent to another host dropped (the outer "
+	  "destination is the quoted source, as nf_conntrack checks)", unreach_in_other,
+	  DROP_(POLICY), .ingress = P_WAN, .setup = f_udp_open },
 	{ "l3: a policy change cuts an open flow on its next packet", u_out, DROP_(POLICY),
 	  .ingress = P_LAN5, .setup = f_policy_cut, .learn = 1 },
 	{ "l3: TTL 1 passes to the kernel after the verdict (time exceeded)", ttl1_out,
@@ -1878,6 +1888,9 @@ static const struct fixture fixtures[] = {
 	  .setup = r_reject_all, .expect = rej_syn_out },
 	{ "rules: reject: a segment with ACK answered with RST at its acknowledgement number",
 	  ack_out, REJECTED, .ingress = P_LAN5, .setup = r_reject_all, .expect = rej_ack_out },
+	{ "rules: reject: a broadcast is dropped unanswered", bcast_wan, XDP_DROP,
+	  SLUICE_VERDICT_DROP, SLUICE_DROP_RULE_REJECT, .ingress = P_WAN,
+	  .setup = r_reject_router },
 	{ "rules: reject: IPv6 UDP answered with ICMPv6 port unreachable", u6_out, REJECTED,
 	  .ingress = P_LAN5, .setup = r_reject_all, .expect = rej_u6_out },
 	{ "rules: a limit within its rate matches", u_out, REDIRECT_, .ingress = P_LAN5,
