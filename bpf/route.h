@@ -789,13 +789,15 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	if (src_martian(f))
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_MARTIAN_SRC);
 	if (f->later_fragment) {
-		/* No ports to track. Of a translated datagram (l3_lookup
-		 * found its first): forwarded like the first. Else the kernel
-		 * reassembles it with its first fragment, behind the backstop
-		 * (the datagram carries the first's verdict; alone it
-		 * expires there), unless it would leave untranslated. */
-		if (f->nat != L3_NAT_ADDR)
-			return f->masq_out ? l3_frag_orphan(cfg) : PASS_(FRAGMENT);
+		/* No ports to track: the kernel reassembles it with its first
+		 * fragment, behind the backstop (the datagram carries the
+		 * first's verdict; alone it expires there). Of a translated
+		 * datagram (l3_lookup found its first) it goes translated like
+		 * the first; one that would leave untranslated waits for its
+		 * first (held) or is dropped. */
+		if (f->nat == L3_NAT_ADDR || !f->masq_out)
+			return PASS_(FRAGMENT);
+		return l3_frag_orphan(cfg);
 	} else {
 		v = l3_decide(ctx, f, cfg, e);
 		if (v != PKT_CONTINUE)
@@ -804,9 +806,12 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 			l3_frag_note(f, f->xlat.saddr, f->xlat.daddr);
 	}
 	f->judged = SLUICE_JUDGED_ACCEPT;	/* whichever way it leaves now */
-	/* An untranslated datagram's first fragment goes to the kernel too,
-	 * which puts the datagram together and forwards it (with this mark). */
-	if (f->first_fragment && !f->nat)
+	/* Every fragment of a datagram goes to the kernel (translated where
+	 * the flow is), which puts the datagram together and forwards it with
+	 * this mark: the kernel's conntrack, which the backstop loads,
+	 * reassembles whatever it sees, so a fragment it saw alone would wait
+	 * there for ever for the ones the fast path took. */
+	if (f->first_fragment)
 		return PASS_(FRAGMENT);
 
 	/* Accepted. Forward it here, or let the kernel finish the job (a

@@ -241,7 +241,7 @@ static __always_inline void pkt_nat(struct pkt *p, const int hook)
 
 /* A dropped packet can be answered in place: the frame itself becomes the
  * answer and leaves by the port it came in on.
- *  - nat-no-port: an ICMP destination unreachable, code 13 (communication
+ *  - nat-no-port, nat-host-limit: an ICMP destination unreachable, code 13 (communication
  *    administratively prohibited; RFC 5508 REQ-8), from the router's
  *    address on that interface, at most once per 100 ms per CPU.
  *  - rule-reject: TCP gets a RST, anything else an ICMP or ICMPv6 port
@@ -646,6 +646,15 @@ static __always_inline int pkt_vlan_push(struct pkt *p, __u16 tci)
 	return 0;
 }
 
+/* A redirect XDP cannot carry out goes to the kernel as decided: routed,
+ * accepted by the policy; bridged, for the kernel bridge (a held fragment
+ * the daemon replays on a tc port takes this way). */
+static __always_inline int xdp_no_redirect(struct pkt *p)
+{
+	p->judged = p->routed ? SLUICE_JUDGED_ACCEPT : SLUICE_JUDGED_BRIDGED;
+	return pkt_pass(p, SLUICE_PASS_EGRESS_NO_XDP);
+}
+
 /* The egress port takes no XDP frames (a tc or generic port, or a driver
  * without XDP transmit): the decision goes in front of the frame as
  * metadata, and the tc program on this port forwards it as an skb. Without
@@ -658,10 +667,10 @@ static __always_inline int xdp_handoff(struct pkt *p)
 
 	if (!p->port || !(p->port->flags & SLUICE_PORT_TC_TOO) ||
 	    bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
-		return pkt_pass(p, SLUICE_PASS_EGRESS_NO_XDP);
+		return xdp_no_redirect(p);
 	m = (void *)(long)ctx->data_meta;
 	if ((void *)(m + 1) > (void *)(long)ctx->data)
-		return pkt_pass(p, SLUICE_PASS_EGRESS_NO_XDP);
+		return xdp_no_redirect(p);
 	m->magic = SLUICE_META_MAGIC;
 	m->routed = p->routed;
 	m->vlan_op = p->vlan_op;
@@ -707,10 +716,8 @@ static __always_inline void xdp_judged(struct xdp_md *ctx, __u8 judged)
  * move the frame is unchanged and goes to the kernel. */
 static __always_inline int xdp_redirect(struct pkt *p)
 {
-	if (bpf_redirect_map(&sluice_tx, p->egress, XDP_PASS) != XDP_REDIRECT) {
-		p->judged = p->routed ? SLUICE_JUDGED_ACCEPT : 0;	/* the kernel routes it */
-		return pkt_pass(p, SLUICE_PASS_EGRESS_NO_XDP);
-	}
+	if (bpf_redirect_map(&sluice_tx, p->egress, XDP_PASS) != XDP_REDIRECT)
+		return xdp_no_redirect(p);
 	if (p->routed)	/* only now: a frame passed up must reach the kernel as it came */
 		l3_rewrite(p);
 	if (p->vlan_op == PKT_VLAN_POP && pkt_vlan_pop(p))
@@ -777,7 +784,8 @@ int sluice_xdp(struct xdp_md *ctx)
 		return XDP_PASS;	/* tc does it all, and counts it */
 	v = sluice_stages(&p, SLUICE_HOOK_XDP);
 	if (v == SLUICE_VERDICT_DROP &&
-	    (p.reason == SLUICE_DROP_NAT_NO_PORT || p.reason == SLUICE_DROP_RULE_REJECT) &&
+	    (p.reason == SLUICE_DROP_NAT_NO_PORT || p.reason == SLUICE_DROP_NAT_HOST_LIMIT ||
+	     p.reason == SLUICE_DROP_RULE_REJECT) &&
 	    p.f.l3 == p.data + 14 &&
 	    sluice_answer_xdp(ctx, p.reason == SLUICE_DROP_RULE_REJECT)) {
 		pkt_count(&p, v, len);	/* dropped; its frame carries the answer */
@@ -1141,7 +1149,8 @@ int sluice_tc(struct __sk_buff *skb)
 	/* (no answers out of an L3 device, and no fragments held for an XDP
 	 * replay it cannot have: dropped as they are) */
 	if (v == SLUICE_VERDICT_DROP && !tc_l3dev(&p) &&
-	    (p.reason == SLUICE_DROP_NAT_NO_PORT || p.reason == SLUICE_DROP_RULE_REJECT) &&
+	    (p.reason == SLUICE_DROP_NAT_NO_PORT || p.reason == SLUICE_DROP_NAT_HOST_LIMIT ||
+	     p.reason == SLUICE_DROP_RULE_REJECT) &&
 	    p.f.l3 == p.data + 14 &&
 	    sluice_answer_tc(skb, p.reason == SLUICE_DROP_RULE_REJECT)) {
 		pkt_count(&p, v, len);	/* dropped; its skb carries the answer */

@@ -60,8 +60,10 @@ zone wan {
 forward lan -> wan
 port-forward wan tcp 8080 -> 192.168.10.13:80
 port-forward wan udp 7200-7201 -> 192.168.10.14:7300
-# a small range, so that t_exhaustion can fill it
+# a small range, so that t_exhaustion can fill it (from one host: no
+# per-host limit below the range)
 nat-ports 20000-20127
+nat-host-ports 65535
 EOF
 topo_modes "$CFG"
 
