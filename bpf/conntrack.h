@@ -116,7 +116,17 @@ struct l3_facts {
 	__u8 fc_ok;
 	__u32 fc_rule;
 	__u8 judged;			/* out, with a PASS: enum sluice_judged */
+	/* The policy generation, read once for the whole decision: the
+	 * ruleset slot it picks and the generation an entry records must be
+	 * the same one, or a swap in between leaves a flow with a verdict of
+	 * the old ruleset marked as the new one's (never asked again). */
+	__u32 gen;
 };
+
+static __always_inline void l3_gen(struct l3_facts *f, const struct sluice_dp_config *cfg)
+{
+	f->gen = *(volatile const __u32 *)&cfg->policy_gen;
+}
 
 /* Both key layouts in one place, so the lookups below are written once; the
  * v6 flag picks the maps. */
@@ -271,7 +281,7 @@ static __always_inline int l3_rules(const struct l3_facts *f,
 	q->from = f->zone_in;
 	q->to = f->zone_out;
 	q->recheck = 0;
-	q->slot = SLUICE_RULE_SLOT(cfg->policy_gen);
+	q->slot = SLUICE_RULE_SLOT(f->gen);
 	return rules_verdict(q, f->len, f->l3_ifindex, now, rule);
 }
 
@@ -594,7 +604,7 @@ static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct
 	e->last_seen = re->last_seen = now;
 	e->packets = 1;
 	e->bytes = f->len;
-	e->policy_gen = re->policy_gen = cfg->policy_gen;
+	e->policy_gen = re->policy_gen = f->gen;
 	e->rule = re->rule = f->rule;
 	e->state = re->state = state;
 	e->zone_out = f->zone_out;
@@ -897,7 +907,7 @@ static __always_inline __u8 ct_recheck(const struct l3_facts *f,
 	q->icmp_type = f->proto == IPPROTO_ICMP ? 8 : f->proto == IPPROTO_ICMPV6 ? 128 : 0;
 	q->ports = ported;
 	q->recheck = 1;
-	q->slot = SLUICE_RULE_SLOT(cfg->policy_gen);
+	q->slot = SLUICE_RULE_SLOT(f->gen);
 	e->rule = 0;
 	act = rules_verdict(q, f->len, f->l3_ifindex, now, &e->rule);
 	if (act)
@@ -930,12 +940,12 @@ static __always_inline int ct_track(void *ctx, struct l3_facts *f,
 	}
 	confirmed = !!(e->flags & SLUICE_CT_CONFIRMED);
 	reply = !!(e->flags & SLUICE_CT_REPLY);
-	if (e->policy_gen != cfg->policy_gen) {
+	if (e->policy_gen != f->gen) {
 		/* The policy changed since this direction last decided: ask
 		 * again for the flow's originator (an open connection is cut
 		 * by a policy that no longer allows it). */
 		e->verdict = ct_recheck(f, cfg, e, reply, s->now);
-		e->policy_gen = cfg->policy_gen;
+		e->policy_gen = f->gen;
 	} else if (e->rule) {
 		rule_count(&e->rule, f->len, s->now);
 	}

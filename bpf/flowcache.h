@@ -123,7 +123,7 @@ static __attribute__((noinline)) int fc_fill(__u32 ifindex)
 	v->at = s->now;
 	v->last = s->now;
 	v->ifindex = ifindex;
-	v->policy_gen = cfg->policy_gen;
+	v->policy_gen = f->gen;
 	v->egress = f->egress;
 	v->egress_slot = f->egress_slot;
 	v->rule = f->fc_rule;

@@ -362,8 +362,10 @@ static __always_inline int l3_local(void *ctx, struct l3_facts *f)
 		return l3_local_accept(f);
 	f->zone_out = SLUICE_ZONE_ROUTER;
 	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
-	if (cfg)
+	if (cfg) {
+		l3_gen(f, cfg);
 		act = l3_rules(f, cfg, bpf_ktime_get_coarse_ns(), &f->rule);
+	}
 	if (act == 1 + SLUICE_RULE_ACCEPT)
 		return l3_local_accept(f);
 	z = act ? 0 : bpf_map_lookup_elem(&sluice_zones, &zone);
@@ -567,7 +569,7 @@ static __always_inline void l3_nh_put(const struct l3_facts *f, const struct slu
 	n->dst[0] = l3_nh_dst0(f);
 	n->in_l3 = f->l3_ifindex;
 	n->v6 = f->v6;
-	n->policy_gen = cfg->policy_gen;
+	n->policy_gen = f->gen;
 	n->egress = f->egress;
 	n->egress_slot = f->egress_slot;
 	n->out_l3 = f->out_l3;
@@ -757,6 +759,7 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
 	if (!cfg)
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_POLICY);
+	l3_gen(f, cfg);
 	f->route_by_kernel = !!(cfg->flags & SLUICE_CFG_ROUTE_BY_KERNEL);
 	e = l3_lookup(f, cfg);	/* a translated flow routes to where it leaves for */
 	if (!e && f->kind == L3_TRACKED && !f->later_fragment)

@@ -27,7 +27,7 @@ CACHE=${SLUICE_CACHE:-/var/cache/sluice}
 ROOT=$CACHE/bookworm-root
 # the package's run-time dependencies, systemd for systemd-analyze, man-db
 # for its check of the unit's Documentation= pages
-INCLUDE=systemd,libbpf1,libmnl0,libelf1,zlib1g,iproute2,procps,man-db
+INCLUDE=systemd,libbpf1,libmnl0,libelf1,zlib1g,iproute2,nftables,procps,man-db
 MARKER=.sluice-bookworm-root
 failed=0
 MOUNTED=()
