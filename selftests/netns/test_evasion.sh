@@ -239,11 +239,45 @@ t_gre() {
 		fail "GRE: ... the far end cannot ping the router's tunnel address (input drop)" ||
 		pass "GRE: ... the far end cannot ping the router's tunnel address (input drop)"
 }
+# A WireGuard client on the router (its tunnel in a zone of its own, input
+# drop; no rule opens the WAN to it): the handshake it starts is answered,
+# and so is its ping through the tunnel; the far end opens nothing.
+t_wg_client() {
+	local k1 k2
+	if ! command -v wg >/dev/null || ! ip -n "$RTR" link add wg0 type wireguard 2>"$WORK/wg.log"; then
+		skip "a WireGuard client on the router: $(command -v wg >/dev/null && echo "no WireGuard in this kernel ($(uname -r))" || echo "no wg tool (wireguard-tools)")"
+		return
+	fi
+	ip -n "$INET" link add wg1 type wireguard
+	(umask 077; wg genkey > "$WORK/wg.k1"; wg genkey > "$WORK/wg.k2")
+	k1=$(cat "$WORK/wg.k1") k2=$(cat "$WORK/wg.k2")
+	in_ns "$RTR" wg set wg0 private-key "$WORK/wg.k1" \
+		peer "$(echo "$k2" | wg pubkey)" allowed-ips 10.97.0.2/32 endpoint "$INET_4:51821"
+	in_ns "$INET" wg set wg1 listen-port 51821 private-key "$WORK/wg.k2" \
+		peer "$(echo "$k1" | wg pubkey)" allowed-ips 10.97.0.1/32
+	ip -n "$RTR" addr add 10.97.0.1/24 dev wg0
+	ip -n "$INET" addr add 10.97.0.2/24 dev wg1
+	ip -n "$RTR" link set wg0 up
+	ip -n "$INET" link set wg1 up
+	printf 'zone tun {\n\tinterfaces wg0\n\tinput drop\n}\n' >>"$WORK/ev.conf"
+	if ! rsluice reload -c "$WORK/ev.conf" >"$WORK/reload.log" 2>&1; then
+		fail "WireGuard: reload with wg0 in a zone"; detail "$WORK/reload.log"; return
+	fi
+	# (the first ping waits for the handshake)
+	in_ns "$RTR" ping -c3 -i0.5 -W$((2 * SLOW)) 10.97.0.2 >/dev/null 2>&1
+	in_ns "$RTR" ping -c1 -W$((2 * SLOW)) 10.97.0.2 >/dev/null 2>&1 &&
+		pass "WireGuard: the router's client tunnel comes up and its ping is answered (input drop, no rule for it)" ||
+		fail "WireGuard: the router's client tunnel comes up and its ping is answered"
+	in_ns "$INET" ping -c1 -W1 10.97.0.1 >/dev/null 2>&1 &&
+		fail "WireGuard: ... the far end cannot ping the router's tunnel address (input drop)" ||
+		pass "WireGuard: ... the far end cannot ping the router's tunnel address (input drop)"
+}
 SLUICE_TEST_PORT_MODE=
 write_cfg
 rsluice down >/dev/null 2>&1
 rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail "$WORK/up.log"; }
 t_gre
+t_wg_client
 
 # One LAN host cannot take NAT away from the others: H1 sends UDP and bare
 # TCP ACKs from tens of thousands of ports to an address that never
