@@ -212,8 +212,12 @@ static __always_inline __be16 nat_port(void *ctx, const struct sluice_dp_config 
 	n->v.port = n->xk.port;
 	n->v.zone = 0;
 	bpf_map_update_elem(&sluice_nat4_int, &n->ik, &n->v, BPF_ANY);
+	/* (looked up again: a pointer kept across the loop costs the l3
+	 * stage 8 bytes of stack, which 6.1's 512 for the call chain lacks;
+	 * a race may lose one count: the sweep counts again) */
+	h = bpf_map_lookup_elem(&sluice_nat4_hosts, &n->hk);
 	if (h)
-		h->ports++;	/* (a race may lose one: the sweep counts again) */
+		h->ports++;
 	g = gstats();
 	if (g) {
 		g->nat_mapped++;

@@ -216,35 +216,44 @@ for mode in xdp tc; do
 	own_traffic "$mode"
 done
 
-# A GRE tunnel the router ends (its interface in a zone of its own, input
-# drop): its own traffic through it gets answers, the far end opens nothing.
+# tunnel_checks NAME DEV ZONE ROUTER-ADDR PEER-ADDR: a tunnel the router
+# ends (DEV here, its twin in the internet namespace, both given their
+# /24 and brought up), its interface in a zone of its own with input drop,
+# and no rule opening the WAN to it: the router's own ping through it is
+# answered, the far end opens nothing.
+tunnel_checks() {
+	local name=$1 dev=$2 zone=$3 mine=$4 peer=$5
+	ip -n "$RTR" addr add "$mine/24" dev "$dev"
+	ip -n "$INET" addr add "$peer/24" dev "${dev%0}1"
+	ip -n "$RTR" link set "$dev" up
+	ip -n "$INET" link set "${dev%0}1" up
+	printf 'zone %s {\n\tinterfaces %s\n\tinput drop\n}\n' "$zone" "$dev" >>"$WORK/ev.conf"
+	if ! rsluice reload -c "$WORK/ev.conf" >"$WORK/reload.log" 2>&1; then
+		fail "$name: reload with $dev in a zone"; detail "$WORK/reload.log"; return
+	fi
+	# (a first ping may wait for the tunnel's handshake)
+	in_ns "$RTR" ping -c3 -i0.5 -W$((2 * SLOW)) "$peer" >/dev/null 2>&1
+	in_ns "$RTR" ping -c1 -W$((2 * SLOW)) "$peer" >/dev/null 2>&1 &&
+		pass "$name: the router's ping through its tunnel is answered (input drop, no rule for it)" ||
+		fail "$name: the router's ping through its tunnel is answered"
+	in_ns "$INET" ping -c1 -W1 "$mine" >/dev/null 2>&1 &&
+		fail "$name: ... the far end cannot ping the router's tunnel address (input drop)" ||
+		pass "$name: ... the far end cannot ping the router's tunnel address (input drop)"
+}
+
 t_gre() {
-	if ! ip -n "$RTR" link add gre1 type gre local "$RTR_4" remote "$INET_4" ttl 64 2>/dev/null; then
+	if ! ip -n "$RTR" link add tgre0 type gre local "$RTR_4" remote "$INET_4" ttl 64 2>/dev/null; then
 		skip "a GRE tunnel ending on the router: no GRE in this kernel ($(uname -r))"
 		return
 	fi
-	ip -n "$INET" link add gre1 type gre local "$INET_4" remote "$RTR_4" ttl 64
-	ip -n "$RTR" addr add 10.77.0.1/30 dev gre1
-	ip -n "$INET" addr add 10.77.0.2/30 dev gre1
-	ip -n "$RTR" link set gre1 up
-	ip -n "$INET" link set gre1 up
-	printf 'zone vpn {\n\tinterfaces gre1\n\tinput drop\n}\n' >>"$WORK/ev.conf"
-	if ! rsluice reload -c "$WORK/ev.conf" >"$WORK/reload.log" 2>&1; then
-		fail "GRE: reload with gre1 in a zone"; detail "$WORK/reload.log"; return
-	fi
-	in_ns "$RTR" ping -c1 -W$((2 * SLOW)) 10.77.0.2 >/dev/null 2>&1 &&
-		pass "GRE: the router's ping through its tunnel is answered (input drop on both ends' zones)" ||
-		fail "GRE: the router's ping through its tunnel is answered"
-	in_ns "$INET" ping -c1 -W1 10.77.0.1 >/dev/null 2>&1 &&
-		fail "GRE: ... the far end cannot ping the router's tunnel address (input drop)" ||
-		pass "GRE: ... the far end cannot ping the router's tunnel address (input drop)"
+	ip -n "$INET" link add tgre1 type gre local "$INET_4" remote "$RTR_4" ttl 64
+	tunnel_checks GRE tgre0 vpn 10.77.0.1 10.77.0.2
 }
-# A WireGuard client on the router (its tunnel in a zone of its own, input
-# drop; no rule opens the WAN to it): the handshake it starts is answered,
-# and so is its ping through the tunnel; the far end opens nothing.
+
+# A WireGuard client on the router: the handshake it starts is answered.
 t_wg_client() {
 	local k1 k2
-	if ! command -v wg >/dev/null || ! ip -n "$RTR" link add wg0 type wireguard 2>"$WORK/wg.log"; then
+	if ! command -v wg >/dev/null || ! ip -n "$RTR" link add wg0 type wireguard 2>/dev/null; then
 		skip "a WireGuard client on the router: $(command -v wg >/dev/null && echo "no WireGuard in this kernel ($(uname -r))" || echo "no wg tool (wireguard-tools)")"
 		return
 	fi
@@ -255,22 +264,7 @@ t_wg_client() {
 		peer "$(echo "$k2" | wg pubkey)" allowed-ips 10.97.0.2/32 endpoint "$INET_4:51821"
 	in_ns "$INET" wg set wg1 listen-port 51821 private-key "$WORK/wg.k2" \
 		peer "$(echo "$k1" | wg pubkey)" allowed-ips 10.97.0.1/32
-	ip -n "$RTR" addr add 10.97.0.1/24 dev wg0
-	ip -n "$INET" addr add 10.97.0.2/24 dev wg1
-	ip -n "$RTR" link set wg0 up
-	ip -n "$INET" link set wg1 up
-	printf 'zone tun {\n\tinterfaces wg0\n\tinput drop\n}\n' >>"$WORK/ev.conf"
-	if ! rsluice reload -c "$WORK/ev.conf" >"$WORK/reload.log" 2>&1; then
-		fail "WireGuard: reload with wg0 in a zone"; detail "$WORK/reload.log"; return
-	fi
-	# (the first ping waits for the handshake)
-	in_ns "$RTR" ping -c3 -i0.5 -W$((2 * SLOW)) 10.97.0.2 >/dev/null 2>&1
-	in_ns "$RTR" ping -c1 -W$((2 * SLOW)) 10.97.0.2 >/dev/null 2>&1 &&
-		pass "WireGuard: the router's client tunnel comes up and its ping is answered (input drop, no rule for it)" ||
-		fail "WireGuard: the router's client tunnel comes up and its ping is answered"
-	in_ns "$INET" ping -c1 -W1 10.97.0.1 >/dev/null 2>&1 &&
-		fail "WireGuard: ... the far end cannot ping the router's tunnel address (input drop)" ||
-		pass "WireGuard: ... the far end cannot ping the router's tunnel address (input drop)"
+	tunnel_checks WireGuard wg0 tun 10.97.0.1 10.97.0.2
 }
 SLUICE_TEST_PORT_MODE=
 write_cfg
