@@ -479,7 +479,7 @@ static void ct_json(FILE *f, const struct dp_view *v)
 		"\"preserved\":%llu,\"reused\":%llu,\"taken_over\":%llu,\"forward_ports\":%u,"
 		"\"forwarded\":%llu,\"hairpin\":%llu,\"inbound\":%llu,\"mss_clamped\":%llu,"
 		"\"fragments\":%llu,\"fragments_held\":%llu,\"fragments_replayed\":%llu,"
-		"\"prohibited\":%llu}",
+		"\"prohibited\":%llu",
 		v->nat_mappings, v->nat_size, v->nat_ports, (unsigned long long)g->nat_mapped,
 		(unsigned long long)g->nat_preserved, (unsigned long long)g->nat_reused,
 		(unsigned long long)g->nat_taken_over, v->nat_forwards,
@@ -487,7 +487,7 @@ static void ct_json(FILE *f, const struct dp_view *v)
 		(unsigned long long)g->nat_inbound, (unsigned long long)g->mss_clamped,
 		(unsigned long long)g->nat_fragments, (unsigned long long)g->nat_frag_held,
 		(unsigned long long)g->nat_frag_replayed, (unsigned long long)g->nat_prohibited);
-	fprintf(f, ",\"nat_host_ports\":%u,\"nat_hosts_limited\":[", v->nat_host_ports);
+	fprintf(f, ",\"host_ports\":%u,\"hosts_limited\":[", v->nat_host_ports);
 	for (int i = 0; i < v->n_limited; i++) {
 		char a[INET_ADDRSTRLEN];
 
@@ -496,7 +496,7 @@ static void ct_json(FILE *f, const struct dp_view *v)
 			i ? "," : "", a, zone_name(v, v->limited[i].k.zone), v->limited[i].h.ports,
 			v->limited[i].h.refused);
 	}
-	fputc(']', f);
+	fputs("]}", f);
 	fprintf(f, ",\"rules\":{\"rules\":%u,\"shapes_ipv4\":%u,\"shapes_ipv6\":%u,"
 		"\"policy_gen\":%u,\"rejected\":%llu}", v->rules.n_rules, v->rules.n_shapes[0],
 		v->rules.n_shapes[1], v->policy_gen, (unsigned long long)g->rules_rejected);
@@ -710,6 +710,31 @@ static void prom_one(FILE *f, const char *name, const char *type, const char *he
 {
 	prom_family(f, name, type, help);
 	prom_u64(f, name, NULL, v);
+}
+
+/* nat-host-ports, and the inside hosts refused a port at it. */
+static void prom_nat_hosts(FILE *f, const struct dp_view *v)
+{
+	char a[INET_ADDRSTRLEN];
+
+	prom_one(f, "sluice_nat_host_ports", "gauge",
+		 "External ports one inside host may hold (nat-host-ports).", v->nat_host_ports);
+	prom_family(f, "sluice_nat_host_refused_total", "counter",
+		    "New NAT mappings refused to an inside host at nat-host-ports.");
+	for (int i = 0; i < v->n_limited; i++) {
+		inet_ntop(AF_INET, &v->limited[i].k.addr, a, sizeof(a));
+		prom_u64(f, "sluice_nat_host_refused_total",
+			 PROM_L("host", a, "zone", zone_name(v, v->limited[i].k.zone)),
+			 v->limited[i].h.refused);
+	}
+	prom_family(f, "sluice_nat_host_ports_held", "gauge",
+		    "NAT ports held by an inside host that was refused one.");
+	for (int i = 0; i < v->n_limited; i++) {
+		inet_ntop(AF_INET, &v->limited[i].k.addr, a, sizeof(a));
+		prom_u64(f, "sluice_nat_host_ports_held",
+			 PROM_L("host", a, "zone", zone_name(v, v->limited[i].k.zone)),
+			 v->limited[i].h.ports);
+	}
 }
 
 /* Port I of V; I == n_ports is slot 0, frames from an interface sluice did
@@ -996,6 +1021,7 @@ void report_prometheus(FILE *f, const struct dp_view *v, const struct live_rule 
 		 v->nat_size);
 	prom_one(f, "sluice_nat_ports_per_address", "gauge",
 		 "Ports masquerade may use per protocol and external address.", v->nat_ports);
+	prom_nat_hosts(f, v);
 	prom_one(f, "sluice_nat_port_forward_ports", "gauge",
 		 "External (address, port) pairs port forwards reserve.", v->nat_forwards);
 	prom_rules(f, v, rules, n_rules);

@@ -363,8 +363,16 @@ for k, name in (("mappings", "nat_mappings"), ("size", "nat_mappings_limit"),
                 ("mss_clamped", "tcp_mss_clamped_total"), ("fragments", "nat_fragments_total"),
                 ("fragments_held", "nat_fragments_held_total"),
                 ("fragments_replayed", "nat_fragments_replayed_total"),
-                ("prohibited", "nat_icmp_prohibited_total")):
+                ("prohibited", "nat_icmp_prohibited_total"),
+                ("host_ports", "nat_host_ports")):
     same(("nat", k), "sluice_" + name)
+for i, h in enumerate(j1["nat"]["hosts_limited"]):
+    leaf(("nat", "hosts_limited", i, "addr"))
+    leaf(("nat", "hosts_limited", i, "zone"))
+    same(("nat", "hosts_limited", i, "refused"), "sluice_nat_host_refused_total",
+         host=h["addr"], zone=h["zone"])
+    same(("nat", "hosts_limited", i, "ports"), "sluice_nat_host_ports_held",
+         host=h["addr"], zone=h["zone"])
 same(("rules", "rules"), "sluice_rules")
 same(("rules", "shapes_ipv4"), "sluice_rule_shapes", family="ipv4")
 same(("rules", "shapes_ipv6"), "sluice_rule_shapes", family="ipv6")

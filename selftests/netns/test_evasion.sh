@@ -302,9 +302,12 @@ EOF2
 		pass "after $n UDP datagrams and $n bare ACKs from H1's own ports to a silent address, H2 opens 5 of 5 TCP connections and 3 of 3 UDP exchanges through NAT" ||
 		fail "after $n UDP datagrams and $n bare ACKs from H1, H2 opens TCP $ok of 5, UDP $r of 3"
 	r=$(rsluice stats --json -i 0)
-	json_get "$r" "[h for h in j['nat_hosts_limited'] if h['addr'] == '$H1_4' and h['refused'] > 0 and h['ports'] <= j['nat_host_ports']] != []" | grep -qx True &&
+	json_get "$r" "[h for h in j['nat']['hosts_limited'] if h['addr'] == '$H1_4' and h['refused'] > 0 and h['ports'] <= j['nat']['host_ports']] != []" | grep -qx True &&
 		pass "... H1 was held to its nat-host-ports, and sluice stats names it" ||
-		fail "... H1 was held to its nat-host-ports, and sluice stats names it ($(json_get "$r" "j['nat_hosts_limited']"))"
+		fail "... H1 was held to its nat-host-ports, and sluice stats names it ($(json_get "$r" "j['nat']['hosts_limited']"))"
+	rsluice stats --prometheus -i 0 | grep -q "^sluice_nat_host_refused_total{host=\"$H1_4\",zone=\"lan\"} [1-9]" &&
+		pass "... and so does its Prometheus series" ||
+		fail "... and so does its Prometheus series ($(rsluice stats --prometheus -i 0 | grep nat_host))"
 	r=$(rsluice conntrack --json --proto tcp | json_get "$(cat)" "len([f for f in j if f.get('state') == 'established'])")
 	[ "$r" -lt 10 ] && pass "... its bare ACKs opened no connection ($r established)" ||
 		fail "... its bare ACKs opened no connection ($r established)"
