@@ -10,6 +10,13 @@
 # the kernel backstop alone must hold the same line.
 SUITE=evasion
 . "$(dirname "$0")/../lib.sh"
+# Where it runs (selftests/run.sh): every part on the host; in the emulated
+# guests, for make check's half hour, both hooks' rounds on each kernel,
+# and the router's own traffic and its tunnels (no GRE or WireGuard on the
+# host) in the 6.12 guest. What is the kernel's alone (the backstop, its
+# conntrack) or the same code whatever the kernel (the NAT limit) runs on
+# the host.
+KERNEL=${SLUICE_KERNEL:-host}
 . "$TOP/selftests/netns/topology.sh"
 . "$TOP/selftests/netns/traffic.sh"
 require_root
@@ -65,9 +72,9 @@ round() {
 	rm -f "$WORK"/*.seen*
 	# (each sniffer stops a while after the last control came: everything
 	# else was sent before the controls)
-	in_ns "$H1" $CRAFT sniff eth0 $((10 * SLOW)) "$WORK/h1.seen" $SLOW "${controls// /,}" &
+	in_ns "$H1" $CRAFT sniff eth0 $((10 * SLOW)) "$WORK/h1.seen" 2 "${controls// /,}" &
 	local s1=$!
-	in_ns "$INET" $CRAFT sniff eth0 $((10 * SLOW)) "$WORK/inet.seen" $SLOW SLXctlinet &
+	in_ns "$INET" $CRAFT sniff eth0 $((10 * SLOW)) "$WORK/inet.seen" 2 SLXctlinet &
 	local s2=$!
 	wait_for 5000 test -e "$WORK/h1.seen.ready" -a -e "$WORK/inet.seen.ready"
 	# the evasions: nothing of these may reach H1
@@ -213,8 +220,9 @@ for mode in xdp tc; do
 		fail "$mode: sluice up"; detail "$WORK/up.log"; continue
 	fi
 	round "$mode" "SLXctl4 SLXctl6 SLXctlbr SLXctlrtr"
-	own_traffic "$mode"
+	[ "$KERNEL" = host ] || { [ "$KERNEL" = 6.12 ] && [ "$mode" = xdp ]; } && own_traffic "$mode"
 done
+[ "$KERNEL" = 6.1 ] && exit 0
 
 # tunnel_checks NAME DEV ZONE ROUTER-ADDR PEER-ADDR: a tunnel the router
 # ends (DEV here, its twin in the internet namespace, both given their
@@ -266,19 +274,16 @@ t_wg_client() {
 		peer "$(echo "$k1" | wg pubkey)" allowed-ips 10.97.0.1/32
 	tunnel_checks WireGuard wg0 tun 10.97.0.1 10.97.0.2
 }
-SLUICE_TEST_PORT_MODE=
-write_cfg
-rsluice down >/dev/null 2>&1
-rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail "$WORK/up.log"; }
+# (on the tc box the last round left: tunnels are tc ports anyway)
 t_gre
 t_wg_client
+[ "$KERNEL" = host ] || exit 0
 
 # One LAN host cannot take NAT away from the others: H1 sends UDP and bare
 # TCP ACKs from tens of thousands of ports to an address that never
 # answers; H2 still opens TCP connections and UDP exchanges through NAT.
 t_exhaust() {
 	local n=50000 r ok=0 i
-	[ "$SLOW" -gt 1 ] && n=10000	# (emulated: above the host limit all the same)
 	in_ns "$H1" $CRAFT flood eth0 "$(mac_of "$RTR" br-lan)" "$H1_4" 198.51.100.1 $n
 	for i in 1 2 3 4 5; do
 		[ "$(tcp_result "$H2" "$INET_4" 7130)" = open ] && ok=$((ok + 1))
@@ -319,6 +324,10 @@ s.bind(('$INET_4', 7130)); s.listen(64); s.settimeout(600)
 while True:
     c, _ = s.accept(); c.close()" &
 PIDS+=($!)
+SLUICE_TEST_PORT_MODE=
+write_cfg
+rsluice down >/dev/null 2>&1
+rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail "$WORK/up.log"; }
 t_exhaust
 
 # The backstop stays in place: `nft flush ruleset` (what a restart of
