@@ -21,7 +21,7 @@ KERNELS=${KERNELS:-"host 6.1 6.12"}
 SUITES=${SUITES:-"unit netns tcmode toolchain package"}
 LABEL=host
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-600}
-GUEST_TIMEOUT=${GUEST_TIMEOUT:-1600}	# a whole guest run: boot and every suite
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800}	# a whole guest run: boot and every suite (1300-1500 s lately)
 
 while [ $# -gt 0 ]; do
 	case $1 in
