@@ -116,6 +116,9 @@ struct l3_facts {
 	__u8 fc_ok;
 	__u32 fc_rule;
 	__u8 judged;			/* out, with a PASS: enum sluice_judged */
+	/* TCP, host order: the segment's first sequence number, the one after
+	 * it (SYN and FIN count one), the acknowledgment */
+	__u32 seq, seq_end, ack;
 	/* The policy generation, read once for the whole decision: the
 	 * ruleset slot it picks and the generation an entry records must be
 	 * the same one, or a swap in between leaves a flow with a verdict of
@@ -151,6 +154,9 @@ struct l3_scratch {
 		struct ct_key k, r;	/* this direction's key and the other's */
 	} keys;
 	struct nat_scratch nat;
+	struct sluice_ct4_key seq_key;	/* tcp_seq_gather's flow ... */
+	__u32 seq_end;			/* ... and what it found */
+	__u64 seq_since;		/* ... in slots that served after this */
 	__u64 now;			/* bpf_ktime_get_coarse_ns() of this packet */
 	struct bpf_redir_neigh nh;	/* no-neigh: the next hop, for tc (l3_no_neigh) */
 	__u32 nh_ifindex;		/* ... and its device */
@@ -454,6 +460,146 @@ static __always_inline __u8 tcp_next(__u8 state, int reply, __u8 flags, int peer
 }
 
 
+/* Sequence numbers compare in a 2^32 circle (RFC 793): A after B. */
+static __always_inline int seq_after(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) > 0;
+}
+
+/* The states whose flow-cache slots hold newer sequence numbers than the
+ * entry: the cache serves established flows (and keeps serving a slot
+ * filled before the other direction's FIN). In any other, a slot of the
+ * tuple is a previous connection's. */
+static __always_inline int tcp_seq_cached(const struct sluice_ct_entry *e)
+{
+	return e->state == SLUICE_CT_ESTABLISHED || e->state == SLUICE_CT_FIN_WAIT;
+}
+
+/* One CPU's slots for the flow in the scratch's seq_key (a bpf_loop
+ * callback: the loop stops at the first CPU that does not exist). */
+static long tcp_seq_cpu(__u32 cpu, void *unused)
+{
+	struct l3_scratch *s;
+	struct sluice_fc *c;
+	const __u64 *a, *b;
+	__u32 key0 = 0, i, n;
+
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (!s)
+		return 1;
+	b = (const __u64 *)&s->seq_key;
+	i = sluice_fc_set(&s->seq_key);
+	for (n = 0; n < 2; n++, i++) {
+		c = bpf_map_lookup_percpu_elem(&sluice_fc, &i, cpu);
+		if (!c)
+			return 1;
+		a = (const __u64 *)&c->k;
+		if (a[0] == b[0] && a[1] == b[1] && c->last > s->seq_since &&
+		    seq_after(c->seq_end, s->seq_end))
+			s->seq_end = c->seq_end;
+	}
+	return 0;
+}
+
+/* The flow cache forwards an established flow's segments without the
+ * tracker and keeps their sequence numbers in its per-CPU slot; this CPU's
+ * is settled before the tracker runs (fc_run), another CPU's (the flow's
+ * interrupt moved) is read here, before a decision that needs the
+ * sender's latest: a RST or FIN, or a segment beyond what E knows. K: E's
+ * key. IPv6 flows are never cached. */
+static __always_inline void tcp_seq_gather(struct l3_scratch *s, const struct l3_facts *f,
+					   struct sluice_ct_entry *e)
+{
+	if (f->v6 || !tcp_seq_cached(e))
+		return;
+	s->seq_key = s->keys.k.k4;
+	s->seq_end = e->seq_end;
+	/* a slot that served 50 ms before the entry's last packet holds
+	 * nothing newer; an older one may be a previous connection's */
+	s->seq_since = e->last_seen > SLUICE_FC_NS ? e->last_seen - SLUICE_FC_NS : 0;
+	bpf_loop(SLUICE_MAX_CPUS, tcp_seq_cpu, NULL, 0);
+	e->seq_end = s->seq_end;
+}
+
+/* RFC 5961 section 3 for a middlebox: a RST or FIN may move the flow's
+ * state only with a sequence number the receiver could take: from what
+ * the receiver acknowledged (PEER's seq_ack; a FIN may be a retransmission
+ * of one already acknowledged) to what the sender sent, within
+ * SLUICE_TCP_WINDOW. The answer to a SYN (SYN-ACK, RST) must acknowledge
+ * the SYN. What cannot be known yet (a flow picked up mid-stream, an
+ * upgrade's entries) is let through. 1: in the window. */
+static __always_inline int tcp_in_window(const struct l3_facts *f, const struct sluice_ct_entry *e,
+					 const struct sluice_ct_entry *peer)
+{
+	__u32 lo, hi;
+
+	if (!peer)
+		return 1;
+	if ((e->flags & SLUICE_CT_REPLY) &&
+	    (e->state == SLUICE_CT_SYN_SENT || e->state == SLUICE_CT_SYN_RECV) &&
+	    ((f->tcp_flags & L4_SYN) || ((f->tcp_flags & L4_RST) && !(e->flags & SLUICE_CT_SEQ))))
+		return !(peer->flags & SLUICE_CT_SEQ) ||
+		       ((f->tcp_flags & L4_ACK) && f->ack == peer->seq_end);
+	if (!(e->flags & SLUICE_CT_SEQ) || !(f->tcp_flags & (L4_RST | L4_FIN)))
+		return 1;
+	hi = e->seq_end + SLUICE_TCP_WINDOW;
+	lo = e->seq_end - SLUICE_TCP_WINDOW;
+	if ((peer->flags & SLUICE_CT_ACK) && !seq_after(peer->seq_ack, e->seq_end) &&
+	    seq_after(peer->seq_ack, lo))
+		lo = peer->seq_ack;
+	if (f->tcp_flags & L4_FIN)
+		lo -= SLUICE_TCP_WINDOW;
+	return !seq_after(lo, f->seq) && !seq_after(f->seq, hi);
+}
+
+/* What this direction sent and acknowledged, from a segment tcp_in_window
+ * let through. A segment that starts beyond what the entry knows (by a
+ * window) moves nothing: a blind attacker's would widen the window. A SYN
+ * starts the direction's sequence afresh while the connection opens (or
+ * reopens the tuple); in an open one it is just a segment. 0, or -1 when
+ * the segment starts beyond and the flow cache's other slots should be
+ * read first. */
+static __always_inline int tcp_seq_note(const struct l3_facts *f, struct sluice_ct_entry *e)
+{
+	if (!(e->flags & SLUICE_CT_SEQ) ||
+	    ((f->tcp_flags & L4_SYN) && e->state != SLUICE_CT_ESTABLISHED &&
+	     e->state != SLUICE_CT_FIN_WAIT)) {
+		e->seq_end = f->seq_end;
+		e->flags |= SLUICE_CT_SEQ;
+	} else if (seq_after(f->seq, e->seq_end + SLUICE_TCP_WINDOW)) {
+		return -1;
+	} else if (seq_after(f->seq_end, e->seq_end)) {
+		e->seq_end = f->seq_end;
+	}
+	if ((f->tcp_flags & L4_ACK) &&
+	    (!(e->flags & SLUICE_CT_ACK) || seq_after(f->ack, e->seq_ack))) {
+		e->seq_ack = f->ack;
+		e->flags |= SLUICE_CT_ACK;
+	}
+	return 0;
+}
+
+/* A TCP segment of a tracked flow against the sequence window: 0, or -1
+ * when it is a RST or FIN (or a SYN's answer) outside it. *PEER: the
+ * other direction's entry, when one was looked up. */
+static __always_inline int tcp_track_seq(struct l3_scratch *s, const struct l3_facts *f,
+					 struct sluice_ct_entry *e, struct sluice_ct_entry **peer,
+					 int confirmed)
+{
+	if (f->tcp_flags & (L4_SYN | L4_RST | L4_FIN)) {
+		if (f->tcp_flags & (L4_RST | L4_FIN))
+			tcp_seq_gather(s, f, e);
+		*peer = ct_get(&s->keys.r, confirmed);
+		if (!tcp_in_window(f, e, *peer))
+			return -1;
+	}
+	if (tcp_seq_note(f, e)) {
+		tcp_seq_gather(s, f, e);
+		tcp_seq_note(f, e);
+	}
+	return 0;
+}
+
 /* ---- the tracker --------------------------------------------------------------- */
 
 /* Move a flow from the LRU table to the confirmed one. Both halves or
@@ -600,6 +746,7 @@ static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct
 		} else {
 			return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_CT_INVALID);
 		}
+		tcp_seq_note(f, e);
 	}
 	e->last_seen = re->last_seen = now;
 	e->packets = 1;
@@ -953,6 +1100,8 @@ static __always_inline int ct_track(void *ctx, struct l3_facts *f,
 		return L3_VERDICT(SLUICE_VERDICT_DROP,
 				  e->verdict == SLUICE_CT_REJECT ? SLUICE_DROP_RULE_REJECT :
 				  e->rule ? SLUICE_DROP_RULE : SLUICE_DROP_POLICY);
+	if (f->proto == IPPROTO_TCP && tcp_track_seq(s, f, e, &peer, confirmed))
+		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_TCP_WINDOW);
 	e->last_seen = s->now;
 	e->packets++;
 	e->bytes += f->len;
@@ -975,8 +1124,11 @@ static __always_inline int ct_track(void *ctx, struct l3_facts *f,
 		if (!peer)
 			peer = ct_get(&s->keys.r, confirmed);
 		e->state = next;
-		if (peer)
+		if (peer) {
 			peer->state = next;
+			if (next == SLUICE_CT_SYN_SENT)	/* a new connection on the tuple */
+				peer->flags &= ~(SLUICE_CT_SEQ | SLUICE_CT_ACK);
+		}
 	}
 	if (confirmed) {
 		/* steady: the flow cache may forward the next ones */

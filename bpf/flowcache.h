@@ -38,14 +38,6 @@
 #include "bridge.h"
 #include "conntrack.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SLUICE_FC_SLOTS);
-	__type(key, __u32);
-	__type(value, struct sluice_fc);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);	/* for `sluice conntrack`'s counts */
-} sluice_fc SEC(".maps");
-
 static __always_inline int fc_same(const struct sluice_fc *c, __u64 w0, __u64 w1)
 {
 	const __u64 *a = (const __u64 *)&c->k;
@@ -73,8 +65,9 @@ static __always_inline struct sluice_fc *fc_find(__u64 w0, __u64 w1, struct slui
 	return 0;
 }
 
-/* The counts a slot kept, into its flow's entry (if the flow is still
- * there: a flushed one's are dropped with it). */
+/* The counts and TCP sequence numbers a slot kept, into its flow's entry
+ * (if the flow is still there: a flushed one's are dropped with it; a
+ * tuple whose connection closed and reopened keeps its own numbers). */
 static __always_inline void fc_settle(struct sluice_fc *c)
 {
 	struct sluice_ct_entry *e;
@@ -87,6 +80,12 @@ static __always_inline void fc_settle(struct sluice_fc *c)
 		e->bytes += c->by;
 		if (c->last > e->last_seen)
 			e->last_seen = c->last;
+		if (c->k.proto == IPPROTO_TCP && tcp_seq_cached(e)) {
+			if (seq_after(c->seq_end, e->seq_end))
+				e->seq_end = c->seq_end;
+			if (seq_after(c->seq_ack, e->seq_ack))
+				e->seq_ack = c->seq_ack;
+		}
 	}
 	c->pk = 0;
 	c->by = 0;
@@ -129,6 +128,8 @@ static __attribute__((noinline)) int fc_fill(__u32 ifindex)
 	v->rule = f->fc_rule;
 	v->xlat = f->xlat;
 	v->ok_len = len;
+	v->seq_end = f->seq_end;
+	v->seq_ack = f->ack;
 	v->nat = f->nat;
 	v->egress_xdp = f->egress_xdp;
 	__builtin_memcpy(v->dmac, f->dmac, ETH_ALEN);
@@ -158,6 +159,25 @@ static __always_inline int fc_port_ok(const struct pkt *p)
 	return !(eth->h_source[0] & 1) && !mac_is_zero(eth->h_source);
 }
 
+/* A segment the slot forwards moves its sequence numbers as the tracker
+ * would (tcp_seq_note): one that starts a window beyond moves nothing. */
+static __always_inline void fc_seq(struct sluice_fc *c, const struct iphdr *ip, const __u8 *l4,
+				   const void *end)
+{
+	const struct l4_tcp_head *t = (const void *)l4;
+	__u32 seq, len;
+
+	if ((const void *)(t + 1) > end)
+		return;
+	seq = bpf_ntohl(t->seq);
+	len = load_len16(&ip->tot_len);
+	len = len > 20 + (t->doff_res >> 4) * 4 ? len - 20 - (t->doff_res >> 4) * 4 : 0;
+	if (!seq_after(seq, c->seq_end + SLUICE_TCP_WINDOW) && seq_after(seq + len, c->seq_end))
+		c->seq_end = seq + len;
+	if ((t->flags & L4_ACK) && seq_after(bpf_ntohl(t->ack_seq), c->seq_ack))
+		c->seq_ack = bpf_ntohl(t->ack_seq);
+}
+
 /* The flow's slot decides the packet: 1 with C holding the redirect as the
  * l3 stage's call would, 0: the full pipeline's. C's inputs are the l3
  * call's (offsets, ingress port, zone, length). A translated flow's packet
@@ -173,7 +193,7 @@ static __always_inline int fc_run(void *data, void *end, struct l3_call *r, cons
 	struct l3_scratch *s;
 	struct iphdr *ip;
 	__u32 key0 = 0;
-	__u8 *l4;
+	__u8 *l4, tflags = 0;
 	__u64 now;
 
 	ip = data + (r->l3_off & 0x3f);	/* Ethernet, no tag */
@@ -182,8 +202,9 @@ static __always_inline int fc_run(void *data, void *end, struct l3_call *r, cons
 	    (void *)(l4 + 8) > end)
 		return 0;
 	if (ip->protocol == IPPROTO_TCP) {
-		if ((void *)(l4 + 14) > end || (l4[13] & (L4_SYN | L4_FIN | L4_RST)))
+		if ((void *)(l4 + 14) > end)
 			return 0;
+		tflags = l4[13];
 	} else if (ip->protocol != IPPROTO_UDP) {
 		return 0;
 	}
@@ -192,12 +213,20 @@ static __always_inline int fc_run(void *data, void *end, struct l3_call *r, cons
 	w1 = *(const __u32 *)l4 | (__u64)ip->protocol << 32 |
 	     (__u64)((r->port_zone_1 - 1) & 0xff) << 40;
 	c = fc_find(w0, w1, &v);
-	if (!c || c->ifindex != r->ifindex || load_len16(&ip->tot_len) > c->ok_len)
+	if (!c)
 		return 0;
 	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
 	now = bpf_ktime_get_coarse_ns();
-	if (!cfg || c->policy_gen != cfg->policy_gen || now - c->at >= SLUICE_FC_NS)
+	if (!cfg || c->policy_gen != cfg->policy_gen || now - c->at >= SLUICE_FC_NS ||
+	    c->ifindex != r->ifindex || load_len16(&ip->tot_len) > c->ok_len ||
+	    (tflags & (L4_SYN | L4_FIN | L4_RST))) {
+		/* the full pipeline decides: the flow's entry first gets what
+		 * the slot kept (a FIN's or RST's window needs the latest) */
+		fc_settle(c);
 		return 0;
+	}
+	if (ip->protocol == IPPROTO_TCP)
+		fc_seq(c, ip, l4, end);
 	if (c->nat && hook == SLUICE_HOOK_XDP) {
 		nat_rewrite(ip, (__u16 *)l4, ip->protocol, end, &c->xlat);
 	} else if (c->nat) {

@@ -168,6 +168,16 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_ct4 SEC(".maps");
 
+/* The flow cache's slots (flowcache.h); the tracker reads other CPUs'
+ * for a flow's sequence numbers (conntrack.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SLUICE_FC_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sluice_fc);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);	/* for `sluice conntrack`'s counts */
+} sluice_fc SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, SLUICE_CT_FLOWS_DEFAULT / 2);

@@ -91,6 +91,27 @@ static __always_inline int l3_gso_len(const struct pkt *p, struct l3_facts *f)
 	return 0;
 }
 
+/* A TCP segment's place in sequence space, for the tracker's window
+ * (conntrack.h). Its payload is the IP length's (an aggregate's, at tc)
+ * less the headers; a length that does not cover them counts none. */
+static __always_inline int l3_tcp_seq(const struct pkt *p, struct l3_facts *f)
+{
+	struct l4_tcp_head *t = p->f.l4;
+	__u32 hdrs, seq;
+
+	if (!t)
+		return 0;	/* a later fragment */
+	if ((void *)(t + 1) > p->data_end || p->f.l4 < p->f.l3 || p->f.l4 > p->f.l3 + 512)
+		return -1;
+	seq = bpf_ntohl(t->seq);
+	hdrs = (__u32)(p->f.l4 - p->f.l3) + (t->doff_res >> 4) * 4;
+	f->seq = seq;
+	f->ack = bpf_ntohl(t->ack_seq);
+	f->seq_end = seq + (f->tot_len > hdrs ? f->tot_len - hdrs : 0) +
+		     !!(t->flags & L4_SYN) + !!(t->flags & L4_FIN);
+	return 0;
+}
+
 /* Copy what the decision needs out of the packet, bounds-checked here so
  * nothing after has to be. Returns -1 for a header cut short. */
 /* What an entry point hands the l3 stage: where the headers are, as
@@ -170,6 +191,8 @@ static __always_inline int l3_facts(struct pkt *p, const struct l3_call *c,
 		 * L4 header after the chain. */
 		f->options = ip6->nexthdr == IPPROTO_HOPOPTS;
 	}
+	if (f->proto == IPPROTO_TCP && l3_tcp_seq(p, f))
+		return -1;
 	if (p->gso_size && l3_gso_len(p, f))
 		return -1;
 	f->kind = l3_kind(f);

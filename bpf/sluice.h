@@ -85,7 +85,8 @@ enum sluice_verdict {
 	X(VLAN_PRIO,      vlan_prio,      "vlan-prio")		\
 	X(ETHERTYPE,      ethertype,      "ethertype")		\
 	X(CT_INVALID,     ct_invalid,     "ct-invalid")		\
-	X(NAT_HOST_LIMIT, nat_host_limit, "nat-host-limit")
+	X(NAT_HOST_LIMIT, nat_host_limit, "nat-host-limit")	\
+	X(TCP_WINDOW,     tcp_window,     "tcp-window")
 
 /* Pass reasons: why a frame was handed to the kernel unchanged. Same
  * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"

@@ -20,7 +20,8 @@ struct sluice_ct4_key {
 	__be16 sport, dport;		/* ICMP echo: the identifier in both */
 	__u8 proto;			/* IPPROTO_* */
 	__u8 zone;			/* ingress zone of this direction */
-	__u16 pad;
+	__u8 echo;			/* ICMP echo: this direction's type */
+	__u8 pad;
 };
 SLUICE_ASSERT(sizeof(struct sluice_ct4_key) == 16, "struct sluice_ct4_key layout");
 
@@ -29,7 +30,8 @@ struct sluice_ct6_key {
 	__be16 sport, dport;
 	__u8 proto;
 	__u8 zone;
-	__u16 pad;
+	__u8 echo;
+	__u8 pad;
 };
 SLUICE_ASSERT(sizeof(struct sluice_ct6_key) == 40, "struct sluice_ct6_key layout");
 
@@ -52,7 +54,19 @@ enum sluice_ct_flags {
 	SLUICE_CT_CONFIRMED	= 1 << 2,	/* in the confirmed (non-LRU) table */
 	SLUICE_CT_MIDSTREAM	= 1 << 3,	/* TCP picked up without a handshake */
 	SLUICE_CT_NAT		= 1 << 4,	/* nat holds this direction's translated tuple */
+	SLUICE_CT_SEQ		= 1 << 5,	/* TCP: seq_end holds this direction's */
+	SLUICE_CT_ACK		= 1 << 6,	/* TCP: seq_ack holds this direction's */
 };
+
+/* TCP sequence space (RFC 5961 section 3): a RST or FIN moves a flow's
+ * state only when its sequence number is within this many bytes of what
+ * the receiver acknowledged and the sender sent (an unscaled maximum
+ * window: a blind attacker's odds per packet are about 2^-15). A segment
+ * that starts further ahead than this teaches the tracker nothing. */
+#define SLUICE_TCP_WINDOW	65536
+/* CPUs whose flow-cache slots the tracker reads (the loop ends at the
+ * last that exists). */
+#define SLUICE_MAX_CPUS		512
 
 enum sluice_ct_verdict {
 	SLUICE_CT_ACCEPT = 0,
@@ -193,7 +207,7 @@ struct sluice_frag_held {
  * nat-no-port: the preserved port, then random ones from the range. */
 #define SLUICE_NAT_TRIES		8
 
-/* One direction of a connection (design.md: 48 bytes, v4 and v6). */
+/* One direction of a connection (design.md: 56 bytes, v4 and v6). */
 struct sluice_ct_entry {
 	__u64 last_seen;		/* bpf_ktime_get_coarse_ns() (CLOCK_MONOTONIC) */
 	__u64 packets;			/* this direction; plain adds, may miss a */
@@ -205,9 +219,12 @@ struct sluice_ct_entry {
 	__u8 state;			/* enum sluice_ct_state, the flow's */
 	__u8 flags;			/* enum sluice_ct_flags */
 	__u8 zone_out;			/* egress zone of this direction */
-	struct sluice_ct_nat4 nat;	/* unused until NAT (#10), and for IPv6 */
+	struct sluice_ct_nat4 nat;	/* NAT's tuple; unused for IPv6 */
+	/* TCP: the highest sequence number this direction sent up to
+	 * (SLUICE_CT_SEQ) and acknowledged (SLUICE_CT_ACK), host order */
+	__u32 seq_end, seq_ack;
 };
-SLUICE_ASSERT(sizeof(struct sluice_ct_entry) == 48, "struct sluice_ct_entry layout");
+SLUICE_ASSERT(sizeof(struct sluice_ct_entry) == 56, "struct sluice_ct_entry layout");
 
 /* The flow cache (sluice_fc, bpf/flowcache.h, design.md section 3): per
  * CPU, two-way set-associative, what an established IPv4 TCP or UDP flow's
@@ -232,7 +249,7 @@ struct sluice_fc {
 	__u16 ok_len;			/* the longest IP length routed so far */
 	__u8 nat, egress_xdp;
 	__u8 dmac[6], smac[6];
-	__u32 pad[2];
+	__u32 seq_end, seq_ack;		/* TCP: as the entry's, since the fill */
 };
 SLUICE_ASSERT(sizeof(struct sluice_fc) == 96, "struct sluice_fc layout");
 

@@ -738,6 +738,7 @@ struct l3d {
 	const struct l3d *quote;	/* ICMP error: the packet it is about */
 	int csum;			/* compute the L4 checksum (else UDP's is 0) */
 	__u16 mss, nat_mss;		/* TCP: an MSS option (after a no-op), and as routed */
+	__u32 seq, ack;			/* TCP */
 	/* NAT: what the routed frame carries instead (0/NULL: unchanged) */
 	const char *nat_src, *nat_dst;
 	__u16 nat_sport, nat_dport;
@@ -775,6 +776,8 @@ static void l3_l4(struct pkt *p, const struct l3d *d)
 		struct tcphdr *t = pkt_tcp(p, d->sport, d->dport);
 
 		((__u8 *)t)[13] = d->tcp_flags;
+		t->seq = htonl(d->seq);
+		t->ack_seq = htonl(d->ack);
 		if (d->mss) {	/* no-op, window scale 7, MSS: the walk steps over both */
 			__u8 o[8] = { 1, 3, 3, 7, 2, 4, d->mss >> 8, d->mss & 0xff };
 
@@ -889,6 +892,29 @@ L3(fin_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40
    .dport = 443, .tcp_flags = 0x11)
 L3(rst_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
    .dport = 443, .tcp_flags = 0x14)
+/* A connection's RSTs and FINs against its sequence window (f_tcp_seq:
+ * the LAN host sent up to 1000 and acknowledged 5000, the remote the
+ * other way round) */
+L3(rstw_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
+   .dport = 443, .tcp_flags = 0x14, .seq = 1000, .ack = 5000)
+L3(rstw_far_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
+   .dport = 443, .tcp_flags = 0x04, .seq = 1000 + 70000)
+L3(rstw_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_TCP,
+   .sport = 443, .dport = 40001, .tcp_flags = 0x14, .seq = 5000, .ack = 1000)
+L3(rstw_low_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_TCP,
+   .sport = 443, .dport = 40001, .tcp_flags = 0x04, .seq = 4999)
+L3(rstw_far_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_TCP,
+   .sport = 443, .dport = 40001, .tcp_flags = 0x04, .seq = 0x80001388)
+L3(finw_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_TCP,
+   .sport = 443, .dport = 40001, .tcp_flags = 0x11, .seq = 5000, .ack = 1000, .payload = 10)
+L3(finw_again_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_TCP,
+   .sport = 443, .dport = 40001, .tcp_flags = 0x11, .seq = 4990, .ack = 1000, .payload = 10)
+L3(finw_far_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_TCP,
+   .sport = 443, .dport = 40001, .tcp_flags = 0x11, .seq = 5000 + 200000, .ack = 1000)
+L3(synackw_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_TCP,
+   .sport = 443, .dport = 40001, .tcp_flags = 0x12, .seq = 4999, .ack = 1000)
+L3(synackw_bad_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_TCP,
+   .sport = 443, .dport = 40001, .tcp_flags = 0x12, .seq = 4999, .ack = 77)
 L3(ttl1_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
    .dport = 33434, .ttl = 1)
 L3(opt_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
@@ -1287,6 +1313,41 @@ static void f_policy_cut(void)
 	zone_put(Z_LAN, "lan", 0, 0);	/* `forward lan -> wan` removed */
 }
 static void f_on_lan5(void) { fdb_put(MAC_A, 0, P_LAN5, 0, 0); }
+/* The sequence numbers of a flow ct4_flow made: this direction's sent up
+ * to END and acknowledged ACK. */
+static void ct4_seq(const char *src, const char *dst, __u16 sp, __u16 dp, __u8 zin,
+		    int confirmed, __u32 end, __u32 ack)
+{
+	struct sluice_ct4_key k = { .sport = htons(sp), .dport = htons(dp), .proto = IPPROTO_TCP,
+				    .zone = zin };
+	int fd = confirmed ? bpf_map__fd(skel->maps.sluice_ct4) : bpf_map__fd(skel->maps.sluice_ct4_new);
+	struct sluice_ct_entry e;
+
+	inet_pton(AF_INET, src, &k.src);
+	inet_pton(AF_INET, dst, &k.dst);
+	if (bpf_map_lookup_elem(fd, &k, &e))
+		return;
+	e.seq_end = end;
+	e.seq_ack = ack;
+	e.flags |= SLUICE_CT_SEQ | SLUICE_CT_ACK;
+	bpf_map_update_elem(fd, &k, &e, BPF_ANY);
+}
+static void f_tcp_seq(void)
+{
+	ct4_flow(LAN_HOST, INET_HOST, 40001, 443, IPPROTO_TCP, Z_LAN, Z_WAN, SLUICE_CT_ESTABLISHED,
+		 1, 1);
+	ct4_seq(LAN_HOST, INET_HOST, 40001, 443, Z_LAN, 1, 1000, 5000);
+	ct4_seq(INET_HOST, LAN_HOST, 443, 40001, Z_WAN, 1, 5000, 1000);
+	fdb_put(MAC_A, 0, P_LAN5, 0, 0);
+}
+/* A SYN sent (to 1000), no answer yet. */
+static void f_tcp_syn_sent(void)
+{
+	ct4_flow(LAN_HOST, INET_HOST, 40001, 443, IPPROTO_TCP, Z_LAN, Z_WAN, SLUICE_CT_SYN_SENT,
+		 0, 1);
+	ct4_seq(LAN_HOST, INET_HOST, 40001, 443, Z_LAN, 0, 1000, 0);
+	fdb_put(MAC_A, 0, P_LAN5, 0, 0);
+}
 /* Policy routing rules by firewall mark exist (the loader found them). */
 static void f_fwmark_rules(void)
 {
@@ -1675,6 +1736,28 @@ static const struct fixture fixtures[] = {
 	  .learn = 1 },
 	{ "l3: a RST without a flow is invalid", rst_out, DROP_(CT_INVALID), .ingress = P_LAN5,
 	  .learn = 1 },
+	{ "l3: a RST at what the receiver acknowledged is forwarded", rstw_out, REDIRECT_,
+	  .ingress = P_LAN5, .setup = f_tcp_seq, .expect = rstw_out_out, .egress = P_WAN },
+	{ "l3: a RST a window beyond what its sender sent is dropped (RFC 5961)", rstw_far_out,
+	  DROP_(TCP_WINDOW), .ingress = P_LAN5, .setup = f_tcp_seq },
+	{ "l3: a RST from the WAN at what the LAN host acknowledged is forwarded", rstw_in,
+	  REDIRECT_, .ingress = P_WAN, .setup = f_tcp_seq, .expect = rstw_in_out,
+	  .egress = P_LAN5 },
+	{ "l3: a RST below what the receiver acknowledged is dropped", rstw_low_in,
+	  DROP_(TCP_WINDOW), .ingress = P_WAN, .setup = f_tcp_seq },
+	{ "l3: a blind RST half the sequence space away is dropped", rstw_far_in,
+	  DROP_(TCP_WINDOW), .ingress = P_WAN, .setup = f_tcp_seq },
+	{ "l3: a FIN with data in the window is forwarded", finw_in, REDIRECT_, .ingress = P_WAN,
+	  .setup = f_tcp_seq, .expect = finw_in_out, .egress = P_LAN5 },
+	{ "l3: a FIN retransmitted from below the acknowledgment is forwarded", finw_again_in,
+	  REDIRECT_, .ingress = P_WAN, .setup = f_tcp_seq, .expect = finw_again_in_out,
+	  .egress = P_LAN5 },
+	{ "l3: a FIN beyond the window is dropped", finw_far_in, DROP_(TCP_WINDOW),
+	  .ingress = P_WAN, .setup = f_tcp_seq },
+	{ "l3: a SYN-ACK acknowledging the SYN is forwarded", synackw_in, REDIRECT_,
+	  .ingress = P_WAN, .setup = f_tcp_syn_sent, .expect = synackw_in_out, .egress = P_LAN5 },
+	{ "l3: a SYN-ACK acknowledging anything else is dropped", synackw_bad_in,
+	  DROP_(TCP_WINDOW), .ingress = P_WAN, .setup = f_tcp_syn_sent },
 	{ "l3: TCP from the LAN without a flow picked up mid-stream", ack_out, REDIRECT_,
 	  .ingress = P_LAN5, .expect = ack_out_out, .egress = P_WAN, .learn = 1, .ct_new = 1 },
 	{ "l3: the originator's ACK after SYN-ACK confirms the flow", ack_out, REDIRECT_,
@@ -2984,6 +3067,105 @@ static void test_flow_cache(int tc, int nat)
 	write_ports();
 }
 
+/* The LAN host's segments of f_tcp_seq's connection, as tcp_window_run
+ * sets them. */
+static struct l3d tw = { .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP,
+			 .sport = 40001, .dport = 443, .ack = 5000 };
+static void tw_pkt(struct pkt *p) { l3_build(p, &tw, 0); }
+
+/* Run on the CPU the test was pinned to (1; its number kept), another
+ * (0), or back (-1). -1 when there is no other. */
+static int tw_other_cpu(int which)
+{
+	static int home = -1;
+	cpu_set_t one;
+	int cpu;
+
+	if (which == 1) {
+		home = sched_getcpu();
+		return ncpu > 1 && home >= 0 ? 0 : -1;
+	}
+	cpu = which == 0 ? (home + 1) % ncpu : home;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one);
+}
+
+static int tw_run(int tc, __u8 flags, __u32 seq, unsigned int payload,
+		  struct sluice_ct_entry *e)
+{
+	struct sluice_ct4_key k = { .sport = htons(40001), .dport = htons(443),
+				    .proto = IPPROTO_TCP, .zone = Z_LAN };
+	struct pkt out = {};
+	int a;
+
+	tw.tcp_flags = flags;
+	tw.seq = seq;
+	tw.payload = payload;
+	a = run_pkt(tw_pkt, P_LAN5, tc, 0, &out, NULL);
+	inet_pton(AF_INET, LAN_HOST, &k.src);
+	inet_pton(AF_INET, INET_HOST, &k.dst);
+	memset(e, 0, sizeof(*e));
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_ct4), &k, e);
+	return a;
+}
+
+/* The flow cache forwards an established connection's segments without
+ * the tracker; their sequence numbers reach the entry before a RST is
+ * judged, so the sender's own RST is in its window however far the cache
+ * carried it, and a blind one beyond it neither passes nor moves the
+ * state. */
+static void test_tcp_window(int tc)
+{
+	const int redirect = tc ? 7 /* TC_ACT_REDIRECT */ : XDP_REDIRECT;
+	const int drop = tc ? 2 /* TC_ACT_SHOT */ : XDP_DROP;
+	struct sluice_ct_entry e0, e1, e2, e3;
+	int a0, a1, a2, a3, a4;
+
+	baseline();
+	f_tcp_seq();
+	write_ports();
+	a0 = tw_run(tc, 0x10, 1000, 10, &e0);		/* the pipeline: fills the slot */
+	tw_run(tc, 0x10, 1010 + 60000, 10, &e1);	/* from the slot */
+	a1 = tw_run(tc, 0x10, 1010 + 120000, 10, &e1);
+	a2 = tw_run(tc, 0x04, 1020 + 120000 + 70000, 0, &e2);
+	a3 = tw_run(tc, 0x04, 1020 + 120000, 0, &e3);
+	frag_ok(a0 == redirect && a1 == redirect && e0.seq_end == 1010 && e1.seq_end == 1010 &&
+		a2 == drop && e2.state == SLUICE_CT_ESTABLISHED && e2.seq_end == 121020 &&
+		a3 == redirect && e3.state == SLUICE_CT_RESET,
+		"tcp window: segments the flow cache forwarded (the entry still at %u) reach the "
+		"entry before a RST is judged (%u): one beyond the window dropped (%d, state %u), "
+		"the sender's own at its end forwarded (%d) and the flow reset (state %u)",
+		e1.seq_end, e2.seq_end, a2, e2.state, a3, e3.state);
+	/* the flow's interrupt moved to another CPU: the RST there finds
+	 * what the first CPU's slot carried */
+	if (tw_other_cpu(1) == 0) {
+		baseline();
+		f_tcp_seq();
+		write_ports();
+		tw_run(tc, 0x10, 1000, 10, &e0);
+		tw_run(tc, 0x10, 1010 + 60000, 10, &e1);
+		tw_run(tc, 0x10, 1010 + 120000, 10, &e1);
+		tw_other_cpu(0);
+		a3 = tw_run(tc, 0x04, 1020 + 120000, 0, &e3);
+		tw_other_cpu(-1);
+		frag_ok(e1.seq_end == 1010 && a3 == redirect && e3.state == SLUICE_CT_RESET,
+			"tcp window: on another CPU, a RST at what the first CPU's slot carried "
+			"(the entry at %u) is forwarded (%d) and resets the flow (state %u)",
+			e1.seq_end, a3, e3.state);
+	}
+	/* a segment a window ahead of what the sender sent moves nothing */
+	baseline();
+	f_tcp_seq();
+	write_ports();
+	a4 = tw_run(tc, 0x10, 1000 + 100000, 10, &e0);
+	frag_ok(a4 == redirect && e0.seq_end == 1000,
+		"tcp window: a segment a window ahead is forwarded (%d) but moves nothing (%u)",
+		a4, e0.seq_end);
+	baseline();
+	write_ports();
+}
+
 static void test_shape(int tc)
 {
 	const int redirect = tc ? 7 /* TC_ACT_REDIRECT */ : XDP_PASS;
@@ -3196,6 +3378,7 @@ int main(int argc, char **argv)
 	test_unknown_cache(0);
 	test_flow_cache(0, 0);
 	test_flow_cache(0, 1);
+	test_tcp_window(0);
 	/* The same fixtures through the tc ingress entry point: one pipeline,
 	 * the same verdicts, reasons, counters and output frames. */
 	hook = "tc";
@@ -3208,6 +3391,7 @@ int main(int argc, char **argv)
 	test_unknown_cache(1);
 	test_flow_cache(1, 0);
 	test_flow_cache(1, 1);
+	test_tcp_window(1);
 	rules_cleanup();
 	sluice__destroy(skel);
 	return failed ? 1 : 0;
