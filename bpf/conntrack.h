@@ -116,6 +116,7 @@ struct l3_facts {
 	__u8 fc_ok;
 	__u32 fc_rule;
 	__u8 judged;			/* out, with a PASS: enum sluice_judged */
+	__u8 echo, iecho;		/* enum sluice_ct_echo: this packet, the quote */
 	/* TCP, host order: the segment's first sequence number, the one after
 	 * it (SYN and FIN count one), the acknowledgment */
 	__u32 seq, seq_end, ack;
@@ -325,12 +326,14 @@ static __always_inline int l3_admit(void *ctx, struct l3_facts *f)
  * bytes stalls on store forwarding. (K is in the l3 scratch, a map value:
  * a stack key would have to be 8-aligned for the verifier.) */
 static __always_inline void ct4_key_set(struct sluice_ct4_key *k, __be32 src, __be32 dst,
-					__be16 sport, __be16 dport, __u8 proto, __u8 zone)
+					__be16 sport, __be16 dport, __u8 proto, __u8 zone,
+					__u8 echo)
 {
 	__u64 *w = (__u64 *)k;
 
 	w[0] = (__u64)src | (__u64)dst << 32;
-	w[1] = (__u64)sport | (__u64)dport << 16 | (__u64)proto << 32 | (__u64)zone << 40;
+	w[1] = (__u64)sport | (__u64)dport << 16 | (__u64)proto << 32 | (__u64)zone << 40 |
+	       (__u64)echo << 48;
 }
 
 static __always_inline void ct_key_build(struct ct_key *k, const struct l3_facts *f,
@@ -339,7 +342,8 @@ static __always_inline void ct_key_build(struct ct_key *k, const struct l3_facts
 	__builtin_memset(k, 0, sizeof(*k));
 	k->v6 = f->v6;
 	if (!f->v6) {
-		ct4_key_set(&k->k4, f->src[0], f->dst[0], f->sport, f->dport, f->proto, zone);
+		ct4_key_set(&k->k4, f->src[0], f->dst[0], f->sport, f->dport, f->proto, zone,
+			    f->echo);
 	} else {
 		__builtin_memcpy(k->k6.src, f->src, 16);
 		__builtin_memcpy(k->k6.dst, f->dst, 16);
@@ -347,6 +351,7 @@ static __always_inline void ct_key_build(struct ct_key *k, const struct l3_facts
 		k->k6.dport = f->dport;
 		k->k6.proto = f->proto;
 		k->k6.zone = zone;
+		k->k6.echo = f->echo;
 	}
 }
 
@@ -361,10 +366,11 @@ static __always_inline void ct_key_reverse(struct ct_key *r, const struct ct_key
 	if (!k->v6) {
 		if (e->flags & SLUICE_CT_NAT)
 			ct4_key_set(&r->k4, e->nat.daddr, e->nat.saddr, e->nat.dport,
-				    e->nat.sport, k->k4.proto, e->zone_out);
+				    e->nat.sport, k->k4.proto, e->zone_out,
+				    sluice_ct_echo_reverse(k->k4.echo));
 		else
 			ct4_key_set(&r->k4, k->k4.dst, k->k4.src, k->k4.dport, k->k4.sport,
-				    k->k4.proto, e->zone_out);
+				    k->k4.proto, e->zone_out, sluice_ct_echo_reverse(k->k4.echo));
 	} else {
 		__builtin_memcpy(r->k6.src, k->k6.dst, 16);
 		__builtin_memcpy(r->k6.dst, k->k6.src, 16);
@@ -372,6 +378,7 @@ static __always_inline void ct_key_reverse(struct ct_key *r, const struct ct_key
 		r->k6.dport = k->k6.sport;
 		r->k6.proto = k->k6.proto;
 		r->k6.zone = e->zone_out;
+		r->k6.echo = sluice_ct_echo_reverse(k->k6.echo);
 	}
 }
 
@@ -747,6 +754,9 @@ static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct
 			return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_CT_INVALID);
 		}
 		tcp_seq_note(f, e);
+	} else if (f->echo == SLUICE_CT_ECHO_REPLY) {
+		/* a reply opens nothing: it answers a request sluice saw */
+		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_CT_INVALID);
 	}
 	e->last_seen = re->last_seen = now;
 	e->packets = 1;
@@ -880,6 +890,7 @@ static __always_inline struct sluice_ct_entry *ct_related(const struct l3_facts 
 		k.k4.dport = f->isport;
 		k.k4.proto = f->iproto;
 		k.k4.zone = f->zone_in;
+		k.k4.echo = sluice_ct_echo_reverse(f->iecho);
 	} else {
 		__builtin_memcpy(k.k6.src, f->idst, 16);
 		__builtin_memcpy(k.k6.dst, f->isrc, 16);
@@ -887,6 +898,7 @@ static __always_inline struct sluice_ct_entry *ct_related(const struct l3_facts 
 		k.k6.dport = f->isport;
 		k.k6.proto = f->iproto;
 		k.k6.zone = f->zone_in;
+		k.k6.echo = sluice_ct_echo_reverse(f->iecho);
 	}
 	e = ct_get(&k, 1);
 	return e ? e : ct_get(&k, 0);

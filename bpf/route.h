@@ -30,6 +30,18 @@
 
 /* ---- the facts ------------------------------------------------------------------- */
 
+/* Which half of an echo exchange an ICMP message of TYPE is. */
+static __always_inline __u8 l3_echo(__u8 proto, __u8 type)
+{
+	if (proto == IPPROTO_ICMP)
+		return type == ICMP4_ECHO ? SLUICE_CT_ECHO_REQUEST :
+		       type == ICMP4_ECHOREPLY ? SLUICE_CT_ECHO_REPLY : SLUICE_CT_ECHO_NONE;
+	if (proto == IPPROTO_ICMPV6)
+		return type == ICMP6_ECHO_REQUEST ? SLUICE_CT_ECHO_REQUEST :
+		       type == ICMP6_ECHO_REPLY ? SLUICE_CT_ECHO_REPLY : SLUICE_CT_ECHO_NONE;
+	return SLUICE_CT_ECHO_NONE;
+}
+
 static __always_inline int l3_kind(const struct l3_facts *f)
 {
 	__u8 t = f->icmp_type;
@@ -196,6 +208,7 @@ static __always_inline int l3_facts(struct pkt *p, const struct l3_call *c,
 	if (p->gso_size && l3_gso_len(p, f))
 		return -1;
 	f->kind = l3_kind(f);
+	f->echo = l3_echo(f->proto, f->icmp_type);
 	f->local = (p->f.eth->h_dest[0] & 1) || l3_dst_local_scope(f);
 	f->not_ours = c->reason == L3_CALL_NOT_OURS;
 	return 0;
@@ -262,6 +275,7 @@ static __always_inline void l3_quote(struct pkt *p, struct l3_facts *f)
 		if ((void *)(ic + 1) > end)
 			return;
 		f->isport = f->idport = ic->id;
+		f->iecho = l3_echo(f->iproto, ic->type);
 	} else if (f->iproto == IPPROTO_FRAGMENT) {
 		return;
 	}	/* else GRE, ESP, IPIP: tracked by addresses, ports 0 */

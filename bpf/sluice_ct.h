@@ -20,10 +20,24 @@ struct sluice_ct4_key {
 	__be16 sport, dport;		/* ICMP echo: the identifier in both */
 	__u8 proto;			/* IPPROTO_* */
 	__u8 zone;			/* ingress zone of this direction */
-	__u8 echo;			/* ICMP echo: this direction's type */
+	__u8 echo;			/* ICMP echo: enum sluice_ct_echo */
 	__u8 pad;
 };
 SLUICE_ASSERT(sizeof(struct sluice_ct4_key) == 16, "struct sluice_ct4_key layout");
+
+/* An echo request's flow is keyed as requests one way and replies the
+ * other, so a request from the far side never passes as a reply (the
+ * identifier alone would let any peer ping in through an outgoing ping). */
+enum sluice_ct_echo {
+	SLUICE_CT_ECHO_NONE = 0,	/* not ICMP echo */
+	SLUICE_CT_ECHO_REQUEST = 1,
+	SLUICE_CT_ECHO_REPLY = 2,
+};
+
+static inline __u8 sluice_ct_echo_reverse(__u8 echo)
+{
+	return echo ? 3 - echo : 0;
+}
 
 struct sluice_ct6_key {
 	__be32 src[4], dst[4];

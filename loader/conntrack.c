@@ -116,14 +116,16 @@ static void reverse_key(bool v6, const void *key, const struct sluice_ct_entry *
 
 		*r = (struct sluice_ct4_key){ .src = e->nat.daddr, .dst = e->nat.saddr,
 					      .sport = e->nat.dport, .dport = e->nat.sport,
-					      .proto = k->proto, .zone = e->zone_out };
+					      .proto = k->proto, .zone = e->zone_out,
+					      .echo = sluice_ct_echo_reverse(k->echo) };
 	} else if (!v6) {
 		const struct sluice_ct4_key *k = key;
 		struct sluice_ct4_key *r = out;
 
 		*r = (struct sluice_ct4_key){ .src = k->dst, .dst = k->src, .sport = k->dport,
 					      .dport = k->sport, .proto = k->proto,
-					      .zone = e->zone_out };
+					      .zone = e->zone_out,
+					      .echo = sluice_ct_echo_reverse(k->echo) };
 	} else {
 		const struct sluice_ct6_key *k = key;
 		struct sluice_ct6_key *r = out;
@@ -135,6 +137,7 @@ static void reverse_key(bool v6, const void *key, const struct sluice_ct_entry *
 		r->dport = k->sport;
 		r->proto = k->proto;
 		r->zone = e->zone_out;
+		r->echo = sluice_ct_echo_reverse(k->echo);
 	}
 }
 

@@ -330,6 +330,39 @@ rsluice down >/dev/null 2>&1
 rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail "$WORK/up.log"; }
 t_exhaust
 
+# A blind RST sweep (RFC 5961): RSTs as if from the server of a connection
+# H1 opened through NAT, at sequence numbers all over the space but near
+# what the server sent, reach neither H1 nor the connection's state; the
+# server's own RST at its sequence number closes it.
+t_rst_sweep() {
+	local d=$WORK/sweep r st
+	rm -rf "$d"; mkdir -p "$d"
+	in_ns "$INET" /usr/bin/python3 "$TOP/selftests/netns/rstsweep.py" server eth0 "$WAN_MAC" \
+		"$INET_4" 7140 "$d" $((20 * SLOW)) >"$d/server.log" 2>&1 &
+	local sp=$!
+	wait_for 5000 test -e "$d/listening"
+	in_ns "$H1" /usr/bin/python3 "$TOP/selftests/netns/rstsweep.py" client eth0 "$INET_4" 7140 \
+		"$d" $((20 * SLOW)) >"$d/client.log" 2>&1 &
+	local cp=$!
+	wait_for $((30000 * SLOW)) grep -qE "^(alive|dead)" "$d/client.log"
+	st=$(rsluice conntrack --json --proto tcp --port 7140 |
+		json_get "$(cat)" "sorted(set(f['state'] for f in j))")
+	touch "$d/checked"
+	wait "$cp" "$sp"
+	r=$(tr '\n' ' ' < "$d/client.log")
+	case " $r" in
+	*" sweep-rsts 0 alive "*) pass "2002 blind RSTs outside the window reach no LAN host, the connection carries on" ;;
+	*) fail "2002 blind RSTs outside the window reach no LAN host, the connection carries on ($r)"; detail "$d/server.log" ;;
+	esac
+	[ "$st" = "['established']" ] && pass "... and its state stays established" ||
+		fail "... and its state stays established ($st)"
+	case " $r" in
+	*" reset "*) pass "... the server's own RST at its sequence number closes it" ;;
+	*) fail "... the server's own RST at its sequence number closes it ($r)" ;;
+	esac
+}
+t_rst_sweep
+
 # The backstop stays in place: `nft flush ruleset` (what a restart of
 # nftables.service does) takes it away, and the daemon puts it back.
 write_cfg

@@ -998,6 +998,10 @@ L3(necho_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_ICMP, .icmp_ty
    .sport = 77, .payload = 16, .csum = 1, .nat_src = WAN_ADDR)
 L3(necho_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_ICMP,
    .icmp_type = 0, .sport = 77, .payload = 16, .csum = 1, .nat_dst = LAN_HOST)
+L3(necho_req_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_ICMP,
+   .icmp_type = 8, .sport = 77, .payload = 16, .csum = 1)
+L3(echo_reply_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_ICMP, .icmp_type = 0,
+   .sport = 78, .payload = 16)
 /* a second host whose port 40000 is taken gets the range's only port */
 L3(nu_second, .src = "192.168.10.21", .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
    .dport = 53, .payload = 18, .csum = 1, .nat_src = WAN_ADDR, .nat_sport = 1024)
@@ -1405,6 +1409,10 @@ static void masq_flow(__u8 proto, __u16 port, __u16 rport)
 	struct sluice_ct_entry re = e;
 	int fd = bpf_map__fd(skel->maps.sluice_ct4_new);
 
+	if (proto == IPPROTO_ICMP) {	/* a ping: requests out, replies back */
+		k.echo = SLUICE_CT_ECHO_REQUEST;
+		r.echo = SLUICE_CT_ECHO_REPLY;
+	}
 	f_masq();
 	inet_pton(AF_INET, LAN_HOST, &k.src);
 	inet_pton(AF_INET, INET_HOST, &k.dst);
@@ -1838,6 +1846,10 @@ static const struct fixture fixtures[] = {
 	  .ct_new = 1 },
 	{ "nat: the echo reply translated back", necho_in, REDIRECT_, .ingress = P_WAN,
 	  .setup = f_masq_echo, .expect = necho_in_out, .egress = P_LAN5, .ct_confirmed = 1 },
+	{ "nat: an echo request with an outgoing ping's identifier is no reply (input drop)",
+	  necho_req_in, DROP_(INPUT_POLICY), .ingress = P_WAN, .setup = f_masq_echo },
+	{ "l3: an echo reply without a request is invalid", echo_reply_out, DROP_(CT_INVALID),
+	  .ingress = P_LAN5, .setup = f_on_lan5 },
 	{ "nat: a port another host's live mapping holds is not shared (REQ-3)", nu_second,
 	  REDIRECT_, .ingress = P_LAN5, .setup = f_masq_taken, .expect = nu_second_out,
 	  .egress = P_WAN, .ct_new = 1 },
