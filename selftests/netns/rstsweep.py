@@ -34,26 +34,36 @@ def own_mac(iface):
         return bytes(int(x, 16) for x in f.read().strip().split(":"))
 
 
-def last_sent(raw, port):
-    """The sequence number after the last segment PORT sent, from the
-    frames the packet socket has queued."""
-    end = None
+def sent_after(raw, port, data, seconds):
+    """The sequence number after the segment PORT sent carrying DATA (the
+    frames the packet socket queued), waiting for it at most SECONDS."""
+    end = time.time() + seconds
     raw.settimeout(0.3)
-    while True:
+    while time.time() < end:
         try:
             f = raw.recv(65535)
         except socket.timeout:
-            return end
+            continue
         if len(f) < 54 or f[12:14] != b"\x08\x00" or f[23] != 6:
             continue
         ihl = (f[14] & 15) * 4
         t = 14 + ihl
         if struct.unpack("!H", f[t:t + 2])[0] != port:
             continue
-        seq = struct.unpack("!I", f[t + 4:t + 8])[0]
+        h = t + (f[t + 12] >> 4) * 4
         tot = struct.unpack("!H", f[16:18])[0]
-        n = tot - ihl - (f[t + 12] >> 4) * 4
-        end = (seq + n + (f[t + 13] & 3 != 0)) & 0xFFFFFFFF
+        if f[h:14 + tot] == data:
+            return (struct.unpack("!I", f[t + 4:t + 8])[0] + len(data)) & 0xFFFFFFFF
+    return None
+
+
+def drain(raw):
+    raw.settimeout(0.2)
+    try:
+        while True:
+            raw.recv(65535)
+    except socket.timeout:
+        pass
 
 
 def rst(src, dst, sport, dport, seq):
@@ -68,7 +78,7 @@ def rst(src, dst, sport, dport, seq):
 
 def server(iface, rmac, addr, port, work, seconds):
     port, seconds = int(port), float(seconds)
-    raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+    raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
     raw.bind((iface, 0))
     out = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     out.bind((iface, 0))
@@ -83,19 +93,20 @@ def server(iface, rmac, addr, port, work, seconds):
     c.settimeout(seconds)
     c.recv(100)
     c.sendall(b"world")
-    time.sleep(0.5)
-    s = last_sent(raw, port)
+    s = sent_after(raw, port, b"world", seconds)
+    print("sweep around %d" % s, flush=True)
     step = (2**32 - 2**21) // SPREAD
     seqs = [(s + 70000) & 0xFFFFFFFF, (s - 70000) & 0xFFFFFFFF]
     seqs += [(s + 2**20 + i * step) & 0xFFFFFFFF for i in range(SPREAD)]
     for q in seqs:
         out.send(head + rst(addr, peer, port, pport, q))
+    drain(raw)  # (the sweep's own frames came back here too)
     open(work + "/swept", "w").close()
     c.recv(100)
     c.sendall(b"still")
-    time.sleep(0.5)
-    s = last_sent(raw, port)
+    s = sent_after(raw, port, b"still", seconds)
     wait_file(work + "/checked", seconds)
+    print("control rst at %d" % s, flush=True)
     out.send(head + rst(addr, peer, port, pport, s))
     open(work + "/done", "w").close()
     time.sleep(1)
@@ -103,7 +114,7 @@ def server(iface, rmac, addr, port, work, seconds):
 
 def client(iface, addr, port, work, seconds):
     port, seconds = int(port), float(seconds)
-    raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
+    raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
     raw.bind((iface, 0))
     count = [0]
     counting = [True]
@@ -115,7 +126,7 @@ def client(iface, addr, port, work, seconds):
                 f = raw.recv(65535)
             except socket.timeout:
                 continue
-            if len(f) >= 54 and f[23] == 6:
+            if len(f) >= 54 and f[12:14] == b"\x08\x00" and f[23] == 6:
                 t = 14 + (f[14] & 15) * 4
                 if struct.unpack("!H", f[t:t + 2])[0] == port and f[t + 13] & 4:
                     count[0] += 1

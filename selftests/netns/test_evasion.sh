@@ -331,9 +331,10 @@ rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail
 t_exhaust
 
 # A blind RST sweep (RFC 5961): RSTs as if from the server of a connection
-# H1 opened through NAT, at sequence numbers all over the space but near
-# what the server sent, reach neither H1 nor the connection's state; the
-# server's own RST at its sequence number closes it.
+# H2 opened through NAT (t_exhaust left H1 at its NAT limit), at sequence
+# numbers all over the space but near what the server sent, reach neither
+# H2 nor the connection's state; the server's own RST at its sequence
+# number closes it.
 t_rst_sweep() {
 	local d=$WORK/sweep r st
 	rm -rf "$d"; mkdir -p "$d"
@@ -341,7 +342,7 @@ t_rst_sweep() {
 		"$INET_4" 7140 "$d" $((20 * SLOW)) >"$d/server.log" 2>&1 &
 	local sp=$!
 	wait_for 5000 test -e "$d/listening"
-	in_ns "$H1" /usr/bin/python3 "$TOP/selftests/netns/rstsweep.py" client eth0 "$INET_4" 7140 \
+	in_ns "$H2" /usr/bin/python3 "$TOP/selftests/netns/rstsweep.py" client eth0 "$INET_4" 7140 \
 		"$d" $((20 * SLOW)) >"$d/client.log" 2>&1 &
 	local cp=$!
 	wait_for $((30000 * SLOW)) grep -qE "^(alive|dead)" "$d/client.log"
