@@ -155,6 +155,8 @@ struct l3_scratch {
 		struct ct_key k, r;	/* this direction's key and the other's */
 	} keys;
 	struct nat_scratch nat;
+	struct sluice_host_key host;	/* host_flow_admit's */
+	struct sluice_host_flows host_v;
 	struct sluice_ct4_key seq_key;	/* tcp_seq_gather's flow ... */
 	__u32 seq_end;			/* ... and what it found */
 	__u64 seq_since;		/* ... in slots that served after this */
@@ -716,6 +718,34 @@ static __always_inline int ct_nat(void *ctx, const struct l3_facts *f,
 	return 0;
 }
 
+/* One more connection for the host that opens it, or 0 at its limit
+ * (`host-flows`). Counted before the flow is made: one that then fails
+ * is counted until the daemon's next sweep. */
+static __always_inline int host_flow_admit(struct l3_scratch *s, const struct l3_facts *f,
+					   const struct sluice_dp_config *cfg)
+{
+	struct sluice_host_flows *h;
+
+	__builtin_memcpy(s->host.addr, f->src, 16);
+	s->host.zone = f->zone_in;
+	s->host.v6 = f->v6;
+	s->host.pad = 0;
+	h = bpf_map_lookup_elem(&sluice_host_flows, &s->host);
+	if (!h) {
+		*(__u64 *)&s->host_v = 0;
+		bpf_map_update_elem(&sluice_host_flows, &s->host, &s->host_v, BPF_NOEXIST);
+		h = bpf_map_lookup_elem(&sluice_host_flows, &s->host);
+		if (!h)
+			return 1;
+	}
+	if (cfg->host_flows && h->flows >= cfg->host_flows) {
+		h->refused++;
+		return 0;
+	}
+	h->flows++;
+	return 1;
+}
+
 /* A packet of a flow without entries: admitted (l3_admit), it gets both. */
 static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct ct_key *k,
 				     struct ct_key *r, const struct sluice_dp_config *cfg, __u64 now)
@@ -758,6 +788,8 @@ static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct
 		/* a reply opens nothing: it answers a request sluice saw */
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_CT_INVALID);
 	}
+	if (!host_flow_admit(s, f, cfg))
+		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_HOST_FLOW_LIMIT);
 	e->last_seen = re->last_seen = now;
 	e->packets = 1;
 	e->bytes = f->len;

@@ -231,6 +231,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_nat4_hosts SEC(".maps");
 
+/* Tracked connections per host (sluice_ct.h). LRU, like the one above. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_HOSTS);
+	__type(key, struct sluice_host_key);
+	__type(value, struct sluice_host_flows);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_host_flows SEC(".maps");
+
 /* The answers' rate limits, per CPU: [0] when this CPU last answered port
  * exhaustion with an ICMP error, [1] `reject`'s token bucket. Not pinned. */
 struct {

@@ -785,6 +785,7 @@ int sluice_xdp(struct xdp_md *ctx)
 	v = sluice_stages(&p, SLUICE_HOOK_XDP);
 	if (v == SLUICE_VERDICT_DROP &&
 	    (p.reason == SLUICE_DROP_NAT_NO_PORT || p.reason == SLUICE_DROP_NAT_HOST_LIMIT ||
+	     p.reason == SLUICE_DROP_HOST_FLOW_LIMIT ||
 	     p.reason == SLUICE_DROP_RULE_REJECT) &&
 	    p.f.l3 == p.data + 14 &&
 	    sluice_answer_xdp(ctx, p.reason == SLUICE_DROP_RULE_REJECT)) {
@@ -1150,6 +1151,7 @@ int sluice_tc(struct __sk_buff *skb)
 	 * replay it cannot have: dropped as they are) */
 	if (v == SLUICE_VERDICT_DROP && !tc_l3dev(&p) &&
 	    (p.reason == SLUICE_DROP_NAT_NO_PORT || p.reason == SLUICE_DROP_NAT_HOST_LIMIT ||
+	     p.reason == SLUICE_DROP_HOST_FLOW_LIMIT ||
 	     p.reason == SLUICE_DROP_RULE_REJECT) &&
 	    p.f.l3 == p.data + 14 &&
 	    sluice_answer_tc(skb, p.reason == SLUICE_DROP_RULE_REJECT)) {

@@ -86,7 +86,8 @@ enum sluice_verdict {
 	X(ETHERTYPE,      ethertype,      "ethertype")		\
 	X(CT_INVALID,     ct_invalid,     "ct-invalid")		\
 	X(NAT_HOST_LIMIT, nat_host_limit, "nat-host-limit")	\
-	X(TCP_WINDOW,     tcp_window,     "tcp-window")
+	X(TCP_WINDOW,     tcp_window,     "tcp-window")		\
+	X(HOST_FLOW_LIMIT, host_flow_limit, "host-flow-limit")
 
 /* Pass reasons: why a frame was handed to the kernel unchanged. Same
  * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"

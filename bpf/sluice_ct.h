@@ -128,6 +128,28 @@ struct sluice_nat4_host {
 };
 SLUICE_ASSERT(sizeof(struct sluice_nat4_host) == 8, "struct sluice_nat4_host layout");
 #define SLUICE_NAT_HOSTS		4096	/* inside hosts counted (LRU) */
+
+/* Tracked connections per host that opened them (sluice_host_flows,
+ * config `host-flows`): no host, inside or out, may take the connection
+ * table from the others. The datapath counts the flows it creates and
+ * refuses a new one at the limit; the daemon's sweep sets the counts to
+ * the flows that remain. IPv6 hosts are counted per address. */
+struct sluice_host_key {
+	__be32 addr[4];			/* IPv4 in [0] */
+	__u8 zone;			/* the zone it opened them from */
+	__u8 v6;
+	__u16 pad;
+};
+SLUICE_ASSERT(sizeof(struct sluice_host_key) == 20, "struct sluice_host_key layout");
+
+struct sluice_host_flows {
+	__u32 flows;			/* connections it opened that are tracked */
+	__u32 refused;			/* new ones refused at the limit (host-flow-limit) */
+};
+SLUICE_ASSERT(sizeof(struct sluice_host_flows) == 8, "struct sluice_host_flows layout");
+#define SLUICE_HOSTS			16384	/* hosts counted (LRU) */
+/* The default limit: a sixteenth of the table, at least this many. */
+#define SLUICE_HOST_FLOWS_MIN		256
 #define SLUICE_NAT_HOST_PORTS_DEFAULT	4096
 
 enum sluice_nat_flags {
@@ -332,7 +354,8 @@ struct sluice_dp_config {
 	__u16 nat_port_min, nat_port_max;	/* masquerade's range, host order */
 	__u16 local_port_min, local_port_max;	/* the router's own: never preserved into */
 	__u32 nat_host_ports;		/* external ports one inside host may hold */
+	__u32 host_flows;		/* connections one host may have open */
 };
-SLUICE_ASSERT(sizeof(struct sluice_dp_config) == 44, "struct sluice_dp_config layout");
+SLUICE_ASSERT(sizeof(struct sluice_dp_config) == 48, "struct sluice_dp_config layout");
 
 #endif /* SLUICE_CT_H */

@@ -1587,6 +1587,25 @@ static int parse_nat_host_ports(struct parser *p, struct cfg_loc at)
 	return next(p);
 }
 
+/* host-flows N: the connections one host may have tracked at once (those
+ * it opened), so that no host can fill the table for the others. The
+ * default is in write_config (datapath.c). */
+static int parse_host_flows(struct parser *p, struct cfg_loc at)
+{
+	struct sluice_config *cfg = p->cfg;
+
+	if (cfg->host_flows)
+		return perr(p, at, "duplicate host-flows (first on line %d)",
+			    cfg->host_flows_loc.line);
+	if (p->tok.type != T_WORD)
+		return expected(p, "a number of connections");
+	if (!parse_int(p->tok.s, p->tok.len, 16, CFG_CT_SIZE_MAX, &cfg->host_flows))
+		return perr(p, p->tok.loc, "invalid host-flows %s (expected 16..%d)",
+			    qtok(p, &p->tok), CFG_CT_SIZE_MAX);
+	cfg->host_flows_loc = at;
+	return next(p);
+}
+
 /* on-stop keep|down: what the daemon leaves behind on SIGTERM. */
 static const char *const on_stop_words[] = { "keep", "down" };	/* CFG_ON_STOP_* order */
 
@@ -1695,13 +1714,13 @@ enum cfg_port_mode cfg_port_mode(const struct sluice_config *cfg, const char *na
 
 static const char *const statement_words[] = {
 	"zone", "forward", "port-forward", "set", "rule", "shape", "fdb-size", "conntrack",
-	"port", "nat-ports", "on-stop", "nat-host-ports",
+	"port", "nat-ports", "on-stop", "nat-host-ports", "host-flows",
 };
 
 static int (*const statement_fns[])(struct parser *, struct cfg_loc) = {
 	parse_zone, parse_forward, parse_port_forward, parse_set, parse_rule, parse_shape,
 	parse_fdb_size, parse_conntrack, parse_port_mode, parse_nat_ports, parse_on_stop,
-	parse_nat_host_ports,
+	parse_nat_host_ports, parse_host_flows,
 };
 
 _Static_assert(sizeof(statement_words) / sizeof(statement_words[0]) ==

@@ -199,6 +199,8 @@ struct sluice_config {
 	struct cfg_loc nat_ports_loc;
 	int nat_host_ports;		/* nat-host-ports: 0 when not given */
 	struct cfg_loc nat_host_ports_loc;
+	int host_flows;			/* host-flows: 0 when not given */
+	struct cfg_loc host_flows_loc;
 	struct cfg_conntrack ct;
 	int on_stop;			/* on-stop: CFG_ON_STOP_KEEP (default) or _DOWN */
 	struct cfg_loc on_stop_loc;

@@ -150,7 +150,74 @@ struct sweep_ctx {
 	bool unconfirmed;	/* walking an LRU table */
 	struct sluice_nat4_key *used;	/* external endpoints of live translated flows */
 	size_t n_used, cap_used;
+	struct sluice_host_key *openers;	/* the host that opened each live flow */
+	size_t n_openers, cap_openers;
+	bool openers_short;		/* (memory ran out: not all are there) */
 };
+
+/* A live flow's originator: it counts against its host-flows. */
+static void note_opener(struct sweep_ctx *s, bool v6, const void *key)
+{
+	struct sluice_host_key h = { .v6 = v6 };
+
+	if (v6) {
+		memcpy(h.addr, ((const struct sluice_ct6_key *)key)->src, 16);
+		h.zone = ((const struct sluice_ct6_key *)key)->zone;
+	} else {
+		h.addr[0] = ((const struct sluice_ct4_key *)key)->src;
+		h.zone = ((const struct sluice_ct4_key *)key)->zone;
+	}
+	if (s->n_openers == s->cap_openers) {
+		size_t cap = s->cap_openers ? 2 * s->cap_openers : 256;
+		void *v = realloc(s->openers, cap * sizeof(*s->openers));
+
+		if (!v) {
+			s->openers_short = true;
+			return;
+		}
+		s->openers = v;
+		s->cap_openers = cap;
+	}
+	s->openers[s->n_openers++] = h;
+}
+
+static int cmp_opener(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct sluice_host_key));
+}
+
+/* Each host's flow count (sluice_host_flows) set to the live flows it
+ * opened: the datapath only counts up, and LRU evictions and expiries
+ * are never counted down. A host with none and no refusals goes. */
+static void count_host_flows(const struct ct_maps *m, struct sweep_ctx *s)
+{
+	struct sluice_host_key k, next, *prev = NULL, *at;
+	struct sluice_host_flows h;
+
+	if (m->host_flows < 0 || s->openers_short)
+		return;
+	qsort(s->openers, s->n_openers, sizeof(*s->openers), cmp_opener);
+	while (!bpf_map_get_next_key(m->host_flows, prev, &next)) {
+		__u32 flows = 0;
+
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(m->host_flows, &k, &h))
+			continue;
+		at = s->n_openers ? bsearch(&k, s->openers, s->n_openers, sizeof(k), cmp_opener)
+				  : NULL;
+		while (at && at > s->openers && !cmp_opener(at - 1, &k))
+			at--;
+		for (; at && at < s->openers + s->n_openers && !cmp_opener(at, &k); at++)
+			flows++;
+		if (!flows && !h.refused) {
+			bpf_map_delete_elem(m->host_flows, &k);
+		} else if (flows != h.flows) {
+			h.flows = flows;
+			bpf_map_update_elem(m->host_flows, &k, &h, BPF_EXIST);
+		}
+	}
+}
 
 /* A live flow's external endpoint: its mapping stays. */
 static void note_mapping(struct sweep_ctx *s, const void *key, const struct sluice_ct_nat4 *nat)
@@ -328,6 +395,7 @@ static int sweep_one(void *c, int fd, bool v6, const void *key, const struct slu
 			if (have_peer)
 				note_mapping(s, key, &peer.nat);
 		}
+		note_opener(s, v6, key);
 		return 0;
 	}
 	bpf_map_delete_elem(fd, key);
@@ -352,8 +420,10 @@ int ct_sweep(const struct ct_maps *m, const struct sluice_ct_timeouts *t, uint64
 	if (!ret) {	/* (only after a complete walk: else live mappings would look unused) */
 		sweep_mappings(m, &c);
 		count_host_ports(m);
+		count_host_flows(m, &c);
 	}
 	free(c.used);
+	free(c.openers);
 	return ret;
 }
 

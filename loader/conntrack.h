@@ -16,6 +16,7 @@ struct ct_maps {
 	int v4, v4_new, v6, v6_new;
 	int nat_ext, nat_int;
 	int nat_hosts;		/* sluice_nat4_hosts, or -1 */
+	int host_flows;		/* sluice_host_flows, or -1 */
 };
 
 /* Which flows `conntrack` and `conntrack flush` act on; zero: all. */

@@ -191,6 +191,7 @@ static const char *const map_names[] = {
 	"sluice_rules", "sluice_rule_stats", "sluice_sets4", "sluice_sets6", "sluice_log",
 	"sluice_shape_cfg", "sluice_shape", "sluice_shape_hosts", "sluice_shape_flows",
 	"sluice_fc", "sluice_ports_gen", "sluice_fdb_gen", "sluice_nat4_hosts",
+	"sluice_host_flows",
 };
 
 static int *map_fd(struct dp *dp, size_t i)
@@ -203,7 +204,7 @@ static int *map_fd(struct dp *dp, size_t i)
 		       &dp->rule_shapes_fd, &dp->ruleset_fd, &dp->rules_fd, &dp->rule_stats_fd,
 		       &dp->sets4_fd, &dp->sets6_fd, &dp->log_fd, &dp->shape_cfg_fd, &dp->shape_fd,
 		       &dp->shape_hosts_fd, &dp->shape_flows_fd, &dp->fc_fd,
-		       &dp->ports_gen_fd, &dp->fdb_gen_fd, &dp->nat_hosts_fd };
+		       &dp->ports_gen_fd, &dp->fdb_gen_fd, &dp->nat_hosts_fd, &dp->host_flows_fd };
 
 	return fds[i];
 }
@@ -494,6 +495,7 @@ int dp_load(struct dp *dp)
 	dp->ports_gen_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ports_gen));
 	dp->fdb_gen_fd = dup(bpf_map__fd(dp->skel->maps.sluice_fdb_gen));
 	dp->nat_hosts_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_hosts));
+	dp->host_flows_fd = dup(bpf_map__fd(dp->skel->maps.sluice_host_flows));
 	return 0;
 }
 
@@ -1517,7 +1519,8 @@ static bool wanted_l3(const struct wants *w, __u32 ifindex)
 static void masq_moved(struct dp *dp, __u32 ifindex, __be32 old, __be32 now)
 {
 	struct ct_maps m = { dp->ct4_fd, dp->ct4_new_fd, dp->ct6_fd, dp->ct6_new_fd,
-			     dp->nat_ext_fd, dp->nat_int_fd, dp->nat_hosts_fd };
+			     dp->nat_ext_fd, dp->nat_int_fd, dp->nat_hosts_fd,
+			     dp->host_flows_fd };
 	struct ct_filter f = { .proto = -1, .port = -1, .nat_src = old };
 	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN], name[IF_NAMESIZE] = "?";
 	long n, unconfirmed = 0, maps;
@@ -1757,6 +1760,15 @@ static int write_config(struct dp *dp, const struct sluice_config *cfg, __u32 st
 			   : (__u32)(v.nat_port_max - v.nat_port_min + 1) / 4;
 	if (!cfg->nat_host_ports && v.nat_host_ports > SLUICE_NAT_HOST_PORTS_DEFAULT)
 		v.nat_host_ports = SLUICE_NAT_HOST_PORTS_DEFAULT;
+	/* A host may have a sixteenth of the table open (16384 connections
+	 * at the default size): a busy home host (a BitTorrent client) holds
+	 * a few thousand, and a flood from one host, which lands in the
+	 * unconfirmed table (a quarter of the size), fills at most a quarter
+	 * of that. */
+	v.host_flows = cfg->host_flows ? (__u32)cfg->host_flows
+		       : (cfg->ct.size ? (__u32)cfg->ct.size : SLUICE_CT_FLOWS_DEFAULT) / 16;
+	if (v.host_flows < SLUICE_HOST_FLOWS_MIN)
+		v.host_flows = SLUICE_HOST_FLOWS_MIN;
 	v.timeouts = (struct sluice_ct_timeouts){
 		.tcp_established = t[CFG_CT_TCP_ESTABLISHED],
 		.tcp_transitory = t[CFG_CT_TCP_TRANSITORY],
@@ -2490,11 +2502,14 @@ static int cmp_port(const void *a, const void *b)
 					    : strcmp(x->port.name, y->port.name);
 }
 
-/* Inside hosts the datapath refused a NAT port at their limit. */
+/* Inside hosts the datapath refused a NAT port at their limit, and hosts
+ * it refused a connection at theirs. */
 static void view_limited(const struct dp *dp, struct dp_view *view)
 {
 	struct sluice_nat4_host_key k, *kp = NULL;
 	struct sluice_nat4_host h;
+	struct sluice_host_key hk, *hkp = NULL;
+	struct sluice_host_flows hf;
 
 	while (dp->nat_hosts_fd >= 0 && view->n_limited < (int)ARRAY_SIZE(view->limited) &&
 	       !bpf_map_get_next_key(dp->nat_hosts_fd, kp, &k)) {
@@ -2503,6 +2518,15 @@ static void view_limited(const struct dp *dp, struct dp_view *view)
 			continue;
 		view->limited[view->n_limited].k = k;
 		view->limited[view->n_limited++].h = h;
+	}
+	while (dp->host_flows_fd >= 0 &&
+	       view->n_flow_limited < (int)ARRAY_SIZE(view->flow_limited) &&
+	       !bpf_map_get_next_key(dp->host_flows_fd, hkp, &hk)) {
+		hkp = &hk;
+		if (bpf_map_lookup_elem(dp->host_flows_fd, &hk, &hf) || !hf.refused)
+			continue;
+		view->flow_limited[view->n_flow_limited].k = hk;
+		view->flow_limited[view->n_flow_limited++].h = hf;
 	}
 }
 
@@ -2537,7 +2561,8 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 	dp_gstats_read(dp, &view->g);
 	{
 		struct ct_maps m = { dp->ct4_fd, dp->ct4_new_fd, dp->ct6_fd, dp->ct6_new_fd,
-				     dp->nat_ext_fd, dp->nat_int_fd, dp->nat_hosts_fd };
+				     dp->nat_ext_fd, dp->nat_int_fd, dp->nat_hosts_fd,
+			     dp->host_flows_fd };
 
 		view->ct_ok = !ct_census(&m, &view->ct);
 	}
@@ -2562,6 +2587,7 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 		if (!bpf_map_lookup_elem(dp->config_fd, &key0, &c) && c.nat_port_max >= c.nat_port_min)
 			view->nat_ports = c.nat_port_max - c.nat_port_min + 1;
 		view->nat_host_ports = c.nat_host_ports;
+		view->host_flows = c.host_flows;
 		view_limited(dp, view);
 		if (!bpf_map_lookup_elem(dp->config_fd, &key0, &c)) {
 			__u32 slot = SLUICE_RULE_SLOT(c.policy_gen);

@@ -881,7 +881,8 @@ static int cmd_fdb(struct args *a)
 static void ct_maps_of(const struct dp *dp, struct ct_maps *m)
 {
 	*m = (struct ct_maps){ dp->ct4_fd, dp->ct4_new_fd, dp->ct6_fd, dp->ct6_new_fd,
-			       dp->nat_ext_fd, dp->nat_int_fd, dp->nat_hosts_fd };
+			       dp->nat_ext_fd, dp->nat_int_fd, dp->nat_hosts_fd,
+			     dp->host_flows_fd };
 }
 
 static int read_dp_config(const struct dp *dp, struct sluice_dp_config *c)

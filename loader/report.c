@@ -377,6 +377,11 @@ static double pct(uint64_t n, uint64_t of)
 
 static void report_shape(FILE *f, const struct dp_view *v);
 
+static void host_addr(const struct sluice_host_key *k, char *buf, size_t len)
+{
+	inet_ntop(k->v6 ? AF_INET6 : AF_INET, k->addr, buf, len);
+}
+
 static void report_ct(FILE *f, const struct dp_view *v)
 {
 	const struct sluice_gstats *g = &v->g;
@@ -395,6 +400,15 @@ static void report_ct(FILE *f, const struct dp_view *v)
 		(unsigned long long)(g->ct_expired + v->meta.ct_swept),
 		(unsigned long long)ct_evicted(v), (unsigned long long)g->ct_orphans,
 		(unsigned long long)g->ct_full);
+	for (int i = 0; i < v->n_flow_limited; i++) {
+		char a[INET6_ADDRSTRLEN];
+
+		host_addr(&v->flow_limited[i].k, a, sizeof(a));
+		fprintf(f, "  %s (zone %s) at its limit of %u connections (host-flows): has %u, "
+			"%u new ones refused (host-flow-limit)\n", a,
+			zone_name(v, v->flow_limited[i].k.zone), v->host_flows,
+			v->flow_limited[i].h.flows, v->flow_limited[i].h.refused);
+	}
 	fprintf(f, "\nNAT: %u mappings (table %u, range %u ports a protocol and address), "
 		"%llu made, %llu kept the inside port, %llu reused, %llu taken over when stale\n",
 		v->nat_mappings, v->nat_size, v->nat_ports, (unsigned long long)g->nat_mapped,
@@ -467,7 +481,7 @@ static void ct_json(FILE *f, const struct dp_view *v)
 
 	fprintf(f, ",\"conntrack\":{\"flows\":%llu,\"unconfirmed\":%llu,\"size\":%u,"
 		"\"unconfirmed_size\":%u,\"new\":%llu,\"confirmed\":%llu,\"expired\":%llu,"
-		"\"evicted\":%llu,\"orphans\":%llu,\"full\":%llu}",
+		"\"evicted\":%llu,\"orphans\":%llu,\"full\":%llu",
 		(unsigned long long)(v->ct.flows[0] + v->ct.flows[2]),
 		(unsigned long long)(v->ct.flows[1] + v->ct.flows[3]), v->ct.max_entries[0] / 2,
 		v->ct.max_entries[1] / 2, (unsigned long long)g->ct_new,
@@ -475,6 +489,16 @@ static void ct_json(FILE *f, const struct dp_view *v)
 		(unsigned long long)(g->ct_expired + v->meta.ct_swept),
 		(unsigned long long)ct_evicted(v), (unsigned long long)g->ct_orphans,
 		(unsigned long long)g->ct_full);
+	fprintf(f, ",\"host_flows\":%u,\"hosts_limited\":[", v->host_flows);
+	for (int i = 0; i < v->n_flow_limited; i++) {
+		char a[INET6_ADDRSTRLEN];
+
+		host_addr(&v->flow_limited[i].k, a, sizeof(a));
+		fprintf(f, "%s{\"addr\":\"%s\",\"zone\":\"%s\",\"flows\":%u,\"refused\":%u}",
+			i ? "," : "", a, zone_name(v, v->flow_limited[i].k.zone),
+			v->flow_limited[i].h.flows, v->flow_limited[i].h.refused);
+	}
+	fputs("]}", f);
 	fprintf(f, ",\"nat\":{\"mappings\":%u,\"size\":%u,\"ports\":%u,\"mapped\":%llu,"
 		"\"preserved\":%llu,\"reused\":%llu,\"taken_over\":%llu,\"forward_ports\":%u,"
 		"\"forwarded\":%llu,\"hairpin\":%llu,\"inbound\":%llu,\"mss_clamped\":%llu,"
@@ -734,6 +758,23 @@ static void prom_nat_hosts(FILE *f, const struct dp_view *v)
 		prom_u64(f, "sluice_nat_host_ports_held",
 			 PROM_L("host", a, "zone", zone_name(v, v->limited[i].k.zone)),
 			 v->limited[i].h.ports);
+	}
+}
+
+/* host-flows, and the hosts refused a connection at it. */
+static void prom_host_flows(FILE *f, const struct dp_view *v)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	prom_one(f, "sluice_host_flows", "gauge",
+		 "Connections one host may have open (host-flows).", v->host_flows);
+	prom_family(f, "sluice_host_flows_refused_total", "counter",
+		    "New connections refused to a host at host-flows.");
+	for (int i = 0; i < v->n_flow_limited; i++) {
+		host_addr(&v->flow_limited[i].k, a, sizeof(a));
+		prom_u64(f, "sluice_host_flows_refused_total",
+			 PROM_L("host", a, "zone", zone_name(v, v->flow_limited[i].k.zone)),
+			 v->flow_limited[i].h.refused);
 	}
 }
 
@@ -1022,6 +1063,7 @@ void report_prometheus(FILE *f, const struct dp_view *v, const struct live_rule 
 	prom_one(f, "sluice_nat_ports_per_address", "gauge",
 		 "Ports masquerade may use per protocol and external address.", v->nat_ports);
 	prom_nat_hosts(f, v);
+	prom_host_flows(f, v);
 	prom_one(f, "sluice_nat_port_forward_ports", "gauge",
 		 "External (address, port) pairs port forwards reserve.", v->nat_forwards);
 	prom_rules(f, v, rules, n_rules);

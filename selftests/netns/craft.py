@@ -7,7 +7,8 @@
 #       carrying MARKER as payload, or a UDP datagram for the fragment kinds
 #   craft.py flood IFACE DST-MAC SRC DST COUNT
 #       COUNT UDP datagrams, then COUNT bare TCP ACKs, from SRC to DST, each
-#       from a source port of its own (new flows for a NAT to map)
+#       from a source port of its own (new flows for a NAT to map); with
+#       IPv6 addresses, COUNT UDP datagrams only (new flows to track)
 #   craft.py sniff IFACE SECONDS OUT [GRACE UNTIL,...]
 #       for SECONDS, every MARKER-like word ("SLX" + letters and digits) seen
 #       in a frame received on IFACE, and "synack:SPORT" for every TCP
@@ -126,6 +127,15 @@ def flood(iface, dmac, src, dst, count):
     from a port of its own (1024 on): new flows for a NAT to map."""
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((iface, 0))
+    if ":" in src:
+        head = mac(dmac) + own_mac(iface) + b"\x86\xdd"
+        sa = socket.inet_pton(socket.AF_INET6, src)
+        da = socket.inet_pton(socket.AF_INET6, dst)
+        ph = lambda n, p: sa + da + struct.pack("!IxxxB", n, p)
+        for i in range(int(count)):
+            seg = udp_dgram(1024 + i % 64000, 9, b"SLXf", ph)
+            s.send(head + ipv6(src, dst, 17, seg))
+        return
     head = mac(dmac) + own_mac(iface) + b"\x08\x00"
     for proto, body in ((17, struct.pack("!HHHH", 0, 9, 8 + 4, 0) + b"SLXf"),
                         (6, struct.pack("!HHIIBBHHH", 0, 443, 1, 1, 5 << 4, 0x10, 512, 0, 0))):

@@ -364,6 +364,37 @@ t_rst_sweep() {
 }
 t_rst_sweep
 
+# One host cannot take the connection table from the others, whatever it
+# opens (here untranslated IPv6 flows, which need no NAT port): in a table
+# of 4096 connections (a host-flows of 256), H1 sends UDP from 5000 ports;
+# it keeps 256 of them, and H2 still opens connections.
+t_host_flows() {
+	local r ok=0 i
+	write_cfg
+	echo "conntrack { size 4096 }" >> "$WORK/ev.conf"
+	rsluice down >/dev/null 2>&1
+	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up (conntrack size 4096)"; detail "$WORK/up.log"; return; }
+	in_ns "$H1" $CRAFT flood eth0 "$(mac_of "$RTR" br-lan)" "$H1_6" "$INET_6" 5000
+	for i in 1 2 3 4 5; do
+		case $(tcp_result "$H2" "$INET_6" 7131) in open|refused) ok=$((ok + 1)) ;; esac
+	done
+	r=$(rsluice conntrack --json --proto udp | json_get "$(cat)" "len([f for f in j if f['src'] == '$H1_6'])")
+	[ "$ok" = 5 ] && [ "$r" -le 256 ] && [ "$r" -ge 200 ] &&
+		pass "after UDP from 5000 of H1's ports, H1 has $r connections (host-flows 256) and H2 reaches the internet 5 of 5 times" ||
+		fail "after UDP from 5000 of H1's ports, H1 has $r connections (host-flows 256), H2 reaches the internet $ok of 5 times"
+	r=$(rsluice stats --json -i 0)
+	json_get "$r" "[h for h in j['conntrack']['hosts_limited'] if h['addr'] == '$H1_6' and h['refused'] > 0] != [] and j['conntrack']['host_flows'] == 256" | grep -qx True &&
+		pass "... sluice stats names H1 at its host-flows" ||
+		fail "... sluice stats names H1 at its host-flows ($(json_get "$r" "j['conntrack']"))"
+	rsluice stats --prometheus -i 0 | grep -q "^sluice_host_flows_refused_total{host=\"$H1_6\",zone=\"lan\"} [1-9]" &&
+		pass "... and so does its Prometheus series" ||
+		fail "... and so does its Prometheus series ($(rsluice stats --prometheus -i 0 | grep host_flows))"
+	rsluice down >/dev/null 2>&1
+	write_cfg
+	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail "$WORK/up.log"; }
+}
+t_host_flows
+
 # The backstop stays in place: `nft flush ruleset` (what a restart of
 # nftables.service does) takes it away, and the daemon puts it back.
 write_cfg

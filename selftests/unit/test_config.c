@@ -145,7 +145,7 @@ static bool check_parse(const char *name, const char *text, const char *want)
 	"rule any -> any src @blocked drop\n"				\
 	"shape wan upload 20mbit download 300mbit overhead ethernet\n"
 
-#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\", \"conntrack\", \"port\", \"nat-ports\", \"on-stop\" or \"nat-host-ports\""
+#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\", \"conntrack\", \"port\", \"nat-ports\", \"on-stop\", \"nat-host-ports\" or \"host-flows\""
 #define ZITEMS "expected \"interfaces\", \"input\", \"masquerade\", \"mss-clamp\", \"filtering\", \"bogons\" or \"}\""
 #define ACTIONS "expected \"accept\", \"drop\" or \"reject\""
 #define OVERHEADS "expected \"ethernet\", \"docsis\", \"pppoe-ptm\", \"bridged-ptm\", \"pppoe-llcsnap\" or a byte count (-64..256)"
@@ -301,6 +301,12 @@ static const struct parse_case {
 	  "t.conf:1:16: invalid nat-host-ports \"8\" (expected 16..65535)" },
 	{ "nat-host-ports without a number", "nat-host-ports",
 	  "t.conf:1:15: unexpected end of file, expected a number of ports" },
+	{ "host-flows twice", "host-flows 1000\nhost-flows 2000",
+	  "t.conf:2:1: duplicate host-flows (first on line 1)" },
+	{ "host-flows too few", "host-flows 10",
+	  "t.conf:1:12: invalid host-flows \"10\" (expected 16..4194304)" },
+	{ "host-flows without a number", "host-flows",
+	  "t.conf:1:11: unexpected end of file, expected a number of connections" },
 	{ "port mode unknown", "port eth0 mode fast",
 	  "t.conf:1:16: expected \"xdp\", \"tc\" or \"generic\", got \"fast\"" },
 	{ "port without mode", "port eth0 tc",
@@ -879,9 +885,10 @@ static bool test_nat_ports(void)
 	struct sluice_config cfg;
 	bool ok;
 
-	if (!parse_ok("t.conf", Z "nat-ports 2000-29999\nnat-host-ports 500\n", &cfg))
+	if (!parse_ok("t.conf", Z "nat-ports 2000-29999\nnat-host-ports 500\nhost-flows 3000\n",
+		      &cfg))
 		return false;
-	ok = nat_ports_values(&cfg) && cfg.nat_host_ports == 500;
+	ok = nat_ports_values(&cfg) && cfg.nat_host_ports == 500 && cfg.host_flows == 3000;
 	cfg_free(&cfg);
 	return ok;
 }

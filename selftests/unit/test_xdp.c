@@ -512,6 +512,7 @@ static void l3_baseline(void)
 	clear_map(bpf_map__fd(skel->maps.sluice_ct4_new), 0);
 	clear_map(bpf_map__fd(skel->maps.sluice_ct6), 0);
 	clear_map(bpf_map__fd(skel->maps.sluice_ct6_new), 0);
+	clear_map(bpf_map__fd(skel->maps.sluice_host_flows), 0);
 }
 
 /* A flow SRC:SP -> DST:DP opened from zone ZIN towards ZOUT, both entries,
@@ -1344,6 +1345,31 @@ static void f_tcp_seq(void)
 	ct4_seq(INET_HOST, LAN_HOST, 443, 40001, Z_WAN, 1, 5000, 1000);
 	fdb_put(MAC_A, 0, P_LAN5, 0, 0);
 }
+/* LAN_HOST has its host-flows (8) open. */
+static void f_host_full(void)
+{
+	struct sluice_host_key k = { .zone = Z_LAN };
+	struct sluice_host_flows h = { .flows = 8 };
+	struct sluice_dp_config c;
+	__u32 zero = 0;
+
+	inet_pton(AF_INET, LAN_HOST, &k.addr[0]);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_host_flows), &k, &h, BPF_ANY);
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &c);
+	c.host_flows = 8;
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_config), &zero, &c, BPF_ANY);
+	fdb_put(MAC_A, 0, P_LAN5, 0, 0);
+}
+/* ... one less. */
+static void f_host_room(void)
+{
+	struct sluice_host_key k = { .zone = Z_LAN };
+	struct sluice_host_flows h = { .flows = 7 };
+
+	f_host_full();
+	inet_pton(AF_INET, LAN_HOST, &k.addr[0]);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_host_flows), &k, &h, BPF_ANY);
+}
 /* A SYN sent (to 1000), no answer yet. */
 static void f_tcp_syn_sent(void)
 {
@@ -1766,6 +1792,10 @@ static const struct fixture fixtures[] = {
 	  .ingress = P_WAN, .setup = f_tcp_syn_sent, .expect = synackw_in_out, .egress = P_LAN5 },
 	{ "l3: a SYN-ACK acknowledging anything else is dropped", synackw_bad_in,
 	  DROP_(TCP_WINDOW), .ingress = P_WAN, .setup = f_tcp_syn_sent },
+	{ "l3: a host with its host-flows open opens no more (host-flow-limit)", syn_out,
+	  DROP_(HOST_FLOW_LIMIT), .ingress = P_LAN5, .setup = f_host_full },
+	{ "l3: one below its host-flows, it opens one", syn_out, REDIRECT_, .ingress = P_LAN5,
+	  .setup = f_host_room, .expect = syn_out_out, .egress = P_WAN, .ct_new = 1 },
 	{ "l3: TCP from the LAN without a flow picked up mid-stream", ack_out, REDIRECT_,
 	  .ingress = P_LAN5, .expect = ack_out_out, .egress = P_WAN, .learn = 1, .ct_new = 1 },
 	{ "l3: the originator's ACK after SYN-ACK confirms the flow", ack_out, REDIRECT_,
