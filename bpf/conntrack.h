@@ -117,9 +117,11 @@ struct l3_facts {
 	__u32 fc_rule;
 	__u8 judged;			/* out, with a PASS: enum sluice_judged */
 	__u8 echo, iecho;		/* enum sluice_ct_echo: this packet, the quote */
+	__u16 mtu;			/* out, nat-mtu: the egress MTU */
 	/* TCP, host order: the segment's first sequence number, the one after
 	 * it (SYN and FIN count one), the acknowledgment */
 	__u32 seq, seq_end, ack;
+	__u32 fc_seq_end, fc_seq_ack;	/* out, with fc_ok: the entry's */
 	/* The policy generation, read once for the whole decision: the
 	 * ruleset slot it picks and the generation an entry records must be
 	 * the same one, or a swap in between leaves a flow with a verdict of
@@ -1181,6 +1183,8 @@ static __always_inline int ct_track(void *ctx, struct l3_facts *f,
 			     !(f->tcp_flags & (L4_SYN | L4_FIN | L4_RST))) ||
 			    (f->proto == IPPROTO_UDP && next == SLUICE_CT_REPLIED));
 		f->fc_rule = e->rule;
+		f->fc_seq_end = e->seq_end;
+		f->fc_seq_ack = e->seq_ack;
 		return PKT_CONTINUE;
 	}
 	if (!peer)	/* (ct_find checked it is there) */

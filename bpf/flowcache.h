@@ -128,8 +128,8 @@ static __attribute__((noinline)) int fc_fill(__u32 ifindex)
 	v->rule = f->fc_rule;
 	v->xlat = f->xlat;
 	v->ok_len = len;
-	v->seq_end = f->seq_end;
-	v->seq_ack = f->ack;
+	v->seq_end = f->fc_seq_end;	/* (the tracker's: a packet's own may be forged) */
+	v->seq_ack = f->fc_seq_ack;
 	v->nat = f->nat;
 	v->egress_xdp = f->egress_xdp;
 	__builtin_memcpy(v->dmac, f->dmac, ETH_ALEN);
@@ -160,22 +160,28 @@ static __always_inline int fc_port_ok(const struct pkt *p)
 }
 
 /* A segment the slot forwards moves its sequence numbers as the tracker
- * would (tcp_seq_note): one that starts a window beyond moves nothing. */
-static __always_inline void fc_seq(struct sluice_fc *c, const struct iphdr *ip, const __u8 *l4,
-				   const void *end)
+ * would (tcp_seq_note). One that starts a window beyond them goes to the
+ * tracker instead (-1): the flow's segments went by another CPU's slot
+ * meanwhile (its sender moved), and the tracker reads them there; or it is
+ * a blind attacker's, which must move nothing. */
+static __always_inline int fc_seq(struct sluice_fc *c, const struct iphdr *ip, const __u8 *l4,
+				  const void *end)
 {
 	const struct l4_tcp_head *t = (const void *)l4;
 	__u32 seq, len;
 
 	if ((const void *)(t + 1) > end)
-		return;
+		return -1;
 	seq = bpf_ntohl(t->seq);
+	if (seq_after(seq, c->seq_end + SLUICE_TCP_WINDOW))
+		return -1;
 	len = load_len16(&ip->tot_len);
 	len = len > 20 + (t->doff_res >> 4) * 4 ? len - 20 - (t->doff_res >> 4) * 4 : 0;
-	if (!seq_after(seq, c->seq_end + SLUICE_TCP_WINDOW) && seq_after(seq + len, c->seq_end))
+	if (seq_after(seq + len, c->seq_end))
 		c->seq_end = seq + len;
 	if ((t->flags & L4_ACK) && seq_after(bpf_ntohl(t->ack_seq), c->seq_ack))
 		c->seq_ack = bpf_ntohl(t->ack_seq);
+	return 0;
 }
 
 /* The flow's slot decides the packet: 1 with C holding the redirect as the
@@ -219,14 +225,13 @@ static __always_inline int fc_run(void *data, void *end, struct l3_call *r, cons
 	now = bpf_ktime_get_coarse_ns();
 	if (!cfg || c->policy_gen != cfg->policy_gen || now - c->at >= SLUICE_FC_NS ||
 	    c->ifindex != r->ifindex || load_len16(&ip->tot_len) > c->ok_len ||
-	    (tflags & (L4_SYN | L4_FIN | L4_RST))) {
+	    (tflags & (L4_SYN | L4_FIN | L4_RST)) ||
+	    (ip->protocol == IPPROTO_TCP && fc_seq(c, ip, l4, end))) {
 		/* the full pipeline decides: the flow's entry first gets what
 		 * the slot kept (a FIN's or RST's window needs the latest) */
 		fc_settle(c);
 		return 0;
 	}
-	if (ip->protocol == IPPROTO_TCP)
-		fc_seq(c, ip, l4, end);
 	if (c->nat && hook == SLUICE_HOOK_XDP) {
 		nat_rewrite(ip, (__u16 *)l4, ip->protocol, end, &c->xlat);
 	} else if (c->nat) {

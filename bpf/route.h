@@ -770,6 +770,19 @@ static __always_inline void nat_untranslated_src(struct l3_facts *f)
 		f->nat = 0;
 }
 
+/* A packet whose destination NAT translates (a reply to the masquerade
+ * address, a port forward) that the kernel would have to answer: its
+ * time-exceeded or fragmentation-needed would quote the packet translated,
+ * an inside address the sender never sent to and whose quote its stack
+ * cannot match (PMTU discovery fails). The datapath answers it itself,
+ * quoting the packet as it arrived (nat-ttl, nat-mtu). */
+static __always_inline int nat_translated_dst(const struct l3_facts *f)
+{
+	if (f->nat == L3_NAT_FLOW)
+		return f->xlat.daddr != f->dst[0] || f->xlat.dport != f->dport;
+	return f->nat == L3_NAT_ADDR && !f->later_fragment && f->xlat.daddr != f->dst[0];
+}
+
 /* bpf_fib_lookup()'s answers are 0-8: the next-hop cache's own. */
 #define L3_FIB_CACHED	100
 
@@ -860,11 +873,17 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	if (f->route_by_kernel)
 		return PASS_(FWMARK_RULES);
 	if (rc == BPF_FIB_LKUP_RET_FRAG_NEEDED) {
+		if (f->df && nat_translated_dst(f)) {
+			f->mtu = fibp->mtu_result;
+			return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_MTU);
+		}
 		if (f->df || f->v6)
 			nat_untranslated_src(f);
 		return PASS_(MTU);
 	}
 	if (f->ttl <= 1) {
+		if (nat_translated_dst(f))
+			return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_TTL);
 		nat_untranslated_src(f);
 		return PASS_(TTL);
 	}

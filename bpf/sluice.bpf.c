@@ -241,14 +241,44 @@ static __always_inline void pkt_nat(struct pkt *p, const int hook)
 
 /* A dropped packet can be answered in place: the frame itself becomes the
  * answer and leaves by the port it came in on.
- *  - nat-no-port, nat-host-limit: an ICMP destination unreachable, code 13 (communication
- *    administratively prohibited; RFC 5508 REQ-8), from the router's
- *    address on that interface, at most once per 100 ms per CPU.
+ *  - nat-no-port, nat-host-limit, host-flow-limit: an ICMP destination
+ *    unreachable, code 13 (communication administratively prohibited; RFC
+ *    5508 REQ-8), from the router's address on that interface, at most
+ *    once per 100 ms per CPU.
  *  - rule-reject: TCP gets a RST, anything else an ICMP or ICMPv6 port
  *    unreachable, sent as the destination (what the sender would see from
  *    a closed port), at most SLUICE_REJECT_PER_SEC per CPU.
+ *  - nat-mtu, nat-ttl: fragmentation needed (with the egress MTU) or time
+ *    exceeded, from the router's address on that interface, quoting the
+ *    packet as it arrived (route.h: nat_translated_dst), at most
+ *    SLUICE_REJECT_PER_SEC per CPU.
  * Untagged frames with plain IP headers only (IPv4 without options, IPv6
  * without extension headers); others are dropped unanswered. */
+enum answer_kind {
+	ANSWER_NONE = -1,
+	ANSWER_PROHIBITED = 0,
+	ANSWER_REJECT,
+	ANSWER_FRAG_NEEDED,
+	ANSWER_TIME_EXCEEDED,
+};
+
+/* The answer a drop reason gets. */
+static __always_inline int answer_kind(__u8 reason)
+{
+	switch (reason) {
+	case SLUICE_DROP_NAT_NO_PORT:
+	case SLUICE_DROP_NAT_HOST_LIMIT:
+	case SLUICE_DROP_HOST_FLOW_LIMIT:
+		return ANSWER_PROHIBITED;
+	case SLUICE_DROP_RULE_REJECT:
+		return ANSWER_REJECT;
+	case SLUICE_DROP_NAT_MTU:
+		return ANSWER_FRAG_NEEDED;
+	case SLUICE_DROP_NAT_TTL:
+		return ANSWER_TIME_EXCEEDED;
+	}
+	return ANSWER_NONE;
+}
 #define ICMP_PROHIBITED_GAP_NS	(100ULL * 1000000ULL)
 #define SLUICE_REJECT_PER_SEC	1000
 #define SLUICE_REJECT_BURST	100
@@ -321,9 +351,10 @@ static __always_inline void answer_rst(struct tcp_seg *t, const struct tcp_seg *
 	}
 }
 
-/* The answer to the IPv4 frame at DATA; its length, or 0. */
-static __always_inline int answer4(struct answer *a, void *data, void *end, int reject,
-				   __be32 router)
+/* The answer of KIND to the IPv4 frame at DATA; its length, or 0. MTU:
+ * fragmentation needed's. */
+static __always_inline int answer4(struct answer *a, void *data, void *end, int kind,
+				   __be32 router, __u16 mtu)
 {
 	struct iphdr *ip = data + 14, *out = (struct iphdr *)a->l3;
 	struct tcp_seg *in = data + 14 + 20, *t = (struct tcp_seg *)(a->l3 + 20);
@@ -332,7 +363,7 @@ static __always_inline int answer4(struct answer *a, void *data, void *end, int 
 	if (data + 14 + 28 > end || ip->ihl != 5)
 		return 0;
 	answer_eth(a, data, 0x0800);
-	if (reject && ip->protocol == IPPROTO_TCP) {
+	if (kind == ANSWER_REJECT && ip->protocol == IPPROTO_TCP) {
 		__s64 sum;
 
 		if ((void *)(in + 1) > end || (in->flags & L4_RST))
@@ -347,11 +378,15 @@ static __always_inline int answer4(struct answer *a, void *data, void *end, int 
 	/* the ICMP header, then the quoted IP header and 8 bytes */
 	__builtin_memcpy(a->l3 + 28, ip, 28);
 	__builtin_memset(icmp, 0, 8);
-	icmp[0] = ICMP4_DEST_UNREACH;
-	icmp[1] = reject ? 3 : 13;
+	icmp[0] = kind == ANSWER_TIME_EXCEEDED ? ICMP4_TIME_EXCEEDED : ICMP4_DEST_UNREACH;
+	icmp[1] = kind == ANSWER_REJECT ? 3 : kind == ANSWER_FRAG_NEEDED ? 4 :
+		  kind == ANSWER_TIME_EXCEEDED ? 0 : 13;
+	if (kind == ANSWER_FRAG_NEEDED)
+		*(__be16 *)(icmp + 6) = bpf_htons(mtu);
 	*(__u16 *)(icmp + 2) = csum_fold_full(bpf_csum_diff(0, 0, (__be32 *)icmp, 36, 0));
 	/* tos 0xc0: internetwork control, as the kernel's ICMP */
-	answer_ip4(out, reject ? ip->daddr : router, ip->saddr, IPPROTO_ICMP, 56, 0xc0);
+	answer_ip4(out, kind == ANSWER_REJECT ? ip->daddr : router, ip->saddr, IPPROTO_ICMP, 56,
+		   0xc0);
 	return 14 + 56;
 }
 
@@ -413,15 +448,17 @@ static __always_inline int answer_unicast(void *data, void *end)
 	       !(d[14 + 16] == 0xff && d[14 + 17] == 0xff && d[14 + 18] == 0xff && d[14 + 19] == 0xff);
 }
 
-/* Build the answer to the frame at DATA (untagged IP at l3_off 14) in A:
- * its length, or 0 when there is none (or the rate limit says no). */
+/* Build the answer of KIND to the frame at DATA (untagged IP at l3_off
+ * 14) in A: its length, or 0 when there is none (or the rate limit says
+ * no). */
 static __always_inline int answer_build(struct answer *a, void *data, void *end,
-					__u32 ingress, int reject)
+					__u32 ingress, int kind)
 {
 	const struct sluice_port *port;
 	const struct sluice_l3 *l3;
+	const struct l3_scratch *s;
 	__u64 now = bpf_ktime_get_coarse_ns(), *last;
-	__u32 key = reject, l3if;
+	__u32 key = kind != ANSWER_PROHIBITED, l3if, key0 = 0;
 	__be32 router = 0;
 
 	if (data + 14 > end || !answer_unicast(data, end))
@@ -429,40 +466,45 @@ static __always_inline int answer_build(struct answer *a, void *data, void *end,
 	last = bpf_map_lookup_elem(&sluice_icmp_rl, &key);
 	if (!last)
 		return 0;
-	if (reject) {
+	if (kind == ANSWER_REJECT) {
 		if (!gcra_take(last, 1000000000ULL / SLUICE_REJECT_PER_SEC, SLUICE_REJECT_BURST, now))
 			return 0;
 		return ((__u8 *)data)[12] == 0x86 ? answer6(a, data, end)
-						  : answer4(a, data, end, 1, 0);
+						  : answer4(a, data, end, kind, 0, 0);
 	}
 	port = bpf_map_lookup_elem(&sluice_ports, &ingress);
-	if (!port)
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (!port || !s || ((__u8 *)data)[12] != 0x08)
 		return 0;
 	l3if = port->l3_ifindex;
 	l3 = bpf_map_lookup_elem(&sluice_l3, &l3if);
-	if (!l3 || !l3->addr4 || now < *last + ICMP_PROHIBITED_GAP_NS)
+	if (!l3 || !l3->addr4)
+		return 0;
+	if (kind == ANSWER_PROHIBITED ? now < *last + ICMP_PROHIBITED_GAP_NS
+	    : !gcra_take(last, 1000000000ULL / SLUICE_REJECT_PER_SEC, SLUICE_REJECT_BURST, now))
 		return 0;
 	router = l3->addr4;
-	if (!answer4(a, data, end, 0, router))
+	if (!answer4(a, data, end, kind, router, s->f.mtu))
 		return 0;
-	*last = now;
+	if (kind == ANSWER_PROHIBITED)
+		*last = now;
 	return 14 + 56;
 }
 
-static __always_inline void answer_count(int reject)
+static __always_inline void answer_count(int kind)
 {
 	struct sluice_gstats *g = gstats();
 
 	if (!g)
 		return;
-	if (reject)
+	if (kind == ANSWER_REJECT)
 		g->rules_rejected++;
-	else
+	else if (kind == ANSWER_PROHIBITED)
 		g->nat_prohibited++;
 }
 
-/* The frame becomes the answer: 1, or 0 (dropped as it is). */
-__attribute__((noinline)) int sluice_answer_xdp(struct xdp_md *ctx, int reject)
+/* The frame becomes the answer of KIND: 1, or 0 (dropped as it is). */
+__attribute__((noinline)) int sluice_answer_xdp(struct xdp_md *ctx, int kind)
 {
 	struct answer a;
 	void *data, *end;
@@ -473,7 +515,7 @@ __attribute__((noinline)) int sluice_answer_xdp(struct xdp_md *ctx, int reject)
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
 	len = end - data;
-	alen = answer_build(&a, data, end, ctx->ingress_ifindex, reject);
+	alen = answer_build(&a, data, end, ctx->ingress_ifindex, kind);
 	if (alen < 54 || alen > ANSWER_MAX)
 		return 0;
 	/* a shorter frame grows at the front (XDP guarantees headroom;
@@ -497,11 +539,11 @@ __attribute__((noinline)) int sluice_answer_xdp(struct xdp_md *ctx, int reject)
 	} else {
 		__builtin_memcpy(data, a.eth, ANSWER_MAX);
 	}
-	answer_count(reject);
+	answer_count(kind);
 	return 1;
 }
 
-__attribute__((noinline)) int sluice_answer_tc(struct __sk_buff *skb, int reject)
+__attribute__((noinline)) int sluice_answer_tc(struct __sk_buff *skb, int kind)
 {
 	struct answer a;
 	int alen;
@@ -509,11 +551,11 @@ __attribute__((noinline)) int sluice_answer_tc(struct __sk_buff *skb, int reject
 	if (!skb)
 		return 0;
 	alen = answer_build(&a, (void *)(long)skb->data, (void *)(long)skb->data_end,
-			    skb->ingress_ifindex, reject);
+			    skb->ingress_ifindex, kind);
 	if (alen < 54 || alen > ANSWER_MAX || bpf_skb_change_tail(skb, alen, 0) ||
 	    bpf_skb_store_bytes(skb, 0, a.eth, alen, 0))
 		return 0;
-	answer_count(reject);
+	answer_count(kind);
 	return 1;
 }
 
@@ -783,12 +825,8 @@ int sluice_xdp(struct xdp_md *ctx)
 	    (void *)(long)ctx->data_meta >= data)
 		return XDP_PASS;	/* tc does it all, and counts it */
 	v = sluice_stages(&p, SLUICE_HOOK_XDP);
-	if (v == SLUICE_VERDICT_DROP &&
-	    (p.reason == SLUICE_DROP_NAT_NO_PORT || p.reason == SLUICE_DROP_NAT_HOST_LIMIT ||
-	     p.reason == SLUICE_DROP_HOST_FLOW_LIMIT ||
-	     p.reason == SLUICE_DROP_RULE_REJECT) &&
-	    p.f.l3 == p.data + 14 &&
-	    sluice_answer_xdp(ctx, p.reason == SLUICE_DROP_RULE_REJECT)) {
+	if (v == SLUICE_VERDICT_DROP && answer_kind(p.reason) != ANSWER_NONE &&
+	    p.f.l3 == p.data + 14 && sluice_answer_xdp(ctx, answer_kind(p.reason))) {
 		pkt_count(&p, v, len);	/* dropped; its frame carries the answer */
 		/* Out of the port it came in by through the devmap, like the
 		 * fast path's frames (a veth's own XDP_TX was lost on a port
@@ -1149,12 +1187,8 @@ int sluice_tc(struct __sk_buff *skb)
 		v = pkt_pass(&p, SLUICE_PASS_UNSUPPORTED);
 	/* (no answers out of an L3 device, and no fragments held for an XDP
 	 * replay it cannot have: dropped as they are) */
-	if (v == SLUICE_VERDICT_DROP && !tc_l3dev(&p) &&
-	    (p.reason == SLUICE_DROP_NAT_NO_PORT || p.reason == SLUICE_DROP_NAT_HOST_LIMIT ||
-	     p.reason == SLUICE_DROP_HOST_FLOW_LIMIT ||
-	     p.reason == SLUICE_DROP_RULE_REJECT) &&
-	    p.f.l3 == p.data + 14 &&
-	    sluice_answer_tc(skb, p.reason == SLUICE_DROP_RULE_REJECT)) {
+	if (v == SLUICE_VERDICT_DROP && !tc_l3dev(&p) && answer_kind(p.reason) != ANSWER_NONE &&
+	    p.f.l3 == p.data + 14 && sluice_answer_tc(skb, answer_kind(p.reason))) {
 		pkt_count(&p, v, len);	/* dropped; its skb carries the answer */
 		return bpf_redirect(skb->ingress_ifindex, 0);
 	}

@@ -87,7 +87,9 @@ enum sluice_verdict {
 	X(CT_INVALID,     ct_invalid,     "ct-invalid")		\
 	X(NAT_HOST_LIMIT, nat_host_limit, "nat-host-limit")	\
 	X(TCP_WINDOW,     tcp_window,     "tcp-window")		\
-	X(HOST_FLOW_LIMIT, host_flow_limit, "host-flow-limit")
+	X(HOST_FLOW_LIMIT, host_flow_limit, "host-flow-limit")	\
+	X(NAT_TTL,        nat_ttl,        "nat-ttl")			\
+	X(NAT_MTU,        nat_mtu,        "nat-mtu")
 
 /* Pass reasons: why a frame was handed to the kernel unchanged. Same
  * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"

@@ -989,6 +989,12 @@ L3(nu_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 400
    .dport = 53, .payload = 18, .csum = 1, .nat_src = WAN_ADDR)
 L3(nu_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_UDP, .sport = 53,
    .dport = 40000, .payload = 18, .csum = 1, .nat_dst = LAN_HOST)
+/* a reply to the masquerade address whose TTL expires, or too big for the
+ * LAN with DF set: the router answers it, quoted as it came */
+L3(nu_ttl1_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_UDP,
+   .sport = 53, .dport = 40000, .payload = 18, .csum = 1, .ttl = 1)
+L3(nu_big_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_UDP,
+   .sport = 53, .dport = 40000, .payload = 1480, .frag = 0x4000)
 L3(nu0_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
    .dport = 53, .payload = 18, .nat_src = WAN_ADDR)	/* UDP checksum 0: none */
 L3(nsyn_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_TCP, .sport = 40001,
@@ -1520,6 +1526,21 @@ static void wan_mss(__u16 mss)
 	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_zones), &k, &z, BPF_ANY);
 }
 static void f_mss_1400(void) { f_masq(); wan_mss(1400); }
+/* A masqueraded UDP flow, the WAN's address known (an answer's source)
+ * and no answer sent lately on this CPU. */
+static void f_masq_udp_answers(void)
+{
+	struct sluice_l3 wan = { .zone = Z_WAN };
+	__u64 zeros[ncpu];
+	__u32 one = 1;
+
+	f_masq_udp();
+	fdb_put(MAC_A, 0, P_LAN5, 0, 0);
+	inet_pton(AF_INET, WAN_ADDR, &wan.addr4);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_l3), &ifindex_of[P_WAN], &wan, BPF_ANY);
+	memset(zeros, 0, sizeof(zeros));
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_icmp_rl), &one, zeros, BPF_ANY);
+}
 static void f_mss_auto_synack(void) { masq_flow(IPPROTO_TCP, 40001, 443); wan_mss(SLUICE_MSS_AUTO); }
 
 /* The one-port range is full too, br0 has its address (the answer's
@@ -1537,9 +1558,10 @@ static void f_masq_full(void)
 	memset(zeros, 0, sizeof(zeros));
 	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_icmp_rl), &zero, zeros, BPF_ANY);
 }
-/* ... answered: ICMP destination unreachable, code 13, from br0's address
- * to the sender, quoting its IP header and 8 bytes. */
-static void prohibited_answer(struct pkt *p)
+/* The ICMP error TYPE/CODE (MTU: fragmentation needed's) from FROM to the
+ * sender of the frame BUILD makes, quoting its IP header and 8 bytes. */
+static void icmp_answer(struct pkt *p, void (*build)(struct pkt *), const char *from,
+			__u8 type, __u8 code, __u16 mtu)
 {
 	struct pkt in = {};
 	struct ethhdr *e;
@@ -1547,7 +1569,7 @@ static void prohibited_answer(struct pkt *p)
 	__u8 *icmp;
 	__u16 c;
 
-	nu_second(&in);
+	build(&in);
 	e = pkt_put(p, NULL, sizeof(*e));
 	memcpy(e->h_dest, in.b + 6, 6);
 	memcpy(e->h_source, in.b, 6);
@@ -1559,15 +1581,26 @@ static void prohibited_answer(struct pkt *p)
 	ip->tot_len = htons(56);
 	ip->ttl = 64;
 	ip->protocol = IPPROTO_ICMP;
-	inet_pton(AF_INET, "192.168.10.1", &ip->saddr);
+	inet_pton(AF_INET, from, &ip->saddr);
 	memcpy(&ip->daddr, in.b + ETH_HLEN + 12, 4);
 	ip->check = csum16(ip, sizeof(*ip), 0);
 	icmp = pkt_put(p, NULL, 8);
-	icmp[0] = 3;
-	icmp[1] = 13;
+	icmp[0] = type;
+	icmp[1] = code;
+	icmp[6] = mtu >> 8;
+	icmp[7] = mtu & 0xff;
 	pkt_put(p, in.b + ETH_HLEN, 28);
 	c = csum16(icmp, 36, 0);
 	memcpy(icmp + 2, &c, 2);
+}
+
+static void nat_ttl_answer(struct pkt *p) { icmp_answer(p, nu_ttl1_in, WAN_ADDR, 11, 0, 0); }
+static void nat_mtu_answer(struct pkt *p) { icmp_answer(p, nu_big_in, WAN_ADDR, 3, 4, 1500); }
+
+/* ... exhaustion's: destination unreachable, code 13, from br0's address */
+static void prohibited_answer(struct pkt *p)
+{
+	icmp_answer(p, nu_second, "192.168.10.1", 3, 13, 0);
 }
 
 /* `port-forward wan tcp 8080 -> LAN_HOST:80` and `... 8081 -> LAN_HOST`
@@ -1906,6 +1939,14 @@ static const struct fixture fixtures[] = {
 	  .judged = JUDGED_(REPLY) },
 	{ "nat: TTL 1 goes to the kernel untranslated (its time-exceeded reaches the host)",
 	  nttl1_out, PASS_(TTL), .ingress = P_LAN5, .setup = f_masq, .ct_new = 1 },
+	{ "nat: a reply whose TTL expires: time exceeded from the router, quoting it untranslated "
+	  "(nat-ttl)", nu_ttl1_in, XDP_REDIRECT, SLUICE_VERDICT_DROP, SLUICE_DROP_NAT_TTL,
+	  .ingress = P_WAN, .setup = f_masq_udp_answers, .expect = nat_ttl_answer,
+	  .ct_confirmed = 1 },
+	{ "nat: a reply too big for the LAN with DF: fragmentation needed with the LAN's MTU, "
+	  "quoting it untranslated (nat-mtu)", nu_big_in, XDP_REDIRECT, SLUICE_VERDICT_DROP,
+	  SLUICE_DROP_NAT_MTU, .ingress = P_WAN, .setup = f_masq_udp_answers,
+	  .expect = nat_mtu_answer, .ct_confirmed = 1 },
 	{ "nat: port exhaustion: dropped (nat-no-port), answered with ICMP administratively "
 	  "prohibited from the router's LAN address", nu_second, XDP_REDIRECT, SLUICE_VERDICT_DROP,
 	  SLUICE_DROP_NAT_NO_PORT, .ingress = P_LAN5, .setup = f_masq_full,
@@ -3195,6 +3236,29 @@ static void test_tcp_window(int tc)
 			"tcp window: on another CPU, a RST at what the first CPU's slot carried "
 			"(the entry at %u) is forwarded (%d) and resets the flow (state %u)",
 			e1.seq_end, a3, e3.state);
+	}
+	/* the sender moves to another CPU and back: the first CPU's slot,
+	 * behind by what the other carried, sends its next segment to the
+	 * tracker, which catches up from the other slot */
+	if (tw_other_cpu(1) == 0) {
+		baseline();
+		f_tcp_seq();
+		write_ports();
+		tw_run(tc, 0x10, 1000, 10, &e0);		/* fills this CPU's slot */
+		tw_other_cpu(0);
+		tw_run(tc, 0x10, 1010, 10, &e0);		/* fills the other's */
+		tw_run(tc, 0x10, 1020 + 60000, 10, &e0);
+		tw_run(tc, 0x10, 1020 + 120000, 10, &e0);
+		tw_other_cpu(-1);
+		a1 = tw_run(tc, 0x10, 1030 + 120000, 10, &e1);	/* to the tracker */
+		tw_run(tc, 0x10, 1040 + 180000, 10, &e2);	/* from the slot again */
+		tw_run(tc, 0x10, 1050 + 240000, 10, &e2);
+		a3 = tw_run(tc, 0x04, 1060 + 240000, 0, &e3);
+		frag_ok(a1 == redirect && e1.seq_end == 121040 && a3 == redirect &&
+			e3.state == SLUICE_CT_RESET,
+			"tcp window: a sender that moved to another CPU and back: its segment beyond "
+			"this CPU's slot brings the entry up to the other's (%u), and its RST at the "
+			"end of what followed is forwarded (%d, state %u)", e1.seq_end, a3, e3.state);
 	}
 	/* a segment a window ahead of what the sender sent moves nothing */
 	baseline();
