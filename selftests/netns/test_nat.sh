@@ -455,6 +455,30 @@ t_icmp_errors() {
 	fi
 }
 
+# Path MTU discovery for a download through the NAT: the LAN side's MTU
+# (1400 here) is below the internet's, so the server's full-size segments
+# are too big for it. The fragmentation-needed must quote them as the
+# server sent them (to the WAN address and port, which its stack knows the
+# connection by); the kernel's own would quote them translated, to the LAN
+# host's address, and the download would stall.
+t_pmtu_download() {
+	local p
+	for p in lan1 lan2 lan3 lan4 lan5 br-lan; do ip -n "$RTR" link set "$p" mtu 1400; done
+	in_ns "$INET" iperf3 -s -B 203.0.113.1 -D -p 5403
+	wait_for 3000 listening "$INET" 5403 t
+	if in_ns "$H3" timeout $((30 * SLOW)) iperf3 -R -c 203.0.113.1 -p 5403 -n 2M -J >"$WORK/pmtu-down.json" 2>&1 &&
+	   [ "$(json_get "$(cat "$WORK/pmtu-down.json")" "'error' not in j and j['end']['sum_received']['bytes'] >= 1000000")" = True ]; then
+		pass "path MTU discovery through the NAT: a TCP download onto a 1400-byte LAN completes"
+	else
+		fail "path MTU discovery through the NAT: a TCP download onto a 1400-byte LAN completes"
+		detail "$WORK/pmtu-down.json"
+	fi
+	[ "$(json_get "$(rsluice stats --json -i 0)" "j['total']['drop_reasons']['nat-mtu'] > 0")" = True ] &&
+		pass "... the router answered the too-big segments itself (nat-mtu)" ||
+		fail "... the router answered the too-big segments itself (nat-mtu)"
+	for p in br-lan lan1 lan2 lan3 lan4 lan5; do ip -n "$RTR" link set "$p" mtu 1500; done
+}
+
 # The server of t_masquerade on 203.0.113.1:7100 again, if it left (it
 # ends after a minute without datagrams, which emulation makes likely).
 peer_7100() {
@@ -536,7 +560,7 @@ t_wan_address() {
 }
 
 for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_port_forward t_mss t_fragments t_gre \
-	 t_icmp_errors t_natdiscovery t_exhaustion t_frag_order t_wan_address; do
+	 t_icmp_errors t_pmtu_download t_natdiscovery t_exhaustion t_frag_order t_wan_address; do
 	start=$SECONDS
 	$t
 	echo "# $t: $((SECONDS - start)) s"
