@@ -157,6 +157,7 @@ struct l3_scratch {
 		struct ct_key k, r;	/* this direction's key and the other's */
 	} keys;
 	struct nat_scratch nat;
+	struct sluice_pickup_key pickup;	/* ct_pickup's */
 	struct sluice_host_key host;	/* host_flow_admit's */
 	struct sluice_host_flows host_v;
 	struct sluice_ct4_key seq_key;	/* tcp_seq_gather's flow ... */
@@ -720,6 +721,20 @@ static __always_inline int ct_nat(void *ctx, const struct l3_facts *f,
 	return 0;
 }
 
+/* A TCP segment of no tracked flow, not a SYN: the middle of a connection
+ * the kernel tracked before sluice was loaded (pickup.c), or nothing. */
+static __always_inline int ct_pickup(struct l3_scratch *s, const struct l3_facts *f)
+{
+	__builtin_memcpy(s->pickup.src, f->src, 16);
+	__builtin_memcpy(s->pickup.dst, f->dst, 16);
+	s->pickup.sport = f->sport;
+	s->pickup.dport = f->dport;
+	s->pickup.proto = f->proto;
+	s->pickup.v6 = f->v6;
+	s->pickup.pad = 0;
+	return !!bpf_map_lookup_elem(&sluice_pickup, &s->pickup);
+}
+
 /* One more connection for the host that opens it, or 0 at its limit
  * (`host-flows`). Counted before the flow is made: one that then fails
  * is counted until the daemon's next sweep. */
@@ -771,14 +786,15 @@ static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct
 	if (f->proto == IPPROTO_TCP) {
 		/* A connection opens with a SYN. A SYN-ACK, FIN or RST
 		 * without one answers nothing sluice saw: invalid. Data or an
-		 * ACK is picked up mid-stream (a connection open before sluice
-		 * was loaded), but never given a translation: that would hand
-		 * out NAT ports to whatever a host sends (a flood of bare ACKs
-		 * would hold them for the established timeout). */
+		 * ACK is picked up mid-stream when the kernel tracked its
+		 * connection before sluice was loaded, and never given a
+		 * translation (that would hand out NAT ports to whatever a
+		 * host sends). Anything else claiming to be the middle of a
+		 * connection opens nothing. */
 		if ((f->tcp_flags & (L4_SYN | L4_ACK | L4_FIN | L4_RST)) == L4_SYN) {
 			state = SLUICE_CT_SYN_SENT;
 		} else if (!(f->tcp_flags & (L4_SYN | L4_FIN | L4_RST)) && !f->masq_out &&
-			   !f->dnat) {
+			   !f->dnat && ct_pickup(s, f)) {
 			state = SLUICE_CT_ESTABLISHED;
 			e->flags = SLUICE_CT_MIDSTREAM;
 			re->flags = SLUICE_CT_MIDSTREAM;

@@ -231,6 +231,17 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_nat4_hosts SEC(".maps");
 
+/* Connections the datapath may pick up mid-stream (sluice_ct.h), written
+ * by the loader at load; allocated as they come. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SLUICE_PICKUP_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct sluice_pickup_key);
+	__type(value, __u8);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_pickup SEC(".maps");
+
 /* Tracked connections per host (sluice_ct.h). LRU, like the one above. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

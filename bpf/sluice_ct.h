@@ -129,6 +129,19 @@ struct sluice_nat4_host {
 SLUICE_ASSERT(sizeof(struct sluice_nat4_host) == 8, "struct sluice_nat4_host layout");
 #define SLUICE_NAT_HOSTS		4096	/* inside hosts counted (LRU) */
 
+/* TCP connections the kernel tracked before sluice was loaded
+ * (sluice_pickup, loader/pickup.c): the only ones the datapath picks up
+ * mid-stream. Both directions' tuples, as the packets carry them. */
+struct sluice_pickup_key {
+	__be32 src[4], dst[4];		/* IPv4 in [0] */
+	__be16 sport, dport;
+	__u8 proto;
+	__u8 v6;
+	__u16 pad;
+};
+SLUICE_ASSERT(sizeof(struct sluice_pickup_key) == 40, "struct sluice_pickup_key layout");
+#define SLUICE_PICKUP_ENTRIES		65536
+
 /* Tracked connections per host that opened them (sluice_host_flows,
  * config `host-flows`): no host, inside or out, may take the connection
  * table from the others. The datapath counts the flows it creates and

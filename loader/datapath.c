@@ -191,7 +191,7 @@ static const char *const map_names[] = {
 	"sluice_rules", "sluice_rule_stats", "sluice_sets4", "sluice_sets6", "sluice_log",
 	"sluice_shape_cfg", "sluice_shape", "sluice_shape_hosts", "sluice_shape_flows",
 	"sluice_fc", "sluice_ports_gen", "sluice_fdb_gen", "sluice_nat4_hosts",
-	"sluice_host_flows",
+	"sluice_host_flows", "sluice_pickup",
 };
 
 static int *map_fd(struct dp *dp, size_t i)
@@ -204,7 +204,8 @@ static int *map_fd(struct dp *dp, size_t i)
 		       &dp->rule_shapes_fd, &dp->ruleset_fd, &dp->rules_fd, &dp->rule_stats_fd,
 		       &dp->sets4_fd, &dp->sets6_fd, &dp->log_fd, &dp->shape_cfg_fd, &dp->shape_fd,
 		       &dp->shape_hosts_fd, &dp->shape_flows_fd, &dp->fc_fd,
-		       &dp->ports_gen_fd, &dp->fdb_gen_fd, &dp->nat_hosts_fd, &dp->host_flows_fd };
+		       &dp->ports_gen_fd, &dp->fdb_gen_fd, &dp->nat_hosts_fd, &dp->host_flows_fd,
+		       &dp->pickup_fd };
 
 	return fds[i];
 }
@@ -496,6 +497,7 @@ int dp_load(struct dp *dp)
 	dp->fdb_gen_fd = dup(bpf_map__fd(dp->skel->maps.sluice_fdb_gen));
 	dp->nat_hosts_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_hosts));
 	dp->host_flows_fd = dup(bpf_map__fd(dp->skel->maps.sluice_host_flows));
+	dp->pickup_fd = dup(bpf_map__fd(dp->skel->maps.sluice_pickup));
 	return 0;
 }
 

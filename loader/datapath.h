@@ -41,7 +41,7 @@ struct dp {
 	int rule_keys_fd, rule_shapes_fd, ruleset_fd, rules_fd, rule_stats_fd, sets4_fd,
 	    sets6_fd, log_fd;
 	int shape_cfg_fd, shape_fd, shape_hosts_fd, shape_flows_fd;
-	int fc_fd, ports_gen_fd, fdb_gen_fd, nat_hosts_fd, host_flows_fd;
+	int fc_fd, ports_gen_fd, fdb_gen_fd, nat_hosts_fd, host_flows_fd, pickup_fd;
 	__u32 fdb_size;		/* for dp_load: sluice_fdb's size, 0: the default */
 	__u32 ct_flows;		/* for dp_load: conntrack size in flows, 0: the default */
 	__u32 rules_room;	/* for dp_load: rules per slot (rules_room()), 0: the least */

@@ -24,6 +24,7 @@
 #include "fdb.h"
 #include "frag.h"
 #include "nl.h"
+#include "pickup.h"
 #include "report.h"
 #include "rulecli.h"
 #include "shape.h"
@@ -459,6 +460,8 @@ static int load_and_apply(struct args *a, const struct sluice_config *cfg, bool 
 	}
 	if (!ret)
 		ret = dp_load(&dp);
+	if (!ret)	/* (a kernel that tracks nothing leaves nothing to pick up) */
+		pickup_seed(dp.pickup_fd);
 	if (!ret)
 		ret = dp_apply(&dp, cfg);
 	dp_close(&dp);

@@ -120,16 +120,32 @@ EOF
 }
 
 # Connections open before sluice is first loaded (README "Continuity"): TCP
-# is picked up mid-stream by its first packet after the load, when that
-# packet comes from a side that may open connections. So a connection the
-# LAN opened keeps working; one the internet opened to a LAN host is cut
-# when the internet side speaks first.
+# is picked up mid-stream by its first packet after the load when the
+# kernel's connection tracking knew the connection (the box was a firewall
+# before: here a table of the admin's with `ct state`) and that packet comes
+# from a side that may open connections. So a connection the LAN opened
+# keeps working; one the kernel never tracked is cut, as is one the
+# internet opened to a LAN host when the internet side speaks first.
 t_preexisting() {
-	local out_lan out_wan pid1 pid2
+	local out_lan out_wan out_untracked pid1 pid2 pid3
 	tcp_echo_server "$INET" 203.0.113.1 5310
 	tcp_echo_server "$H3" 192.168.10.13 5311
+	tcp_echo_server "$INET" 203.0.113.1 5312
 	wait_for 3000 listening "$INET" 5310 t
 	wait_for 3000 listening "$H3" 5311 t
+	wait_for 3000 listening "$INET" 5312 t
+	# (opened while nothing tracks connections, quiet ever after)
+	tcp_chatter "$H2" 203.0.113.1 5312 "$WORK/ready3" "$WORK/go" >"$WORK/pre_untracked" 2>&1 &
+	pid3=$!
+	wait_for 5000 test -e "$WORK/ready3"
+	in_ns "$RTR" nft -f - <<'EOF'
+table inet admin {
+	chain forward {
+		type filter hook forward priority 0; policy accept;
+		ct state established,related accept
+	}
+}
+EOF
 	tcp_chatter "$H1" 203.0.113.1 5310 "$WORK/ready1" "$WORK/go" >"$WORK/pre_lan" 2>&1 &
 	pid1=$!
 	tcp_chatter "$INET" 192.168.10.13 5311 "$WORK/ready2" "$WORK/go" >"$WORK/pre_wan" 2>&1 &
@@ -140,11 +156,17 @@ t_preexisting() {
 	touch "$WORK/go"
 	wait $pid1
 	wait $pid2
+	wait $pid3
+	in_ns "$RTR" nft delete table inet admin
 	out_lan=$(cat "$WORK/pre_lan")
 	out_wan=$(cat "$WORK/pre_wan")
+	out_untracked=$(cat "$WORK/pre_untracked")
 	[ "$out_lan" = ok ] &&
 		pass "a TCP connection the LAN opened before sluice was loaded keeps working" ||
 		fail "a TCP connection the LAN opened before sluice was loaded keeps working ($out_lan)"
+	[ "$out_untracked" != ok ] &&
+		pass "one the kernel never tracked is cut ($out_untracked)" ||
+		fail "one the kernel never tracked is cut"
 	# (the client has closed by now: fin-wait)
 	[ "$(json_get "$(ct_json --proto tcp --port 5310)" "[(f['from'], f['to'], f['confirmed']) for f in j]")" = "[('lan', 'wan', True)]" ] &&
 		pass "conntrack picked it up as a confirmed lan -> wan flow" ||
@@ -638,7 +660,9 @@ t_traceroute() {
 # internet into a port the policy lets it open (as a port forward would)
 # and a UDP flood with changing ports from a LAN host push out only
 # unconfirmed flows; an established iperf3 flow keeps going, new
-# connections still open, and the evictions are counted.
+# connections still open, and the evictions are counted. (host-flows
+# lifted: each flood comes from one address, which its default would stop
+# at 256 flows; the evasion suite tests that.)
 t_pressure() {
 	local wan br s1 ev ok round gen=$TOP/build/benchgen
 	rsluice down >/dev/null 2>&1
@@ -646,7 +670,8 @@ t_pressure() {
 forward wan -> lan
 conntrack {
 	size 4096
-}"
+}
+host-flows 100000"
 	if ! rsluice up -c "$CFG" >"$WORK/up.log" 2>&1; then
 		fail "up with a 4096-flow table"; detail "$WORK/up.log"; return
 	fi

@@ -513,6 +513,7 @@ static void l3_baseline(void)
 	clear_map(bpf_map__fd(skel->maps.sluice_ct6), 0);
 	clear_map(bpf_map__fd(skel->maps.sluice_ct6_new), 0);
 	clear_map(bpf_map__fd(skel->maps.sluice_host_flows), 0);
+	clear_map(bpf_map__fd(skel->maps.sluice_pickup), 0);
 }
 
 /* A flow SRC:SP -> DST:DP opened from zone ZIN towards ZOUT, both entries,
@@ -1351,6 +1352,17 @@ static void f_tcp_seq(void)
 	ct4_seq(INET_HOST, LAN_HOST, 443, 40001, Z_WAN, 1, 5000, 1000);
 	fdb_put(MAC_A, 0, P_LAN5, 0, 0);
 }
+/* The kernel tracked LAN_HOST:40001 -> INET_HOST:443 before the load. */
+static void f_pickup(void)
+{
+	struct sluice_pickup_key k = { .sport = htons(40001), .dport = htons(443),
+				       .proto = IPPROTO_TCP };
+	__u8 one = 1;
+
+	inet_pton(AF_INET, LAN_HOST, &k.src[0]);
+	inet_pton(AF_INET, INET_HOST, &k.dst[0]);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_pickup), &k, &one, BPF_ANY);
+}
 /* LAN_HOST has its host-flows (8) open. */
 static void f_host_full(void)
 {
@@ -1829,8 +1841,11 @@ static const struct fixture fixtures[] = {
 	  DROP_(HOST_FLOW_LIMIT), .ingress = P_LAN5, .setup = f_host_full },
 	{ "l3: one below its host-flows, it opens one", syn_out, REDIRECT_, .ingress = P_LAN5,
 	  .setup = f_host_room, .expect = syn_out_out, .egress = P_WAN, .ct_new = 1 },
-	{ "l3: TCP from the LAN without a flow picked up mid-stream", ack_out, REDIRECT_,
-	  .ingress = P_LAN5, .expect = ack_out_out, .egress = P_WAN, .learn = 1, .ct_new = 1 },
+	{ "l3: TCP the kernel tracked before the load (sluice_pickup) is picked up mid-stream",
+	  ack_out, REDIRECT_, .ingress = P_LAN5, .setup = f_pickup, .expect = ack_out_out,
+	  .egress = P_WAN, .learn = 1, .ct_new = 1 },
+	{ "l3: TCP data of no connection the kernel tracked opens nothing (ct-invalid)", ack_out,
+	  DROP_(CT_INVALID), .ingress = P_LAN5, .learn = 1 },
 	{ "l3: the originator's ACK after SYN-ACK confirms the flow", ack_out, REDIRECT_,
 	  .ingress = P_LAN5, .setup = f_syn_recv, .expect = ack_out_out, .egress = P_WAN,
 	  .learn = 1, .ct_confirmed = 1 },
