@@ -58,17 +58,19 @@ EOF
 # tcp_open NS DST PORT: exit 0 when a TCP connection is accepted in 2 s.
 tcp_open() { [ "$(tcp_result "$@")" = open ]; }
 
-# tcp_echo_server NS ADDR PORT: echo every byte back, 30 s at most
-tcp_echo_server() {	# NS ADDR PORT: echo every byte back, 30 s at most
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
+# tcp_echo_server NS ADDR PORT: echo every byte back; it ends after 30 s
+# (stretched under emulation) without a new connection or a byte
+tcp_echo_server() {	# NS ADDR PORT
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$((30 * SLOW))" >/dev/null 2>&1 <<'EOF' &
 import socket, sys, threading
 s = socket.socket(socket.AF_INET)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind((sys.argv[1], int(sys.argv[2])))
 s.listen(4)
-s.settimeout(30)
+idle = int(sys.argv[3])
+s.settimeout(idle)
 def echo(c):
-    c.settimeout(30)
+    c.settimeout(idle)
     try:
         while True:
             d = c.recv(100)
