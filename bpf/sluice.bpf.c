@@ -299,6 +299,16 @@ struct answer {
 	__u8 l3[ANSWER_MAX - 14];
 };
 
+/* Built here, not on the stack: the answer functions run beneath the
+ * entry point's frame, and the two together must stay within 512 bytes
+ * with every compiler Debian ships (clang 19 spills more than 14). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct answer);
+} sluice_answer_buf SEC(".maps");
+
 static __always_inline __u16 csum_fold_full(__s64 s)
 {
 	__u64 v = (__u64)s;
@@ -506,16 +516,20 @@ static __always_inline void answer_count(int kind)
 /* The frame becomes the answer of KIND: 1, or 0 (dropped as it is). */
 __attribute__((noinline)) int sluice_answer_xdp(struct xdp_md *ctx, int kind)
 {
-	struct answer a;
+	struct answer *a;
 	void *data, *end;
 	int len, alen;
+	__u32 key0 = 0;
 
 	if (!ctx)
 		return 0;
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
 	len = end - data;
-	alen = answer_build(&a, data, end, ctx->ingress_ifindex, kind);
+	a = bpf_map_lookup_elem(&sluice_answer_buf, &key0);
+	if (!a)
+		return 0;
+	alen = answer_build(a, data, end, ctx->ingress_ifindex, kind);
 	if (alen < 54 || alen > ANSWER_MAX)
 		return 0;
 	/* a shorter frame grows at the front (XDP guarantees headroom;
@@ -529,15 +543,15 @@ __attribute__((noinline)) int sluice_answer_xdp(struct xdp_md *ctx, int kind)
 	if (data + ANSWER_MAX > end) {
 		/* (the copy's length must be a constant the verifier sees) */
 		if (alen == 54 && data + 54 <= end)
-			__builtin_memcpy(data, a.eth, 54);
+			__builtin_memcpy(data, a->eth, 54);
 		else if (alen == 70 && data + 70 <= end)
-			__builtin_memcpy(data, a.eth, 70);
+			__builtin_memcpy(data, a->eth, 70);
 		else if (alen == 74 && data + 74 <= end)
-			__builtin_memcpy(data, a.eth, 74);
+			__builtin_memcpy(data, a->eth, 74);
 		else
 			return 0;
 	} else {
-		__builtin_memcpy(data, a.eth, ANSWER_MAX);
+		__builtin_memcpy(data, a->eth, ANSWER_MAX);
 	}
 	answer_count(kind);
 	return 1;
@@ -545,15 +559,19 @@ __attribute__((noinline)) int sluice_answer_xdp(struct xdp_md *ctx, int kind)
 
 __attribute__((noinline)) int sluice_answer_tc(struct __sk_buff *skb, int kind)
 {
-	struct answer a;
+	struct answer *a;
+	__u32 key0 = 0;
 	int alen;
 
 	if (!skb)
 		return 0;
-	alen = answer_build(&a, (void *)(long)skb->data, (void *)(long)skb->data_end,
+	a = bpf_map_lookup_elem(&sluice_answer_buf, &key0);
+	if (!a)
+		return 0;
+	alen = answer_build(a, (void *)(long)skb->data, (void *)(long)skb->data_end,
 			    skb->ingress_ifindex, kind);
 	if (alen < 54 || alen > ANSWER_MAX || bpf_skb_change_tail(skb, alen, 0) ||
-	    bpf_skb_store_bytes(skb, 0, a.eth, alen, 0))
+	    bpf_skb_store_bytes(skb, 0, a->eth, alen, 0))
 		return 0;
 	answer_count(kind);
 	return 1;
