@@ -162,9 +162,9 @@ sluice_up() {
 	[ -n "${OPEN_LIMITS:-}" ] && open_limits "$WORK/sluice.conf"
 	rsluice up -c "$WORK/sluice.conf" >"$WORK/sluice.log" 2>&1
 }
-# The new-connection rows send every SYN from one host: its per-host
-# limits (nat-host-ports, host-flows) would refuse all but the first few
-# thousand, and the row would time refusals, not connection setup.
+# The new-connection and table-scale rows send every flow from one host:
+# its per-host limits (nat-host-ports, host-flows) would refuse all but
+# the first thousands, and the rows would time refusals.
 open_limits() { printf 'nat-host-ports 65535
 host-flows 4194304
 ' >> "$1"; }
@@ -298,6 +298,7 @@ sluice_fw_up() {	# [FLOWS [MODE]]: a table that holds them (the default holds 26
 	printf 'zone lan {\n interfaces br-lan\n}\nzone wan {\n interfaces wan0\n input drop\n}\nforward lan -> wan\n' \
 		> "$WORK/fw.conf"
 	[ "${1:-0}" -gt 262144 ] && printf 'conntrack {\n size %s\n}\n' "$1" >> "$WORK/fw.conf"
+	open_limits "$WORK/fw.conf"	# (every flow from one host)
 	headroom_for "${2:-}"
 	SLUICE_TEST_PORT_MODE=${2:-} topo_modes "$WORK/fw.conf"
 	rsluice up -c "$WORK/fw.conf" >"$WORK/sluice.log" 2>&1

@@ -338,10 +338,10 @@ def main():
           "Rates are at the maximal offered load (the generator never waits); *loss* is what the",
           "path dropped at that load. Baselines (kernel bridge, nftables, cake) are configured the",
           "way their users run them; connection-tracking baselines are primed with one reply per",
-          "flow so their flows are established. The new-connection rows send every SYN from one",
-          "host, so sluice runs them with its per-host limits lifted (`nat-host-ports`,",
-          "`host-flows`): they time connection setup, not refusals. Rows whose sluice feature",
-          "has not landed say so.",
+          "flow so their flows are established. The new-connection and table-scale rows send",
+          "every flow from one host, so sluice runs them with its per-host limits lifted",
+          "(`nat-host-ports`, `host-flows`): they time connections, not refusals. Rows whose",
+          "sluice feature has not landed say so.",
           "Guest rows run inside the stock Debian kernel under qemu TCG (no KVM here): only ratios",
           "within the same guest run mean anything.", ""]
     for sc in "1234567" + "8":
