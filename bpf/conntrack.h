@@ -517,8 +517,9 @@ static long tcp_seq_cpu(__u32 cpu, void *unused)
  * tracker and keeps their sequence numbers in its per-CPU slot; this CPU's
  * is settled before the tracker runs (fc_run), another CPU's (the flow's
  * interrupt moved) is read here, before a decision that needs the
- * sender's latest: a RST or FIN, or a segment beyond what E knows. K: E's
- * key. IPv6 flows are never cached. */
+ * sender's latest: a RST or FIN, or a segment beyond what E knows. The
+ * flow is the packet's (the scratch's keys.k). IPv6 flows are never
+ * cached. */
 static __always_inline void tcp_seq_gather(struct l3_scratch *s, const struct l3_facts *f,
 					   struct sluice_ct_entry *e)
 {
