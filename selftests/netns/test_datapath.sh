@@ -417,7 +417,7 @@ t_daemon() {
 	# (pid recorded, and its first apply done: that one loads the
 	# programs, 10-20 s of verifier time in an emulated 6.1 guest, and
 	# over 3 s on the host while the package suite builds beside it)
-	if wait_for 10000 bash -c "[ \"\$(json_get \"\$(status_json)\" \"(j['daemon_pid'], j['generation'] > $g0)\")\" = \"($DAEMON_PID, True)\" ]"; then
+	if wait_for 15000 bash -c "[ \"\$(json_get \"\$(status_json)\" \"(j['daemon_pid'], j['generation'] > $g0)\")\" = \"($DAEMON_PID, True)\" ]"; then
 		pass "run records its pid; status shows the daemon"
 	else
 		fail "run records its pid; status shows the daemon"; detail "$WORK/daemon.log"; return

@@ -401,7 +401,7 @@ write_cfg
 rsluice reload -c "$WORK/ev.conf" >/dev/null 2>&1
 nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -c "$WORK/ev.conf" >"$WORK/run.log" 2>&1 &
 DAEMON_PID=$!
-wait_for 10000 grep -q "following interface changes" "$WORK/run.log"
+wait_for 15000 grep -q "following interface changes" "$WORK/run.log"	# (the first apply loads the programs)
 in_ns "$RTR" nft add table inet admin
 in_ns "$RTR" nft flush ruleset
 if wait_for 3000 in_ns "$RTR" nft list table inet sluice; then

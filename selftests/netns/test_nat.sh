@@ -20,7 +20,7 @@ start_daemon() {
 	: >"$WORK/daemon.log"
 	nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -v -c "$CFG" >>"$WORK/daemon.log" 2>&1 &
 	DAEMON_PID=$!
-	wait_for 5000 grep -q "following interface changes" "$WORK/daemon.log" && return 0
+	wait_for 15000 grep -q "following interface changes" "$WORK/daemon.log" && return 0
 	fail "sluice run starts"; detail "$WORK/daemon.log"
 	stop_daemon
 	return 1

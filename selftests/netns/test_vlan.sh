@@ -186,7 +186,7 @@ for p in lan1 lan2 lan3 lan4 lan5; do
 done >>"$WORK/sluice.conf"
 nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -c "$WORK/sluice.conf" >"$WORK/daemon.log" 2>&1 &
 DAEMON_PID=$!
-if ! wait_for 5000 port_is lan5 fast_path True; then
+if ! wait_for 15000 port_is lan5 fast_path True; then	# (the first apply loads the programs)
 	fail "sluice run attaches with the fast path on lan1..lan5"; detail "$WORK/daemon.log"; exit 1
 fi
 declare -A MAC
