@@ -592,9 +592,11 @@ static __always_inline int tcp_seq_note(const struct l3_facts *f, struct sluice_
 	return 0;
 }
 
-/* A TCP segment of a tracked flow against the sequence window: 0, or -1
- * when it is a RST or FIN (or a SYN's answer) outside it. *PEER: the
- * other direction's entry, when one was looked up. */
+/* A TCP segment of a tracked flow against the sequence window: 0; 1 for
+ * a FIN outside it (forwarded, the end host judges it, but it moves no
+ * state); -1 for a RST (or a SYN's answer) outside it (dropped: a RST is
+ * what a blind attacker sends). *PEER: the other direction's entry, when
+ * one was looked up. */
 static __always_inline int tcp_track_seq(struct l3_scratch *s, const struct l3_facts *f,
 					 struct sluice_ct_entry *e, struct sluice_ct_entry **peer,
 					 int confirmed)
@@ -604,7 +606,7 @@ static __always_inline int tcp_track_seq(struct l3_scratch *s, const struct l3_f
 			tcp_seq_gather(s, f, e);
 		*peer = ct_get(&s->keys.r, confirmed);
 		if (!tcp_in_window(f, e, *peer))
-			return -1;
+			return (f->tcp_flags & (L4_RST | L4_SYN)) ? -1 : 1;
 	}
 	if (tcp_seq_note(f, e)) {
 		tcp_seq_gather(s, f, e);
@@ -1171,8 +1173,14 @@ static __always_inline int ct_track(void *ctx, struct l3_facts *f,
 		return L3_VERDICT(SLUICE_VERDICT_DROP,
 				  e->verdict == SLUICE_CT_REJECT ? SLUICE_DROP_RULE_REJECT :
 				  e->rule ? SLUICE_DROP_RULE : SLUICE_DROP_POLICY);
-	if (f->proto == IPPROTO_TCP && tcp_track_seq(s, f, e, &peer, confirmed))
-		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_TCP_WINDOW);
+	if (f->proto == IPPROTO_TCP) {
+		int w = tcp_track_seq(s, f, e, &peer, confirmed);
+
+		if (w < 0)
+			return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_TCP_WINDOW);
+		if (w)	/* (a FIN outside the window: as data, no state) */
+			f->tcp_flags &= ~L4_FIN;
+	}
 	e->last_seen = s->now;
 	e->packets++;
 	e->bytes += f->len;
