@@ -109,7 +109,7 @@ t_traffic() {
 	done
 	[ "$(json_get "$after" "j['total']['drop']['packets']")" = 0 ] || ok=0
 	[ $ok = 1 ] && pass "counters move on lan3, lan4 and wan0; no drops" ||
-		fail "counters move on lan3, lan4 and wan0; no drops"
+		fail "counters move on lan3, lan4 and wan0; no drops (drops by reason: $(json_get "$after" "{k: v for k, v in j['total']['drop_reasons'].items() if v}"))"
 }
 
 # ---- drop reasons, live ---------------------------------------------------------
