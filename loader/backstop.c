@@ -43,6 +43,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nf_tables.h>
 #include "backstop.h"
+#include "nfnl.h"
 #include "sluice.h"
 #include "util.h"
 
@@ -267,52 +268,18 @@ static int genid_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* One nf_tables request TYPE over nfnetlink (for the table: with its name),
- * its answer through CB. 0, or -errno (-ENOENT: no such table). */
+static void put_table_name(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, BACKSTOP_TABLE);
+}
+
+/* One nf_tables request TYPE (for the table: with its name), its answer
+ * through CB. 0, or -errno (-ENOENT: no such table). */
 static int nft_ask(int type, mnl_cb_t cb, void *data)
 {
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct mnl_socket *nl;
-	struct nlmsghdr *nlh;
-	struct nfgenmsg *nfg;
-	unsigned int seq = time(NULL), port;
-	int ret;
-
-	nl = mnl_socket_open(NETLINK_NETFILTER);
-	if (!nl)
-		return -errno;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		ret = -errno;
-		mnl_socket_close(nl);
-		return ret;
-	}
-	port = mnl_socket_get_portid(nl);
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = (NFNL_SUBSYS_NFTABLES << 8) | type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	nlh->nlmsg_seq = seq;
-	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
-	nfg->nfgen_family = type == NFT_MSG_GETGEN ? AF_UNSPEC : NFPROTO_INET;
-	nfg->version = NFNETLINK_V0;
-	nfg->res_id = 0;
-	if (type == NFT_MSG_GETTABLE)
-		mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, BACKSTOP_TABLE);
-	ret = mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0 ? -errno : 0;
-	while (!ret) {
-		int n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-
-		if (n < 0) {
-			ret = -errno;
-			break;
-		}
-		n = mnl_cb_run(buf, n, seq, port, cb, data);
-		if (n <= MNL_CB_STOP) {	/* the ACK, or an error */
-			ret = n < 0 ? -errno : 0;
-			break;
-		}
-	}
-	mnl_socket_close(nl);
-	return ret;
+	return nfnl_ask((NFNL_SUBSYS_NFTABLES << 8) | type, NLM_F_ACK,
+			type == NFT_MSG_GETGEN ? AF_UNSPEC : NFPROTO_INET,
+			type == NFT_MSG_GETTABLE ? put_table_name : NULL, cb, data);
 }
 
 int backstop_genid(__u32 *gen)

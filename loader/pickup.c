@@ -6,9 +6,9 @@
  * the kernel's table is read over ctnetlink and each established, untranslated
  * TCP connection's tuple goes into sluice_pickup, both directions. */
 #include "pickup.h"
+#include "nfnl.h"
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <libmnl/libmnl.h>
@@ -123,47 +123,12 @@ static int conn_cb(const struct nlmsghdr *nlh, void *data)
 
 long pickup_seed(int fd)
 {
-	static char buf[32768];	/* (a dump's messages come in pages) */
 	struct seed s = { .fd = fd };
-	struct mnl_socket *nl;
-	struct nlmsghdr *nlh;
-	struct nfgenmsg *nfg;
-	unsigned int seq = time(NULL), port;
 	int ret;
 
 	if (fd < 0)
 		return -EBADF;
-	nl = mnl_socket_open(NETLINK_NETFILTER);
-	if (!nl)
-		return -errno;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		ret = -errno;
-		mnl_socket_close(nl);
-		return ret;
-	}
-	port = mnl_socket_get_portid(nl);
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_GET;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
-	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
-	nfg->nfgen_family = AF_UNSPEC;
-	nfg->version = NFNETLINK_V0;
-	nfg->res_id = 0;
-	ret = mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0 ? -errno : 0;
-	while (!ret) {
-		int n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-
-		if (n < 0) {
-			ret = -errno;
-			break;
-		}
-		n = mnl_cb_run(buf, n, seq, port, conn_cb, &s);
-		if (n <= MNL_CB_STOP) {	/* the end of the dump, or an error */
-			ret = n < 0 ? -errno : 0;
-			break;
-		}
-	}
-	mnl_socket_close(nl);
+	ret = nfnl_ask((NFNL_SUBSYS_CTNETLINK << 8) | IPCTNL_MSG_CT_GET, NLM_F_DUMP, AF_UNSPEC,
+		       NULL, conn_cb, &s);
 	return ret ? ret : s.n;
 }
