@@ -291,6 +291,51 @@ struct l4_icmp_head {	/* ICMP and ICMPv6 share this shape */
 	__be16 id, seq;
 };
 
+/* Whether a TCP or UDP segment carries a partial checksum: its checksum
+ * field holds only the pseudo header's sum, as a local stack leaves it for
+ * "hardware" to finish (CHECKSUM_PARTIAL) when it sends through a veth or a
+ * tap. A frame off a wire never does; from a virtual port it does unless
+ * its sender turned tx checksumming off. A complete checksum equals that
+ * sum by chance once in 65536 frames: such a frame takes the slower,
+ * equally correct way the caller picks for partial ones. */
+static __always_inline __u32 csum_fold64(__u64 s)
+{
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (s & 0xffff) + (s >> 16);
+}
+
+static __always_inline int frame_csum_partial(const struct frame *f, void *end)
+{
+	void *l4 = f->l4;
+	__u32 off = f->l4_proto == IPPROTO_TCP ? 16 : 6, len;
+	__u64 sum;
+
+	if (!l4 || !f->l3 || (f->l4_proto != IPPROTO_TCP && f->l4_proto != IPPROTO_UDP) ||
+	    l4 + 18 > end)
+		return 0;
+	if (f->eth_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = f->l3;
+
+		if ((void *)(ip + 1) > end)
+			return 0;
+		len = load_len16(&ip->tot_len) - (__u32)(l4 - f->l3);
+		sum = (__u64)ip->saddr + ip->daddr;
+	} else {
+		struct ipv6hdr *ip6 = f->l3;
+		__u32 *a;
+
+		if ((void *)(ip6 + 1) > end)
+			return 0;
+		a = (__u32 *)&ip6->saddr;	/* saddr and daddr: 8 words */
+		len = load_len16(&ip6->payload_len) + sizeof(*ip6) - (__u32)(l4 - f->l3);
+		sum = (__u64)a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
+	}
+	sum += bpf_htons(f->l4_proto) + bpf_htons(len & 0xffff);
+	return *(__u16 *)(l4 + off) == csum_fold64(sum);
+}
+
 static __always_inline int parse_l4(const struct frame *f, void *end, struct l4_info *l4)
 {
 	void *h = f->l4;

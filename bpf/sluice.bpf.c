@@ -37,6 +37,15 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 	v = pkt_parse(p);
 	if (v != PKT_CONTINUE)
 		return v;
+	/* A partial checksum is a note in the skb that an XDP frame loses:
+	 * redirected, the frame would arrive with a wrong checksum; rewritten,
+	 * its checksum would be updated as if whole. The tc program beside
+	 * judges such a frame as on a tc port, with the skb's note intact. */
+	if (hook == SLUICE_HOOK_XDP && p->port &&
+	    (p->port->flags & (SLUICE_PORT_PEER_STACK | SLUICE_PORT_TC_TOO)) ==
+		    (SLUICE_PORT_PEER_STACK | SLUICE_PORT_TC_TOO) &&
+	    frame_csum_partial(&p->f, p->data_end))
+		return PKT_HANDOFF;
 	/* (an established flow's packet, decided lately: route.h) */
 	if (hook != SLUICE_HOOK_XDP || !l3_fc_first(p)) {
 		v = bridge_l2(p);

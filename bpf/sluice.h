@@ -218,6 +218,7 @@ enum sluice_mode_why {
 	SLUICE_WHY_DRIVER = 2,		/* the driver took native XDP */
 	SLUICE_WHY_NO_NATIVE = 3,	/* the driver refused native XDP (mode_err) */
 	SLUICE_WHY_L3 = 4,		/* no Ethernet header (wg0, ppp0): tc only */
+	SLUICE_WHY_PEER_STACK = 5,	/* a veth or tap (SLUICE_PORT_PEER_STACK): tc */
 };
 
 enum sluice_port_flags {
@@ -241,6 +242,14 @@ enum sluice_port_flags {
 	 * every frame goes to the kernel unjudged, so a test can show that
 	 * the kernel backstop alone holds the policy's line */
 	SLUICE_PORT_PASS_ALL	= 1 << 13,
+	/* A veth or a tap: the other end is a network stack on this box (a
+	 * container, a VM), not a wire. It hands frames with a partial
+	 * checksum (only the pseudo header's sum, the rest left to
+	 * "hardware"), which an XDP frame cannot carry, and takes XDP frames
+	 * only while it runs XDP or GRO itself. Without a mode in the config
+	 * such a port runs tc; forced to XDP, the XDP program gives a frame
+	 * with a partial checksum to the tc program beside, unjudged. */
+	SLUICE_PORT_PEER_STACK	= 1 << 14,
 };
 
 /* The XDP -> tc handoff (docs/design.md section 5): XDP on a port with

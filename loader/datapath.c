@@ -585,8 +585,10 @@ static int port_flags(const struct nl_link *port, const struct nl_link *l3)
 {
 	int up = (port->flags & IFF_UP) &&
 		 ((port->flags & IFF_LOWER_UP) || port->type != ARPHRD_ETHER);
+	bool peer_stack = !strcmp(port->kind, "veth") || !strcmp(port->kind, "tun");
 
-	return (up ? SLUICE_PORT_UP : 0) | (port != l3 ? SLUICE_PORT_BRIDGED : 0);
+	return (up ? SLUICE_PORT_UP : 0) | (port != l3 ? SLUICE_PORT_BRIDGED : 0) |
+	       (peer_stack ? SLUICE_PORT_PEER_STACK : 0);
 }
 
 /* ---- bridge state ------------------------------------------------------------ */
@@ -1071,14 +1073,22 @@ static int attach_tc(struct dp *dp, struct want *w)
 
 /* With no mode in the config: native XDP where the driver has it, else tc
  * ingress (an XDP frame cannot leave by a driver without XDP either, and
- * generic XDP would copy every frame into an skb anyway). A program
- * already attached by someone else is an error, never a reason to fall
- * back. */
+ * generic XDP would copy every frame into an skb anyway). A veth or a tap
+ * runs tc: its frames are skbs already, often with partial checksums or
+ * TSO's super-packets, and an XDP frame sent into it is lost unless the
+ * stack at its other end runs XDP or GRO (SLUICE_PORT_PEER_STACK). A
+ * program already attached by someone else is an error, never a reason
+ * to fall back. */
 static int attach_auto(struct dp *dp, struct want *w)
 {
 	char drv[32];
-	int err = attach_xdp(dp, w, XDP_FLAGS_DRV_MODE);
+	int err;
 
+	if (w->port.flags & SLUICE_PORT_PEER_STACK) {
+		w->port.mode_why = SLUICE_WHY_PEER_STACK;
+		return attach_tc(dp, w);
+	}
+	err = attach_xdp(dp, w, XDP_FLAGS_DRV_MODE);
 	w->port.mode_why = SLUICE_WHY_DRIVER;
 	if (!err || err == -EBUSY || err == -EEXIST) {
 		if (err)

@@ -77,6 +77,8 @@ static const char *mode_why(const struct sluice_port *p, char *buf, size_t len)
 		return buf;
 	case SLUICE_WHY_L3:
 		return "an L3 device (no Ethernet header): tc only";
+	case SLUICE_WHY_PEER_STACK:
+		return "a veth or tap: a local stack at its other end (partial checksums): tc";
 	}
 	return "-";
 }
