@@ -1085,6 +1085,13 @@ static int attach_auto(struct dp *dp, struct want *w)
 	int err;
 
 	if (w->port.flags & SLUICE_PORT_PEER_STACK) {
+		__u32 other = 0;
+
+		/* (another's XDP program would see every frame before ours) */
+		if (!bpf_xdp_query_id(w->ifindex, 0, &other) && other) {
+			explain_attach_error(w, EBUSY);
+			return -EBUSY;
+		}
 		w->port.mode_why = SLUICE_WHY_PEER_STACK;
 		return attach_tc(dp, w);
 	}

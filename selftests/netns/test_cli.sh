@@ -102,7 +102,7 @@ t "a pin folder outside bpffs is refused" 1 'not on a bpf filesystem' \
 
 # ---- loaded -----------------------------------------------------------------------------
 t "up succeeds silently" 0 '' nsluice up -c "$WORK/ok.conf"
-t "status shows the port" 0 '^p0 +[0-9]+ +lan +- +native(\+tc)? +up' nsluice status
+t "status shows the port" 0 '^p0 +[0-9]+ +lan +- +tc +up .*a veth or tap' nsluice status
 t "status shows the config file" 0 "config +$WORK/ok.conf" nsluice status
 t "status --json" 0 '"ports":\[\{"name":"p0"' nsluice status --json
 t "stats shows totals" 0 '^p0 +lan +[0-9]+ +0 +0 +0$' nsluice stats -i 0

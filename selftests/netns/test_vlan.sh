@@ -132,10 +132,10 @@ host() {
 	# XDP sees the tags only when they travel in the frame.
 	tc_port "$2" || in_ns "$RTR" ethtool -K "$2" rxvlan off || return 1
 	ip -n "$RTR" link set "$2" master br-v up
-	# XDP frames reach eth0 only with GRO on (see topology.sh); TCP and
-	# UDP checksums are computed by the hosts (tx off); tags go into the
-	# frame (txvlan off).
-	in_ns "$1" ethtool -K eth0 tx off gro on txvlan off >/dev/null || return 1
+	# Behind an XDP port a host gets a wire's properties (see
+	# topology.sh: tx off, gro on) and its tags go into the frame (txvlan
+	# off); behind a tc port it keeps a veth's defaults.
+	tc_port "$2" || in_ns "$1" ethtool -K eth0 tx off gro on txvlan off >/dev/null || return 1
 	ip -n "$1" link set eth0 up
 }
 # vlan_dev NS VID DEST_NS ADDR: eth0.VID of NS, moved into DEST_NS
@@ -146,7 +146,9 @@ vlan_dev() {
 		ip -n "$3" link set lo up
 		ip -n "$1" link set "eth0.$2" netns "$3" || return 1
 	fi
-	in_ns "$3" ethtool -K "eth0.$2" tx off >/dev/null 2>&1
+	# (a wire's host: see host())
+	in_ns "$1" ethtool -k eth0 | grep -q '^tx-checksumming: on' ||
+		in_ns "$3" ethtool -K "eth0.$2" tx off >/dev/null 2>&1
 	ip -n "$3" link set "eth0.$2" up
 	ip -n "$3" addr add "$4/24" dev "eth0.$2"
 }
@@ -182,7 +184,7 @@ if ! topo_vlan_up >"$WORK/topo.log" 2>&1; then
 fi
 printf 'zone lan {\n\tinterfaces br-v\n\tinput accept\n}\n' >"$WORK/sluice.conf"
 for p in lan1 lan2 lan3 lan4 lan5; do
-	tc_port "$p" && echo "port $p mode tc"
+	tc_port "$p" && echo "port $p mode tc" || echo "port $p mode xdp"
 done >>"$WORK/sluice.conf"
 nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -c "$WORK/sluice.conf" >"$WORK/daemon.log" 2>&1 &
 DAEMON_PID=$!

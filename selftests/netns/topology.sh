@@ -31,13 +31,7 @@ topo_up() {
 		ip -n "$RTR" link add "lan$i" type veth peer name eth0 netns "$ns"
 		ip -n "$RTR" link set "lan$i" master br-lan up
 		ip -n "$ns" link set eth0 up
-		# The bridge fast path redirects into lan$i with XDP; a veth takes
-		# XDP frames only when its peer runs XDP or has GRO on, and GRO
-		# counts only when switched on while the device is up. A veth
-		# hands on TCP/UDP with the checksum left to "hardware"; an XDP
-		# redirect loses that note, so hosts compute checksums themselves
-		# (tx off), as every frame on a real wire has them.
-		ip netns exec "$ns" ethtool -K eth0 tx off gro on >/dev/null
+		topo_wire "$ns" "lan$i"
 		ip -n "$ns" addr add "192.168.10.1$i/24" dev eth0
 		ip -n "$ns" addr add "fd00:10::1$i/64" dev eth0 nodad
 		ip -n "$ns" route add default via 192.168.10.1
@@ -51,8 +45,7 @@ topo_up() {
 	ip -n "$RTR" addr add 2001:db8:113::2/64 dev wan0 nodad
 	ip -n "$RTR" route add default via 203.0.113.1
 	ip -n "$INET" link set eth0 up
-	# Routed traffic reaches eth0 by XDP redirect from wan0: see lan$i.
-	ip netns exec "$INET" ethtool -K eth0 tx off gro on >/dev/null
+	topo_wire "$INET" wan0
 	ip -n "$INET" addr add 203.0.113.1/24 dev eth0
 	ip -n "$INET" addr add 2001:db8:113::1/64 dev eth0 nodad
 	if [ "${TOPO_ROUTE_BACK:-1}" = 1 ]; then
@@ -70,6 +63,25 @@ topo_up() {
 	fi
 	# The bridge forwards once its ports leave the learning state.
 	wait_for 5000 ip netns exec "$H1" ping -c1 -W1 192.168.10.1
+}
+
+# The router's veths stand for a mini PC's NICs (which run native XDP where
+# the driver has it, as these veths do when the config says mode xdp). A
+# host behind an XDP port gets the wire's properties: every frame on a wire
+# carries its whole checksum (tx off: a veth would hand the checksum on
+# half done), and a wire takes whatever the port sends (a veth takes XDP
+# frames only while its peer has GRO on, switched on while up). A host
+# behind a tc port keeps a veth's defaults, as a container on the box
+# would: partial checksums and TSO super-packets reach the tc program.
+topo_port_tc() {
+	case ${SLUICE_TEST_PORT_MODE:-}:$1 in
+	tc:*|mixed:lan2|mixed:lan4|mixed:wan0) return 0 ;;
+	esac
+	return 1
+}
+
+topo_wire() {
+	topo_port_tc "$2" || ip netns exec "$1" ethtool -K eth0 tx off gro on >/dev/null
 }
 
 # topo_suite: how a suite on the reference box starts: a work folder
@@ -119,17 +131,18 @@ topo_config() {
 	topo_modes "$1"
 }
 
-# SLUICE_TEST_PORT_MODE=tc|generic|xdp (the tcmode suite): every port of
-# the reference box forced into that mode, appended to config file $1;
-# "mixed": lan2, lan4 and wan0 forced to tc, the others native XDP (which
-# hand frames for tc ports to their own tc program).
+# The reference box's ports in config file $1: native XDP (what a NIC with
+# native XDP gets without a mode line; a veth without one runs tc), or
+# with SLUICE_TEST_PORT_MODE=tc|generic|xdp (the tcmode suite) every port
+# in that mode; "mixed": lan2, lan4 and wan0 in tc, the others native XDP
+# (which hand frames for tc ports to their own tc program).
 topo_modes() {
 	local p
-	case ${SLUICE_TEST_PORT_MODE:-} in
-	"") return 0 ;;
-	mixed) printf 'port %s mode tc\n' lan2 lan4 wan0 >>"$1" ;;
-	*)	for p in lan1 lan2 lan3 lan4 lan5 wan0; do
-			echo "port $p mode $SLUICE_TEST_PORT_MODE"
-		done >>"$1" ;;
-	esac
+	for p in lan1 lan2 lan3 lan4 lan5 wan0; do
+		if topo_port_tc "$p"; then
+			echo "port $p mode tc"
+		else
+			echo "port $p mode ${SLUICE_TEST_PORT_MODE/mixed/xdp}"
+		fi
+	done | sed 's/mode $/mode xdp/' >>"$1"
 }

@@ -829,6 +829,9 @@ zone wan {
 }
 forward lan -> wan
 shape wan upload ${SH_RATE}mbit download 1gbit
+port lan1 mode xdp
+port lan2 mode xdp
+port wan0 mode xdp
 EOF
 	for n in lan1 lan2 wan0; do ip netns exec "$SH-rtr" ethtool -K "$n" gro off >/dev/null 2>&1; done
 	if ! $sl up -c "$cfg" > "$WORK/sluice-up.log" 2>&1; then
