@@ -2169,8 +2169,12 @@ int dp_set_forwarding(bool on)
 			}
 			continue;
 		}
+		/* The value read back says whether it took: IPv6's handler
+		 * answers a write of "1\n" with 1 (one byte taken) on 6.1. */
 		if (pread(fd, &cur, 1, 0) != 1 || cur != (on ? '1' : '0')) {
-			if (pwrite(fd, on ? "1\n" : "0\n", 2, 0) != 2) {
+			errno = EIO;
+			if (pwrite(fd, on ? "1\n" : "0\n", 2, 0) < 1 ||
+			    pread(fd, &cur, 1, 0) != 1 || cur != (on ? '1' : '0')) {
 				ret = -errno;
 				log_err("%s: setting it to %d: %s", k, on, strerror(errno));
 			}
