@@ -7,7 +7,8 @@ PKGS="make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev li
       iproute2 util-linux iputils-ping iperf3 python3
       qemu-system-x86 busybox-static kmod xz-utils zstd cpio debootstrap
       ethtool nftables conntrack gnuplot-nox traceroute coturn nmap groff-base
-      build-essential debhelper dpkg-dev fakeroot lintian wireguard-tools"
+      build-essential debhelper dpkg-dev fakeroot lintian wireguard-tools
+      dnsmasq-base pppoe isc-dhcp-server radvd"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||

@@ -1,0 +1,21 @@
+#!/bin/bash
+# The box suite's agent inside the box (installed by the suite, never by the
+# package): runs each command that comes over the virtio port
+# sluice.agent ("ID<TAB>base64 of a bash script"), answers "ID<TAB>status
+# <TAB>base64 of its output". One at a time; a command that must outlive
+# its answer starts itself in the background (systemd-run, setsid).
+port=/dev/virtio-ports/sluice.agent
+while :; do
+	if ! exec 3<>"$port"; then
+		sleep 1
+		continue
+	fi
+	while IFS=$'\t' read -r id cmd <&3; do
+		printf '%s' "$cmd" | base64 -d >/run/sluice-box-agent.cmd
+		out=$(timeout 900 bash /run/sluice-box-agent.cmd 2>&1 </dev/null)
+		rc=$?
+		printf '%s\t%s\t%s\n' "$id" "$rc" "$(printf '%s' "$out" | base64 -w0)" >&3
+	done
+	exec 3>&-
+	sleep 0.2
+done
