@@ -796,9 +796,9 @@ static int resolve_ports(const struct sluice_config *cfg, const struct nl_links 
 			const struct nl_link *l = nl_by_name(links, zone->ifs[i]);
 			int ret = 0;
 
-			if (!l && follow == DP_FOLLOW) {	/* it may come later */
-				log_warn("interface %s of zone %s does not exist yet",
-					 zone->ifs[i], zone->name);
+			if (!l && follow == DP_FOLLOW) {	/* it comes later, at boot */
+				log_notice("interface %s of zone %s does not exist yet: attached "
+					   "when it appears", zone->ifs[i], zone->name);
 				continue;
 			}
 			if (!l && follow == DP_FOLLOW_QUIET)

@@ -332,13 +332,15 @@ static int cmd_check(struct args *a)
 		cfg_free(&cfg);
 		return 1;
 	}
-	/* A config may be written for another box: missing interfaces are
-	 * worth a warning here, and an error only at `up`. */
+	/* A config may be written for another box, and at boot (the unit's
+	 * ExecStartPre) the interfaces are not there yet: a missing one is
+	 * worth a note here, and an error only at `up`. */
 	if (!nl_dump(&links)) {
 		for (int z = 0; z < cfg.n_zones; z++)
 			for (int i = 0; i < cfg.zones[z].n_ifs; i++)
 				if (!nl_by_name(&links, cfg.zones[z].ifs[i]))
-					log_warn("%s:%d:%d: interface %s does not exist here",
+					log_notice("%s:%d:%d: interface %s does not exist here "
+						   "(yet: `run` attaches it when it appears)",
 						 cfg.path, cfg.zones[z].if_loc[i].line,
 						 cfg.zones[z].if_loc[i].col, cfg.zones[z].ifs[i]);
 		nl_links_free(&links);

@@ -83,6 +83,10 @@ box_image() {
 	"${CLEAN_ENV[@]}" chroot "$r" apt-get install -y "/tmp/${deb##*/}" \
 		>"$d/apt-install.log" 2>&1 || { tail -n 20 "$d/apt-install.log"; return 1; }
 	rm -f "$r/usr/sbin/policy-rc.d" "$r/tmp/${deb##*/}"
+	# (what `systemctl enable sluice` does, as the README says to once
+	# the config is written)
+	ln -sf /lib/systemd/system/sluice.service \
+		"$r/etc/systemd/system/multi-user.target.wants/sluice.service"
 	box_files "$r" || return 1
 	cp "$r"/boot/vmlinuz-* "$d/vmlinuz" && cp "$r"/boot/initrd.img-* "$d/initrd.img" || return 1
 	rm -f "$d/box.img"

@@ -84,7 +84,7 @@ t "check sums up the example" 0 'example.conf: ok \(2 zones, 3 rules, 1 sets, 1 
 t "check: syntax error as FILE:LINE:COL" 1 "^$WORK/bad.conf:3:11: " "$SLUICE" check -c "$WORK/bad.conf"
 t "check: unreadable file" 1 "^$WORK/nofile.conf: No such file or directory" \
 	"$SLUICE" check -c "$WORK/nofile.conf"
-t "check warns about a missing interface, still ok" 0 'missing.conf:3:16: interface nosuch0 does not exist here' \
+t "check notes a missing interface, still ok" 0 'missing.conf:3:16: interface nosuch0 does not exist here' \
 	nsenter --net="/run/netns/$NS" "$SLUICE" check -c "$WORK/missing.conf"
 
 # ---- nothing loaded yet ---------------------------------------------------------------

@@ -123,3 +123,61 @@ except OSError:
     print("failed")
 EOF
 }
+
+# bulk_server NS ADDR PORT: echoes every byte back (to the end of a
+# connection), for 60 s (stretched under emulation)
+bulk_server() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$((60 * SLOW))" >/dev/null 2>&1 <<'EOF' &
+import socket, sys, threading
+fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+s = socket.socket(fam)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(4)
+s.settimeout(int(sys.argv[3]))
+def echo(c):
+    c.settimeout(int(sys.argv[3]))
+    try:
+        while True:
+            d = c.recv(65536)
+            if not d:
+                break
+            c.sendall(d)
+    except OSError:
+        pass
+    c.close()
+try:
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=echo, args=(c,), daemon=True).start()
+except OSError:
+    pass
+EOF
+}
+
+# bulk NS DST PORT: 2 MB to a bulk_server and back; "ok" when every byte
+# came back as sent, else what went wrong
+bulk() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$((30 * SLOW))" <<'EOF'
+import hashlib, os, socket, sys, threading
+data = os.urandom(2 << 20)
+fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+s = socket.socket(fam)
+s.settimeout(int(sys.argv[3]))
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+    threading.Thread(target=lambda: (s.sendall(data), s.shutdown(socket.SHUT_WR)),
+                     daemon=True).start()
+    got = bytearray()
+    while len(got) < len(data):
+        d = s.recv(65536)
+        if not d:
+            break
+        got += d
+except OSError as e:
+    print("failed after %d bytes: %s" % (len(got) if "got" in dir() else 0, e))
+    sys.exit(0)
+print("ok" if hashlib.sha256(got).digest() == hashlib.sha256(data).digest()
+      else "%d of %d bytes, %s" % (len(got), len(data), "different" if len(got) == len(data) else "short"))
+EOF
+}

@@ -1,0 +1,436 @@
+#!/bin/bash
+# A real box: Debian (12 or 13: $1) with systemd and its stock kernel, sluice
+# installed from the .deb built from this tree with apt, booted under qemu as
+# a four-port mini PC: the WAN and lan1 on e1000e (the onboard Intel ports of
+# most mini PCs: no native XDP, so tc), lan2 and lan3 on virtio-net (native
+# XDP), lan1..lan3 in br-lan, systemd-networkd configuring them. Each NIC is
+# a tap in a namespace of the suite's: the ISP (DHCP from dnsmasq, the
+# "internet" servers) and one LAN host per port; nothing leaves them.
+#
+# Scenarios, each judged on what the hosts receive: the first boot with the
+# unit enabled while the internet floods the box; LAN to internet over TCP,
+# UDP and ping through NAT, a port forward and its hairpin; bulk TCP through
+# each driver pair with the drivers' default offloads and with them
+# changed; reload, a package upgrade and an nftables restart under a steady
+# stream; a new WAN address; a reboot; apt remove and purge. The kernel log
+# is checked after each.
+set -u
+[ -n "${SLUICE_OWN_MOUNTS:-}" ] ||
+	SLUICE_OWN_MOUNTS=1 exec unshare -m --propagation private bash "$0" "$@"
+REL=${1:-12}
+SUITE="box-debian-$REL"
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+. "$TOP/selftests/netns/traffic.sh"
+. "$TOP/selftests/box/lib_box.sh"
+require_root
+box_release "$REL" || { echo "usage: $0 12|13" >&2; exit 2; }
+WHAT="the $DIST_NAME box"
+failed=0
+MOUNTED=()
+TMPROOT=""
+WORK=$(mktemp -d /tmp/sluice-box.XXXXXX)
+D=$WORK/vm
+mkdir -p "$D/share"
+TAG=$(unique_tag)
+ISP=$TAG-isp
+L1=$TAG-l1 L2=$TAG-l2 L3=$TAG-l3
+PIDS=()
+. "$TOP/selftests/lib_debroot.sh"
+
+cleanup() {
+	local rc=$? p
+	trap - EXIT INT TERM
+	[ -f "$D/qemu.pid" ] && kill "$(cat "$D/qemu.pid")" 2>/dev/null
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in $ISP $L1 $L2 $L3; do
+		ip netns pids "$p" 2>/dev/null | xargs -r kill 2>/dev/null
+		ip netns del "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	remove_tree "$TMPROOT"
+	if [ -n "${SLUICE_BOX_KEEP:-}" ]; then echo "# kept $WORK"; else rm -rf "$WORK"; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+for t in qemu-system-x86_64 debootstrap dnsmasq mkfs.ext4; do
+	command -v "$t" >/dev/null || { fail "$WHAT: '$t' is missing (make deps)"; exit 1; }
+done
+
+# ---- the package and the box's disk ---------------------------------------------------
+t0=$SECONDS
+DEB=${SLUICE_BOX_DEB:-}
+if [ -z "$DEB" ]; then
+	if ! "$TOP/tools/mkdeb.sh" "$WORK/deb" >"$WORK/mkdeb.log" 2>&1; then
+		fail "$WHAT: make deb"; detail "$WORK/mkdeb.log"; exit 1
+	fi
+	DEB=$(ls "$WORK"/deb/sluice_*_amd64.deb)
+fi
+exec 9>"$CACHE/.box-$DIST-root.lock"
+flock 9
+ensure_root || exit 1
+if ! box_image "$D" "$DEB" >"$WORK/image.log" 2>&1; then
+	fail "$WHAT: the disk image (the root, apt install ./${DEB##*/})"; detail "$WORK/image.log"; exit 1
+fi
+flock -u 9
+info "the $DIST_NAME image with ${DEB##*/} in $((SECONDS - t0)) s"
+
+# ---- the ISP and the LAN hosts ---------------------------------------------------------
+BOX_WAN=203.0.113.50
+for n in $ISP $L1 $L2 $L3; do ip netns add "$n" && ip -n "$n" link set lo up || exit 1; done
+NICS=()
+for n in $BOX_NICS; do
+	name=${n%%:*} rest=${n#*:}
+	model=${rest%%:*} mac=${rest#*:}
+	case $name in
+	wan0) NICS+=("$model,$ISP,wan,$mac") ;;
+	lan*) NICS+=("$model,$TAG-l${name#lan},eth0,$mac") ;;
+	esac
+	[ "$name" = wan0 ] && WAN_MAC=$mac
+done
+
+box() { python3 "$TOP/selftests/box/boxvm.py" run "$D" -t "${BOX_T:-$((120 * SLOW))}" "$*"; }
+
+# boot: qemu on the image, until the agent answers and systemd is done
+boot() {
+	rm -f "$D/console.log" "$D/qemu.pid"
+	python3 "$TOP/selftests/box/boxvm.py" start "$D" "$D/box.img" "$D/vmlinuz" "$D/initrd.img" \
+		"${NICS[@]}" || return 1
+	# the hosts' side of each link, once qemu made it
+	ip -n "$ISP" addr replace 203.0.113.1/24 dev wan
+	isp_dhcp "$BOX_WAN" || return 1
+	for i in 1 2 3; do
+		ip -n "$TAG-l$i" addr replace "192.168.10.1$i/24" dev eth0
+		ip -n "$TAG-l$i" route replace default via 192.168.10.1
+	done
+	BOX_T=3 wait_for $((300 * 1000)) box true || return 1
+	BOX_T=$((300 * SLOW)) box systemctl is-system-running --wait >/dev/null
+	return 0
+}
+
+# halt: the box powers off (qemu exits: -no-reboot), within 2 minutes
+halt() {
+	local pid
+	pid=$(cat "$D/qemu.pid")
+	BOX_T=5 box "${1:-systemctl poweroff}" >/dev/null 2>&1
+	wait_for $((120 * 1000)) bash -c "! kill -0 $pid" || { kill "$pid"; sleep 1; return 1; }
+}
+
+# klog_clean WHEN: nothing in the box's kernel log a driver or the datapath
+# should never print
+klog_clean() {
+	local bad
+	bad=$(box "dmesg | grep -E 'hw csum failure|WARNING:|BUG:|Call Trace|segfault|tx timeout|NETDEV WATCHDOG' | head -n 5")
+	[ -z "$bad" ] && pass "kernel log clean $1" ||
+		{ fail "kernel log clean $1"; printf '%s\n' "$bad" | indent; }
+}
+
+# The ISP: DHCP for the box's WAN (ADDR for its MAC), 2-minute leases;
+# started again with each boot (the tap is new).
+isp_dhcp() {
+	[ -f "$WORK/dnsmasq.pid" ] && kill "$(cat "$WORK/dnsmasq.pid")" 2>/dev/null && sleep 0.5
+	ip netns exec "$ISP" dnsmasq --conf-file=/dev/null --interface=wan --bind-interfaces \
+		--port=0 --dhcp-range=203.0.113.50,203.0.113.60,255.255.255.0,2m \
+		--dhcp-host="$WAN_MAC,$1" --dhcp-option=option:router,203.0.113.1 \
+		--dhcp-leasefile="$WORK/leases" --pid-file="$WORK/dnsmasq.pid" \
+		--log-facility="$WORK/dnsmasq.log" --dhcp-authoritative
+}
+
+# ---- 1. first boot, under a flood from the internet --------------------------------------
+# The ISP sends to the box's MAC from before qemu starts (a static
+# neighbour: no ARP answer needed), so every moment of the boot is tried.
+t_first_boot() {
+	local t1 out r
+	rm -f "$WORK/flood.stop"
+	# (the taps exist once qemu runs: the watchers and the sender wait for them)
+	in_ns "$L1" bash -c "until [ -e /sys/class/net/eth0 ]; do sleep 0.1; done; exec python3 '$TOP/selftests/box/flood.py' watch eth0 900 '$WORK/lan1.json'" &
+	PIDS+=($!)
+	in_ns "$ISP" bash -c "until ip link show wan 2>/dev/null | grep -q UP; do sleep 0.1; done
+		ip neigh replace $BOX_WAN lladdr $WAN_MAC dev wan nud permanent
+		python3 '$TOP/selftests/box/flood.py' watch wan 900 '$WORK/isp.json' &
+		exec python3 '$TOP/selftests/box/flood.py' send wan $WAN_MAC 203.0.113.1 $BOX_WAN 192.168.10.11 900 '$WORK/flood.stop'" \
+		>"$WORK/flood.log" 2>&1 &
+	PIDS+=($!)
+	t1=$SECONDS
+	if ! boot; then
+		fail "first boot: the box comes up with its agent"; detail "$D/console.log"; return 1
+	fi
+	info "booted in $((SECONDS - t1)) s"
+	sleep $((5 * SLOW))	# (the flood goes on against the running box)
+	touch "$WORK/flood.stop" "$WORK/lan1.json.stop" "$WORK/isp.json.stop"
+	wait_for 10000 test -s "$WORK/isp.json"
+	wait_for 10000 test -s "$WORK/lan1.json"
+	out=$(box "systemctl is-active sluice; systemctl show -p ActiveEnterTimestampMonotonic --value sluice;
+		systemctl show -p ExecMainStartTimestampMonotonic --value systemd-networkd")
+	r=($out)
+	[ "${r[0]:-}" = active ] && [ "${r[1]:-0}" -gt 0 ] && [ "${r[1]:-0}" -lt "${r[2]:-0}" ] &&
+		pass "first boot: sluice is active before systemd-networkd starts (${r[1]:-?} < ${r[2]:-?} us)" ||
+		fail "first boot: sluice is active before systemd-networkd starts ($out)"
+	out=$(box "journalctl -b -u sluice --no-pager -p warning")
+	[ -z "$(grep -v '^-- ' <<<"$out")" ] &&
+		pass "first boot: no warning or error from sluice in the journal" ||
+		{ fail "first boot: no warning or error from sluice in the journal"; indent <<<"$out"; }
+	out=$(box "cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv6/conf/all/forwarding")
+	[ "$(echo $out)" = "1 1" ] && pass "first boot: IPv4 and IPv6 forwarding on" ||
+		fail "first boot: IPv4 and IPv6 forwarding on ($out)"
+	local lan isp sent rx
+	lan=$(json_get "$(cat "$WORK/lan1.json")" "j['lan']")
+	isp=$(json_get "$(cat "$WORK/isp.json")" "j['answers']")
+	sent=$(tail -n 1 "$WORK/flood.log")
+	rx=$(box "ip -s -j link show wan0" | json_get "$(cat)" "j[0]['stats64']['rx']['packets']")
+	if [ "$lan" = 0 ] && [ "$isp" = 0 ] && [ "${rx:-0}" -gt 100 ]; then
+		pass "first boot: a flood from the internet through the whole boot ($sent rounds, $rx frames into wan0) reached no LAN host and no closed router port"
+	else
+		fail "first boot: a flood from the internet through the whole boot reached no LAN host and no closed router port ($lan at lan1, $isp answers from the box, $sent rounds, ${rx:-?} frames into wan0)"
+	fi
+	klog_clean "after the first boot"
+}
+
+# ---- 2. the LAN reaches the internet -----------------------------------------------------
+write_config() {
+	cat >"$D/share/sluice.conf" <<EOF
+zone lan {
+	interfaces br-lan
+	input accept
+}
+zone wan {
+	interfaces wan0
+	input drop
+	masquerade
+}
+forward lan -> wan
+port-forward wan tcp 8080 -> 192.168.10.12:8080
+EOF
+	box "install -m 644 /mnt/share/sluice.conf /etc/sluice/sluice.conf && systemctl reload sluice"
+}
+
+t_lan_internet() {
+	local i ns out modes
+	bulk_server "$ISP" 203.0.113.1 5001; PIDS+=($!)
+	udp_echo "$ISP" 203.0.113.1 5002; PIDS+=($!)
+	tcp_peer "$ISP" 203.0.113.1 5003; PIDS+=($!)
+	bulk_server "$L2" 0.0.0.0 8080; PIDS+=($!)
+	write_config >/dev/null || { fail "a port forward in the config: reload"; return; }
+	wait_for 5000 listening "$ISP" 5001 t
+	for i in 1 2 3; do
+		ns=$TAG-l$i
+		out=$(bulk "$ns" 203.0.113.1 5001)
+		[ "$out" = ok ] && pass "lan$i: 2 MB of TCP to the internet and back through NAT, intact" ||
+			fail "lan$i: 2 MB of TCP to the internet and back through NAT, intact ($out)"
+		out=$(tcp_seen "$ns" 203.0.113.1 5003)
+		[ "${out%:*}" = "$BOX_WAN" ] && pass "lan$i: the internet sees the box's address ($out)" ||
+			fail "lan$i: the internet sees the box's address ($out)"
+		in_ns "$ns" ping -c 3 -i 0.2 -W $((2 * SLOW)) 203.0.113.1 >/dev/null &&
+			pass "lan$i: ping through NAT" || fail "lan$i: ping through NAT"
+		out=$(in_ns "$ns" python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(3); n = 0
+for i in range(10):
+    s.sendto(b"x%d" % i, ("203.0.113.1", 5002))
+    try: n += s.recv(100).startswith(b"echo:")
+    except OSError: pass
+print(n)')
+		[ "${out:-0}" -ge 9 ] && pass "lan$i: UDP through NAT ($out of 10 answered)" ||
+			fail "lan$i: UDP through NAT (${out:-0} of 10 answered)"
+	done
+	out=$(bulk "$ISP" "$BOX_WAN" 8080)
+	[ "$out" = ok ] && pass "a port forward: the internet to lan2 (virtio), 2 MB intact" ||
+		fail "a port forward: the internet to lan2 (virtio), 2 MB intact ($out)"
+	out=$(bulk "$L1" "$BOX_WAN" 8080)
+	[ "$out" = ok ] && pass "the port forward's hairpin: lan1 to the WAN address reaches lan2, 2 MB intact" ||
+		fail "the port forward's hairpin: lan1 to the WAN address reaches lan2, 2 MB intact ($out)"
+	out=$(box "sluice status --json")
+	modes=$(json_get "$out" "' '.join('%s=%s' % (p['name'], p['mode']) for p in sorted(j['ports'], key=lambda p: p['name']))")
+	[ "$modes" = "lan1=tc lan2=native lan3=native wan0=tc" ] &&
+		pass "sluice status: the e1000e ports in tc mode, the virtio ports native ($modes)" ||
+		fail "sluice status: the e1000e ports in tc mode, the virtio ports native ($modes)"
+	out=$(box "sluice stats --json -i 0")
+	local fast
+	fast=$(json_get "$out" "' '.join('%s=%d' % (p['name'], p['redirect']['packets']) for p in sorted(j['ports'], key=lambda p: p['name']))")
+	json_get "$out" "all(p['redirect']['packets'] > 100 for p in j['ports'])" | grep -q True &&
+		pass "the fast path carried it on every port ($fast)" ||
+		fail "the fast path carried it on every port ($fast)"
+	klog_clean "after LAN to internet traffic"
+}
+
+# ---- 4. bulk TCP through each driver pair, offloads as they come and changed --------------
+t_drivers() {
+	local out pair
+	bulk_server "$L2" 192.168.10.12 5011; PIDS+=($!)
+	bulk_server "$L3" 192.168.10.13 5012; PIDS+=($!)
+	bulk_server "$L1" 192.168.10.11 5013; PIDS+=($!)
+	bulk_server "$ISP" 203.0.113.1 5014; PIDS+=($!)
+	wait_for 5000 listening "$L1" 5013 t
+	for pair in "$L1 192.168.10.12 5011 e1000e->virtio (tc to XDP, bridged)" \
+		    "$L2 192.168.10.13 5012 virtio->virtio (XDP, bridged)" \
+		    "$L3 192.168.10.11 5013 virtio->e1000e (XDP to tc, bridged)" \
+		    "$L1 203.0.113.1 5014 e1000e->e1000e (tc, NAT)" \
+		    "$L3 203.0.113.1 5014 virtio->e1000e (XDP to tc, NAT)"; do
+		set -- $pair
+		out=$(bulk "$1" "$2" "$3")
+		shift 3
+		[ "$out" = ok ] && pass "$*: 2 MB of TCP there and back intact, default offloads" ||
+			fail "$*: 2 MB of TCP there and back intact, default offloads ($out)"
+	done
+	# the box's NICs with GRO, TSO and checksum offloads switched off and on
+	box "for d in lan1 lan2 lan3 wan0; do ethtool -K \$d gro off tso off tx off rx off 2>/dev/null; done"
+	out=$(bulk "$L1" 192.168.10.12 5011)$(bulk "$L3" 203.0.113.1 5014)
+	[ "$out" = okok ] && pass "offloads off on the box's NICs: bridged and NATed TCP intact" ||
+		fail "offloads off on the box's NICs: bridged and NATed TCP intact ($out)"
+	box "for d in lan1 lan2 lan3 wan0; do ethtool -K \$d gro on tso on tx on rx on 2>/dev/null; done"
+	out=$(bulk "$L1" 192.168.10.12 5011)$(bulk "$L3" 203.0.113.1 5014)
+	[ "$out" = okok ] && pass "offloads back on: bridged and NATed TCP intact" ||
+		fail "offloads back on: bridged and NATed TCP intact ($out)"
+	klog_clean "after bulk TCP through each driver pair"
+}
+
+# ---- 5. reload, upgrade, nftables restart under a steady stream --------------------------
+# stream_loss CMD: pings from lan2 to the internet every 50 ms while the
+# box runs CMD; prints "LOST SENT"
+stream_loss() {
+	in_ns "$L2" ping -i 0.05 -W 1 -w $((20 * SLOW)) 203.0.113.1 >"$WORK/stream.log" 2>&1 &
+	local p=$!
+	sleep 2
+	box "$1" >"$WORK/stream-cmd.log" 2>&1
+	wait "$p"
+	awk '/packets transmitted/ { print $1 - $4, $1 }' "$WORK/stream.log"
+}
+
+t_upgrade() {
+	local r out
+	r=($(stream_loss "systemctl reload sluice && sleep 2"))
+	[ "${r[0]:-1}" = 0 ] && pass "systemctl reload under a 20 pps ping stream: none of ${r[1]} lost" ||
+		{ fail "systemctl reload under a 20 pps ping stream: none lost (${r[0]:-?} of ${r[1]:-?})"; detail "$WORK/stream-cmd.log"; }
+	# A newer build of the same package: apt install of it, as an upgrade.
+	rm -rf "$WORK/up" && mkdir -p "$WORK/up" && dpkg-deb -R "$DEB" "$WORK/up/x" &&
+		sed -i 's/^Version: .*/&+box1/' "$WORK/up/x/DEBIAN/control" &&
+		dpkg-deb -b -Zxz "$WORK/up/x" "$D/share/sluice-up.deb" >/dev/null 2>&1 ||
+		{ fail "a newer package to upgrade to"; return; }
+	r=($(stream_loss "apt-get install -y /mnt/share/sluice-up.deb && systemctl is-active sluice"))
+	if grep -qx active "$WORK/stream-cmd.log" && [ "${r[0]:-99}" -le 2 ]; then
+		pass "apt install of a newer package under the stream: sluice active after, ${r[0]} of ${r[1]} lost"
+	else
+		fail "apt install of a newer package under the stream: sluice active after, at most 2 lost (${r[0]:-?} of ${r[1]:-?})"
+		detail "$WORK/stream-cmd.log"
+	fi
+	out=$(box "dpkg-query -W -f='\${Version}' sluice; echo; journalctl -u sluice -b --no-pager -n 30 -p warning")
+	grep -q 'box1' <<<"$out" && pass "the upgraded version is installed" ||
+		{ fail "the upgraded version is installed"; indent <<<"$out"; }
+	r=($(stream_loss "systemctl restart nftables; sleep 3; nft list table inet sluice >/dev/null && echo backstop"))
+	if grep -qx backstop "$WORK/stream-cmd.log"; then
+		pass "systemctl restart nftables: the backstop is back within 3 s (stream: ${r[0]:-?} of ${r[1]:-?} lost)"
+	else
+		fail "systemctl restart nftables: the backstop is back within 3 s"; detail "$WORK/stream-cmd.log"
+	fi
+	klog_clean "after reload, upgrade and an nftables restart"
+}
+
+# ---- 6. a new WAN address ----------------------------------------------------------------
+wan_is_new() { tcp_seen "$L1" 203.0.113.1 5023 | grep -q '^203\.0\.113\.51:'; }
+t_wan_change() {
+	tcp_peer "$ISP" 203.0.113.1 5023; PIDS+=($!)
+	# (one UDP flow, 10 datagrams a second, from before the change to after)
+	in_ns "$L1" python3 -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(900):
+    s.sendto(b"flow", ("203.0.113.1", 5040))
+    time.sleep(0.1)' &
+	PIDS+=($!)
+	sleep 1
+	BOX_WAN=203.0.113.51
+	isp_dhcp "$BOX_WAN"
+	ip -n "$ISP" neigh del 203.0.113.50 dev wan 2>/dev/null
+	# (the lease given up and asked for again, as after a modem's restart)
+	box "networkctl reconfigure wan0" >/dev/null
+	if wait_for $((60 * 1000)) wan_is_new; then
+		pass "a new WAN address by DHCP: new connections leave with it within ${WAITED_MS} ms"
+	else
+		fail "a new WAN address by DHCP: new connections leave with it ($(tcp_seen "$L1" 203.0.113.1 5023); box: $(box ip -br -4 a show wan0))"
+	fi
+	# A flow that was translated to the old address goes on: none of
+	# its datagrams may leave with that address any more.
+	local r
+	sleep 2
+	r=($(in_ns "$ISP" python3 "$TOP/selftests/box/flood.py" from wan 203.0.113.50 5040 5))
+	[ "${r[0]:-1}" = 0 ] && [ "${r[1]:-0}" -gt 10 ] &&
+		pass "a flow from before the change: no datagram with the old address after it, ${r[1]} with the new" ||
+		fail "a flow from before the change: no datagram with the old address after it (${r[0]:-?} with the old, ${r[1]:-?} with the new)"
+}
+
+# ---- 7. reboot ---------------------------------------------------------------------------
+t_reboot() {
+	local out
+	if ! halt "systemctl reboot"; then
+		fail "systemctl reboot: the box goes down"; return
+	fi
+	rm -f "$WORK/flood.stop" "$WORK/lan1.json" "$WORK/isp.json" "$WORK/lan1.json.stop" "$WORK/isp.json.stop"
+	in_ns "$L1" bash -c "until [ -e /sys/class/net/eth0 ]; do sleep 0.1; done; exec python3 '$TOP/selftests/box/flood.py' watch eth0 900 '$WORK/lan1.json'" &
+	PIDS+=($!)
+	in_ns "$ISP" bash -c "until ip link show wan 2>/dev/null | grep -q UP; do sleep 0.1; done
+		ip neigh replace $BOX_WAN lladdr $WAN_MAC dev wan nud permanent
+		python3 '$TOP/selftests/box/flood.py' watch wan 900 '$WORK/isp.json' &
+		exec python3 '$TOP/selftests/box/flood.py' send wan $WAN_MAC 203.0.113.1 $BOX_WAN 192.168.10.11 900 '$WORK/flood.stop'" \
+		>"$WORK/flood.log" 2>&1 &
+	PIDS+=($!)
+	if ! boot; then
+		fail "reboot: the box comes up again"; detail "$D/console.log"; return
+	fi
+	sleep $((5 * SLOW))
+	touch "$WORK/flood.stop" "$WORK/lan1.json.stop" "$WORK/isp.json.stop"
+	wait_for 10000 test -s "$WORK/isp.json"
+	wait_for 10000 test -s "$WORK/lan1.json"
+	local lan isp
+	lan=$(json_get "$(cat "$WORK/lan1.json")" "j['lan']")
+	isp=$(json_get "$(cat "$WORK/isp.json")" "j['answers']")
+	[ "$lan" = 0 ] && [ "$isp" = 0 ] &&
+		pass "reboot: the flood through the whole boot reached no LAN host and no closed router port" ||
+		fail "reboot: the flood through the whole boot reached no LAN host and no closed router port ($lan at lan1, $isp answers)"
+	out=$(box "sluice status --json; echo; date -d \"\$(uptime -s)\" +%s")
+	json_get "${out%$'\n'*}" "j['load_time'] >= ${out##*$'\n'} and len(j['ports']) == 4 and j['daemon_running'] and sum(j['conntrack']['flows'].values()) == 0" | grep -q True &&
+		pass "reboot: sluice loaded anew in this boot on all four ports, no connection carried over" ||
+		{ fail "reboot: sluice loaded anew in this boot on all four ports, no connection carried over"; indent <<<"$out" | head -n 20; }
+	bulk_server "$ISP" 203.0.113.1 5031; PIDS+=($!)
+	wait_for 5000 listening "$ISP" 5031 t
+	out=$(bulk "$L2" 203.0.113.1 5031)
+	[ "$out" = ok ] && pass "reboot: lan2 reaches the internet again, 2 MB intact" ||
+		fail "reboot: lan2 reaches the internet again, 2 MB intact ($out)"
+	klog_clean "after the reboot"
+}
+
+# ---- 8. apt remove, apt purge ------------------------------------------------------------
+t_remove() {
+	local out
+	box "nft add table inet admin && nft add chain inet admin input '{ type filter hook input priority 10; }' && nft add rule inet admin input tcp dport 9 counter"
+	out=$(box "apt-get remove -y sluice >/dev/null 2>&1; echo rc=\$?
+		cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/ipv6/conf/all/forwarding
+		ip -d link show | grep -c 'prog/xdp'; tc filter show dev wan0 ingress | grep -c sluice
+		ls /sys/fs/bpf/sluice 2>/dev/null | wc -l; nft list table inet admin >/dev/null && echo admin
+		nft list table inet sluice >/dev/null 2>&1 && echo backstop; systemctl is-active sluice")
+	local r=($out)
+	if [ "${r[*]:0:7}" = "rc=0 0 0 0 0 0 admin" ] && ! grep -q backstop <<<"$out"; then
+		pass "apt remove: forwarding off, no program attached, no pins, the admin's nftables table kept"
+	else
+		fail "apt remove: forwarding off, no program attached, no pins, the admin's nftables table kept ($(echo $out))"
+	fi
+	in_ns "$L1" ping -c 2 -W 1 203.0.113.1 >/dev/null 2>&1 &&
+		fail "apt remove: the LAN reaches the internet no more (fail closed)" ||
+		pass "apt remove: the LAN reaches the internet no more (fail closed)"
+	out=$(box "apt-get purge -y sluice >/dev/null 2>&1; echo rc=\$?; ls -d /etc/sluice /var/lib/sluice /run/sluice /usr/sbin/sluice 2>/dev/null; dpkg -l sluice 2>/dev/null | grep -c '^.i'")
+	[ "$(echo $out)" = "rc=0 0" ] && pass "apt purge: nothing of sluice left" ||
+		fail "apt purge: nothing of sluice left ($(echo $out))"
+	klog_clean "after remove and purge"
+}
+
+t_first_boot && {
+	t_lan_internet
+	t_drivers
+	t_upgrade
+	t_wan_change
+	t_reboot
+	t_remove
+}
+halt >/dev/null 2>&1
+exit 0
