@@ -106,6 +106,13 @@ check:
 	@$(MAKE) --no-print-directory all
 	@selftests/run.sh $(if $(KERNELS),--kernels "$(KERNELS)") $(if $(SUITES),--suites "$(SUITES)")
 
+# The box suite: sluice's .deb on Debian 12 and 13 booted with systemd
+# under qemu, e1000e and virtio NICs, a DHCP WAN (selftests/box).
+check-box:
+	@tools/deps.sh
+	@$(MAKE) --no-print-directory all
+	@selftests/box/run.sh $(BOX_RELEASES)
+
 demo:
 	@tools/deps.sh
 	@$(MAKE) --no-print-directory all
@@ -144,4 +151,4 @@ deb:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps check demo bench bench-quick install install-files deb clean
+.PHONY: all deps check check-box demo bench bench-quick install install-files deb clean
