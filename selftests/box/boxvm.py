@@ -59,8 +59,11 @@ def start(argv):
     d, image, kernel, initrd = argv[:4]
     nics = argv[4:]
     os.makedirs(os.path.join(d, "share"), exist_ok=True)
+    # Single-threaded TCG, as the guests of make check: multi-threaded TCG
+    # let a vCPU run a stale translation of the kernel's text patching when
+    # the XDP dispatcher is retargeted (selftests/qemu/README.md).
     args = ["qemu-system-x86_64", "-M", "q35", "-accel",
-            os.environ.get("SLUICE_BOX_ACCEL", "tcg,thread=multi"),
+            os.environ.get("SLUICE_BOX_ACCEL", "tcg,thread=single"),
             "-smp", os.environ.get("SLUICE_BOX_SMP", "2"), "-m", "1024",
             "-display", "none", "-vga", "none", "-monitor", "none", "-no-reboot",
             "-serial", "file:%s/console.log" % d,
