@@ -11,7 +11,8 @@ channel into it.
 NIC is MODEL,NAMESPACE,TAP,MAC: a tap named TAP created in NAMESPACE (one of
 the suite's own) and handed to qemu as an open file, so nothing of the
 machine's own namespace is touched; MODEL is a qemu NIC (e1000e,
-virtio-net-pci). The channel is a virtio serial port that the box's agent
+virtio-net-pci). NAMESPACE "socket:connect=ADDR:PORT" links the NIC to
+another guest's instead (TAP unused). The channel is a virtio serial port that the box's agent
 (agent.sh) reads; DIR/share is the box's /mnt/share (9p); the console goes
 to DIR/console.log.
 """
@@ -80,10 +81,13 @@ def start(argv):
     fds = []
     for i, nic in enumerate(nics):
         model, netns, tap, mac = nic.split(",")
-        fd = open_tap(netns, tap)
-        fds.append(fd)
-        args += ["-netdev", "tap,id=n%d,fd=%d" % (i, fd),
-                 "-device", "%s,netdev=n%d,mac=%s" % (model, i, mac)]
+        if netns.startswith("socket:"):	# (a link to another guest)
+            netdev = "socket,id=n%d,%s" % (i, netns[7:])
+        else:
+            fd = open_tap(netns, tap)
+            fds.append(fd)
+            netdev = "tap,id=n%d,fd=%d" % (i, fd)
+        args += ["-netdev", netdev, "-device", "%s,netdev=n%d,mac=%s" % (model, i, mac)]
     log = open(os.path.join(d, "qemu.log"), "ab")
     p = subprocess.Popen(args, pass_fds=fds, stdout=log, stderr=log,
                          stdin=subprocess.DEVNULL, start_new_session=True)

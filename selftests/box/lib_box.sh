@@ -32,18 +32,37 @@ box_files() {
 		printf '[Match]\nMACAddress=%s\n\n[Link]\nName=%s\n' "$mac" "$name" \
 			>"$r/etc/systemd/network/10-$name.link"
 	done
+	# (IPv6 as ISPs hand it out: router advertisements on the WAN, a
+	# prefix delegated by DHCPv6 that the LAN gets by advertisements)
 	cat >"$r/etc/systemd/network/20-wan0.network" <<'NET'
 [Match]
 Name=wan0
 
 [Network]
-DHCP=ipv4
+DHCP=yes
+IPv6AcceptRA=yes
+VLAN=wan0.7
+
+[DHCPv6]
+PrefixDelegationHint=::/56
 NET
 	printf '[NetDev]\nName=br-lan\nKind=bridge\n' >"$r/etc/systemd/network/20-br-lan.netdev"
 	printf '[Match]\nName=lan1 lan2 lan3\n\n[Network]\nBridge=br-lan\n' \
 		>"$r/etc/systemd/network/21-lan.network"
-	printf '[Match]\nName=br-lan\n\n[Network]\nAddress=192.168.10.1/24\nConfigureWithoutCarrier=yes\n' \
-		>"$r/etc/systemd/network/22-br-lan.network"
+	cat >"$r/etc/systemd/network/22-br-lan.network" <<'NET'
+[Match]
+Name=br-lan
+
+[Network]
+Address=192.168.10.1/24
+ConfigureWithoutCarrier=yes
+DHCPPrefixDelegation=yes
+IPv6SendRA=yes
+
+[DHCPPrefixDelegation]
+UplinkInterface=wan0
+SubnetId=1
+NET
 	cat >"$r/etc/sluice/sluice.conf" <<'CONF'
 zone lan {
 	interfaces br-lan
@@ -56,6 +75,36 @@ zone wan {
 }
 forward lan -> wan
 CONF
+	# The other WANs ISPs deliver, not started until the suite says so:
+	# PPPoE by pppd's plugin (a unit as a user would write one), and a
+	# VLAN (7) with DHCP.
+	cat >"$r/etc/ppp/peers/isp" <<'PPP'
+plugin pppoe.so
+nic-wan0
+user box
+noauth
+noipdefault
+persist
+holdoff 1
+maxfail 0
+mtu 1492
+mru 1492
+lcp-echo-interval 2
+lcp-echo-failure 3
+PPP
+	cat >"$r/etc/systemd/system/ppp-isp.service" <<'UNIT'
+[Unit]
+Description=PPPoE link to the ISP
+After=network.target
+
+[Service]
+ExecStart=/usr/sbin/pppd call isp nodetach
+Restart=always
+UNIT
+	printf '[NetDev]\nName=wan0.7\nKind=vlan\n\n[VLAN]\nId=7\n' \
+		>"$r/etc/systemd/network/20-wan0.7.netdev"
+	printf '[Match]\nName=wan0.7\n\n[Network]\nDHCP=ipv4\n' \
+		>"$r/etc/systemd/network/20-wan0.7.network"
 	mkdir -p "$r/var/log/journal" "$r/mnt/share"
 	echo box >"$r/etc/hostname"
 	printf '/dev/vda / ext4 rw,errors=remount-ro 0 1\n' >"$r/etc/fstab"

@@ -42,7 +42,7 @@ cleanup() {
 	trap - EXIT INT TERM
 	[ -f "$D/qemu.pid" ] && kill "$(cat "$D/qemu.pid")" 2>/dev/null
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in $ISP $L1 $L2 $L3; do
+	for p in $ISP $L1 $L2 $L3 $TAG-wire; do
 		ip netns pids "$p" 2>/dev/null | xargs -r kill 2>/dev/null
 		ip netns del "$p" 2>/dev/null
 	done
@@ -79,7 +79,10 @@ info "the $DIST_NAME image with ${DEB##*/} in $((SECONDS - t0)) s"
 
 # ---- the ISP and the LAN hosts ---------------------------------------------------------
 BOX_WAN=203.0.113.50
-for n in $ISP $L1 $L2 $L3; do ip netns add "$n" && ip -n "$n" link set lo up || exit 1; done
+# (qemu runs in WIRE: the ISP's guest and the box link there, on its
+# loopback)
+WIRE=$TAG-wire
+for n in $ISP $L1 $L2 $L3 $WIRE; do ip netns add "$n" && ip -n "$n" link set lo up || exit 1; done
 NICS=()
 for n in $BOX_NICS; do
 	name=${n%%:*} rest=${n#*:}
@@ -96,11 +99,14 @@ box() { python3 "$TOP/selftests/box/boxvm.py" run "$D" -t "${BOX_T:-$((120 * SLO
 # boot: qemu on the image, until the agent answers and systemd is done
 boot() {
 	rm -f "$D/console.log" "$D/qemu.pid"
-	python3 "$TOP/selftests/box/boxvm.py" start "$D" "$D/box.img" "$D/vmlinuz" "$D/initrd.img" \
-		"${NICS[@]}" || return 1
+	in_ns "$WIRE" python3 "$TOP/selftests/box/boxvm.py" start "$D" "$D/box.img" "$D/vmlinuz" \
+		"$D/initrd.img" "${NICS[@]}" || return 1
 	# the hosts' side of each link, once qemu made it
-	ip -n "$ISP" addr replace 203.0.113.1/24 dev wan
-	isp_dhcp "$BOX_WAN" || return 1
+	case ${NICS[0]} in
+	*,socket:*) ;;	# (the WAN is cabled to the ISP's guest)
+	*)	ip -n "$ISP" addr replace 203.0.113.1/24 dev wan
+		isp_dhcp "$BOX_WAN" || return 1 ;;
+	esac
 	for i in 1 2 3; do
 		ip -n "$TAG-l$i" addr replace "192.168.10.1$i/24" dev eth0
 		ip -n "$TAG-l$i" route replace default via 192.168.10.1
@@ -255,6 +261,72 @@ print(n)')
 	klog_clean "after LAN to internet traffic"
 }
 
+# ---- 2b. IPv6: the ISP's advertisements, a delegated prefix, routed ------------------------
+# The ISP: 2001:db8:113::/64 on the link (radvd, managed), DHCPv6 from
+# isc-dhcp-server with one /56 to delegate, routed to the box's WAN.
+isp_ipv6() {
+	in_ns "$ISP" sysctl -qw net.ipv6.conf.all.forwarding=1
+	ip -n "$ISP" addr replace 2001:db8:113::1/64 dev wan nodad
+	cat >"$WORK/radvd.conf" <<EOF
+interface wan {
+	AdvSendAdvert on;
+	MinRtrAdvInterval 3;
+	MaxRtrAdvInterval 10;
+	AdvManagedFlag on;
+	AdvOtherConfigFlag on;
+	prefix 2001:db8:113::/64 { AdvOnLink on; AdvAutonomous on; };
+};
+EOF
+	cat >"$WORK/dhcpd6.conf" <<EOF
+default-lease-time 600;
+max-lease-time 1200;
+subnet6 2001:db8:113::/64 {
+	range6 2001:db8:113::100 2001:db8:113::1ff;
+	prefix6 2001:db8:1000:: 2001:db8:1000:: /56;
+}
+EOF
+	: >"$WORK/dhcpd6.leases"
+	in_ns "$ISP" radvd -C "$WORK/radvd.conf" -p "$WORK/radvd.pid" -m logfile -l "$WORK/radvd.log" || return 1
+	in_ns "$ISP" dhcpd -6 -q -cf "$WORK/dhcpd6.conf" -lf "$WORK/dhcpd6.leases" -pf "$WORK/dhcpd6.pid" wan \
+		>"$WORK/dhcpd6.log" 2>&1 || return 1
+	# (the delegated prefix lives behind the box: its link-local address)
+	ip -n "$ISP" -6 route replace 2001:db8:1000::/56 via "fe80::5054:ff:fe5c:1" dev wan
+}
+
+lan6_of() {	# NS: its global address in the delegated prefix
+	ip -n "$1" -6 -o addr show dev eth0 scope global | awk '{ sub(/\/.*/, "", $4); print $4 }' |
+		grep '^2001:db8:1000:' | head -n 1
+}
+
+t_ipv6() {
+	local a1 a2 out
+	isp_ipv6 || { fail "IPv6: radvd and DHCPv6 on the ISP side"; detail "$WORK/dhcpd6.log" "$WORK/radvd.log"; return; }
+	if ! wait_for $((90 * 1000)) bash -c "ip -n $L1 -6 -o addr show dev eth0 scope global | grep -q 2001:db8:1000:"; then
+		fail "IPv6: the LAN gets addresses from the prefix the ISP delegated (2001:db8:1000::/56)"
+		box "networkctl status wan0 br-lan --no-pager -n 0; ip -6 a; ip -6 r" | indent | head -n 40
+		return
+	fi
+	a1=$(lan6_of "$L1")
+	pass "IPv6: the LAN gets addresses from the prefix the ISP delegated ($a1 in ${WAITED_MS} ms)"
+	bulk_server "$ISP" 2001:db8:113::1 5061; PIDS+=($!)
+	wait_for 5000 listening "$ISP" 5061 t
+	for ns in $L1 $L2; do
+		out=$(bulk "$ns" 2001:db8:113::1 5061)
+		[ "$out" = ok ] && pass "IPv6: ${ns#$TAG-} to the internet, routed: 2 MB of TCP there and back intact" ||
+			fail "IPv6: ${ns#$TAG-} to the internet, routed: 2 MB of TCP there and back intact ($out)"
+	done
+	in_ns "$L3" ping -6 -c 3 -i 0.2 -W $((2 * SLOW)) 2001:db8:113::1 >/dev/null &&
+		pass "IPv6: ping from lan3 to the internet" || fail "IPv6: ping from lan3 to the internet"
+	# Nothing opens from the internet to a LAN host (no forward wan -> lan).
+	a2=$(lan6_of "$L2")
+	bulk_server "$L2" "$a2" 5062; PIDS+=($!)
+	wait_for 5000 listening "$L2" 5062 t
+	out=$(tcp_result "$ISP" "$a2" 5062)
+	[ "$out" = timeout ] && pass "IPv6: the internet opens nothing to a LAN host (no forward wan -> lan)" ||
+		fail "IPv6: the internet opens nothing to a LAN host ($out)"
+	klog_clean "after IPv6 traffic"
+}
+
 # ---- 4. bulk TCP through each driver pair, offloads as they come and changed --------------
 t_drivers() {
 	local out pair
@@ -400,6 +472,134 @@ t_reboot() {
 	klog_clean "after the reboot"
 }
 
+# ---- 2c. PPPoE and a VLAN-tagged WAN, from an ISP in a guest of its own --------------------
+# The build machine's kernel has neither PPP nor VLAN devices, so this ISP
+# runs in a stock Debian kernel under qemu (run-in-guest.sh), its NIC
+# linked to the box's WAN port by qemu's socket backend (on the loopback
+# of a namespace of the suite's). pppoe-server (kernel mode) with pppd on
+# the untagged link; VLAN 7 with dnsmasq.
+ISPD=$WORK/isp
+isp() { python3 "$TOP/selftests/box/boxvm.py" run "$ISPD" -t "${BOX_T:-$((120 * SLOW))}" "$*"; }
+
+isp_guest_up() {
+	local port=$((20000 + RANDOM % 20000))
+	mkdir -p "$ISPD"
+	LINK="socket:connect=127.0.0.1:$port"
+	in_ns "$WIRE" env SLUICE_QEMU_ARGS="-netdev socket,id=w,listen=127.0.0.1:$port
+		-device virtio-net-pci,netdev=w,mac=52:54:00:15:00:01 -device virtio-serial-pci
+		-chardev socket,id=ag,path=$ISPD/agent.sock,server=on,wait=off
+		-device virtserialport,chardev=ag,name=sluice.agent" \
+		"$TOP/selftests/qemu/run-in-guest.sh" -t 3000 "${SLUICE_BOX_ISP_KERNEL:-6.12}" -- \
+		bash "$TOP/selftests/box/isp.sh" >"$ISPD/guest.log" 2>&1 &
+	ISP_PID=$!
+	PIDS+=($ISP_PID)
+	BOX_T=3 wait_for $((300 * 1000)) isp true || { detail "$ISPD/guest.log"; return 1; }
+	# (pppd on this side: no authentication, the session's MTU 1492)
+	isp "printf 'noauth\nlcp-echo-interval 2\nlcp-echo-failure 3\nmtu 1492\nmru 1492\n' >/tmp/pppoe-options
+		ip link set eth0 up
+		ip link add link eth0 name eth0.7 type vlan id 7 && ip addr add 198.51.100.1/24 dev eth0.7 &&
+		ip link set eth0.7 up || exit 1
+		sysctl -qw net.ipv4.ip_forward=1
+		dnsmasq --conf-file=/dev/null --interface=eth0.7 --bind-interfaces --port=0 \
+			--dhcp-range=198.51.100.50,198.51.100.60,255.255.255.0,2m --dhcp-leasefile=/tmp/leases \
+			--pid-file=/tmp/dnsmasq.pid || exit 1
+		pppoe-server -k -I eth0 -L 100.64.0.1 -R 100.64.0.10 -N 4 -O /tmp/pppoe-options || exit 1
+		for a in 'echo 5071' 'seen 5072' 'seen 5073' 'seen 5074'; do
+			setsid python3 '$TOP/selftests/box/peer.py' \$a >/dev/null 2>&1 </dev/null &
+		done" >"$ISPD/setup.log" 2>&1 ||
+		{ detail "$ISPD/setup.log"; return 1; }
+}
+
+# the LAN host's view: what a tcp_peer at ADDR:PORT saw, until it is
+# PATTERN (a regex), for up to MS
+seen_is() { tcp_seen "$L2" "$1" "$2" | grep -qE "$3"; }
+
+t_wan_types() {
+	local out a
+	cat >"$D/share/sluice.conf" <<EOF
+zone lan {
+	interfaces br-lan
+	input accept
+}
+zone wan {
+	interfaces wan0 wan0.7 ppp0
+	input drop
+	masquerade
+	mss-clamp auto
+}
+forward lan -> wan
+EOF
+	box "install -m 644 /mnt/share/sluice.conf /etc/sluice/sluice.conf" >/dev/null
+	if ! halt; then fail "PPPoE and VLAN: the box powers off"; return; fi
+	if ! isp_guest_up; then fail "PPPoE and VLAN: the ISP's guest comes up"; return; fi
+	# the same box, its WAN port cabled to the ISP's guest
+	local nics=("${NICS[@]}")
+	NICS[0]="${NICS[0]%%,*},$LINK,-,$WAN_MAC"
+	if ! boot; then
+		fail "PPPoE and VLAN: the box boots with its WAN on the ISP's link"; detail "$D/console.log"
+		NICS=("${nics[@]}"); return
+	fi
+	NICS=("${nics[@]}")
+	box "systemctl start ppp-isp" >/dev/null
+	if ! BOX_T=5 wait_for $((120 * 1000)) box "ip -4 -o addr show ppp0 | grep -q 'inet 100.64.0.10 '"; then
+		fail "PPPoE: pppd on the box brings ppp0 up with the ISP's address"
+		box "journalctl -u ppp-isp --no-pager -n 30" | indent
+		return
+	fi
+	pass "PPPoE: pppd on the box brings ppp0 up with the ISP's address (${WAITED_MS} ms)"
+	out=$(box "sluice status --json")
+	json_get "$out" "[p['mode'] for p in j['ports'] if p['name'] == 'ppp0'] == ['tc']" | grep -q True &&
+		pass "PPPoE: sluice attached to ppp0 (tc: an L3 device)" ||
+		fail "PPPoE: sluice attached to ppp0 (tc: an L3 device)"
+	BOX_T=30 wait_for $((30 * 1000)) seen_is 100.64.0.1 5072 '^100\.64\.0\.10:' &&
+		pass "PPPoE: the LAN reaches the internet through it, as the session's address" ||
+		fail "PPPoE: the LAN reaches the internet through it, as the session's address ($(tcp_seen "$L2" 100.64.0.1 5072))"
+	# the SYN as it arrives at the ISP: MSS clamped to the session's MTU
+	isp "setsid timeout 30 python3 '$TOP/selftests/box/peer.py' synmss ppp0 5073 >/tmp/synmss 2>&1 </dev/null &" >/dev/null
+	sleep 2
+	tcp_seen "$L2" 100.64.0.1 5073 >/dev/null
+	sleep 1
+	out=$(isp "cat /tmp/synmss")
+	[ "${out:-9999}" -le 1452 ] 2>/dev/null &&
+		pass "PPPoE: a LAN host's SYN arrives with its MSS clamped to the 1492-byte session ($out)" ||
+		fail "PPPoE: a LAN host's SYN arrives with its MSS clamped to the 1492-byte session (${out:-none seen})"
+	out=$(bulk "$L2" 100.64.0.1 5071)
+	[ "$out" = ok ] && pass "PPPoE: 2 MB of TCP there and back through NAT, intact" ||
+		fail "PPPoE: 2 MB of TCP there and back through NAT, intact ($out)"
+	out=$(bulk "$L1" 100.64.0.1 5071)
+	[ "$out" = ok ] && pass "PPPoE: ... from the e1000e port too" ||
+		fail "PPPoE: ... from the e1000e port too ($out)"
+	# The ISP ends the session and hands out another address: pppd dials
+	# again (a new session id) and NAT follows.
+	isp "kill \$(cat /var/run/pppoe-server.pid 2>/dev/null) 2>/dev/null; pkill -x pppoe-server; pkill -x pppd; sleep 1
+		pppoe-server -k -I eth0 -L 100.64.0.1 -R 100.64.0.20 -N 4 -O /tmp/pppoe-options" >/dev/null
+	if BOX_T=30 wait_for $((120 * 1000)) seen_is 100.64.0.1 5074 '^100\.64\.0\.20:'; then
+		pass "PPPoE: the session ended by the ISP, pppd dials again: new connections leave with the new address within ${WAITED_MS} ms"
+	else
+		fail "PPPoE: the session ended by the ISP, pppd dials again: new connections leave with the new address ($(tcp_seen "$L2" 100.64.0.1 5074); box: $(box ip -br -4 a show ppp0))"
+	fi
+	box "systemctl stop ppp-isp" >/dev/null
+	# The VLAN: wan0.7's DHCP lease from the ISP's VLAN 7.
+	if BOX_T=5 wait_for $((90 * 1000)) box "ip -4 -o addr show wan0.7 | grep -q 'inet 198.51.100.5'"; then
+		a=$(box "ip -4 -o addr show wan0.7" | awk '{ sub(/\/.*/, "", $4); print $4 }')
+		pass "VLAN WAN: wan0.7 has its address from the ISP's VLAN 7 ($a)"
+		BOX_T=30 wait_for $((30 * 1000)) seen_is 198.51.100.1 5072 "^${a//./\\.}:" &&
+			pass "VLAN WAN: the LAN reaches the internet through it, as wan0.7's address" ||
+			fail "VLAN WAN: the LAN reaches the internet through it, as wan0.7's address ($(tcp_seen "$L2" 198.51.100.1 5072))"
+		out=$(bulk "$L3" 198.51.100.1 5071)
+		[ "$out" = ok ] && pass "VLAN WAN: 2 MB of TCP there and back through NAT, intact" ||
+			fail "VLAN WAN: 2 MB of TCP there and back through NAT, intact ($out)"
+	else
+		fail "VLAN WAN: wan0.7 has its address from the ISP's VLAN 7"
+		box "networkctl status wan0.7 --no-pager" | indent | head -n 20
+	fi
+	klog_clean "after the PPPoE and VLAN WANs"
+	# back to the DHCP ISP for what follows
+	halt >/dev/null 2>&1
+	kill "$ISP_PID" 2>/dev/null; pkill -f "path=$ISPD/agent.sock" 2>/dev/null
+	boot || fail "the box boots again on the DHCP ISP"
+}
+
 # ---- 8. apt remove, apt purge ------------------------------------------------------------
 t_remove() {
 	local out
@@ -426,10 +626,12 @@ t_remove() {
 
 t_first_boot && {
 	t_lan_internet
+	t_ipv6
 	t_drivers
 	t_upgrade
 	t_wan_change
 	t_reboot
+	t_wan_types
 	t_remove
 }
 halt >/dev/null 2>&1

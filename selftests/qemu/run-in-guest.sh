@@ -23,6 +23,8 @@
 #   SLUICE_QEMU_CPU        qemu -cpu model (default: max)
 #   SLUICE_QEMU_ACCEL      qemu -accel value (default: tcg,thread=single; see
 #                          "qemu" below before changing it)
+#   SLUICE_QEMU_ARGS       more qemu arguments, split at spaces (the box
+#                          suite's ISP: a NIC and a virtio serial port)
 #   SLUICE_QEMU_ICOUNT     qemu -icount value (e.g. shift=2): the guest's clocks
 #                          count instructions executed, not host time (make
 #                          bench's guest rows: a time per packet then measures
@@ -318,7 +320,7 @@ run_qemu() { # image
 		-accel "$ACCEL" ${SLUICE_QEMU_ICOUNT:+-icount "$SLUICE_QEMU_ICOUNT"} \
 		-cpu "${SLUICE_QEMU_CPU:-max}" -smp 2 -m "$MEM" \
 		-nographic -nodefaults -no-user-config -no-reboot \
-		-nic none \
+		-nic none ${SLUICE_QEMU_ARGS:-} \
 		-kernel "$1" -initrd "$INITRD" -append "$APPEND" \
 		-chardev file,id=con,path="$RUN/console.log" -serial chardev:con \
 		-chardev file,id=out,path="$RUN/output.log" -serial chardev:out \
