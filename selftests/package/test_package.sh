@@ -131,7 +131,8 @@ ip netns add "$NS"
 ip -n "$NS" link add p0 type veth peer name p1
 ip -n "$NS" link set p0 up
 ip -n "$NS" link set p1 up
-printf 'zone lan {\n\tinterfaces p0\n}\non-stop keep\n' > "$ROOT/tmp/t.conf"
+# (a veth stands for a NIC with native XDP: forced, as auto gives a veth tc)
+printf 'zone lan {\n\tinterfaces p0\n}\non-stop keep\nport p0 mode xdp\n' > "$ROOT/tmp/t.conf"
 mount --bind /sys/fs/bpf "$ROOT/sys/fs/bpf" 2>/dev/null && MOUNTED+=("$ROOT/sys/fs/bpf")
 ip netns exec "$NS" "${CLEAN_ENV[@]}" SLUICE_PIN="$PIN" chroot "$ROOT" sluice up -c /tmp/t.conf \
 	> "$WORK/up.log" 2>&1
