@@ -17,7 +17,9 @@ while :; do
 	fi
 	while IFS=$'\t' read -r id cmd <&3; do
 		printf '%s' "$cmd" | base64 -d >/run/sluice-box-agent.cmd
-		out=$(timeout 900 bash /run/sluice-box-agent.cmd 2>&1 </dev/null)
+		# (not fd 3: a command's background job must not hold the port,
+		# which opens once at a time)
+		out=$(timeout 900 bash /run/sluice-box-agent.cmd 2>&1 </dev/null 3>&-)
 		rc=$?
 		printf '%s\t%s\t%s\n' "$id" "$rc" "$(printf '%s' "$out" | base64 -w0)" >&3
 	done
