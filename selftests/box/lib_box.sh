@@ -29,7 +29,9 @@ box_files() {
 	local r=$1 n name model mac
 	for n in $BOX_NICS; do
 		name=${n%%:*} mac=${n#*:*:}
-		printf '[Match]\nMACAddress=%s\n\n[Link]\nName=%s\n' "$mac" "$name" \
+		# (the permanent address: a VLAN device on the port has the same
+		# MAC, and a MACAddress= match would rename it too)
+		printf '[Match]\nPermanentMACAddress=%s\n\n[Link]\nName=%s\n' "$mac" "$name" \
 			>"$r/etc/systemd/network/10-$name.link"
 	done
 	# (IPv6 as ISPs hand it out: router advertisements on the WAN, a
