@@ -316,12 +316,16 @@ t_ipv6() {
 	bulk_server "$ISP" 2001:db8:113::1 5061; PIDS+=($!)
 	wait_for 5000 listening "$ISP" 5061 t
 	for ns in $L1 $L2; do
+		# (each host: its address past DAD, its router's neighbour entry)
+		wait_for $((30 * 1000)) bash -c "ip -n $ns -6 -o addr show dev eth0 scope global -tentative | grep -q 2001:db8:1000:" &&
+			wait_for $((30 * 1000)) in_ns "$ns" ping -6 -c 1 -W 1 2001:db8:113::1
 		out=$(bulk "$ns" 2001:db8:113::1 5061)
 		[ "$out" = ok ] && pass "IPv6: ${ns#$TAG-} to the internet, routed: 2 MB of TCP there and back intact" ||
 			fail "IPv6: ${ns#$TAG-} to the internet, routed: 2 MB of TCP there and back intact ($out)"
 	done
-	in_ns "$L3" ping -6 -c 3 -i 0.2 -W $((2 * SLOW)) 2001:db8:113::1 >/dev/null &&
-		pass "IPv6: ping from lan3 to the internet" || fail "IPv6: ping from lan3 to the internet"
+	wait_for $((30 * 1000)) bash -c "ip -n $L3 -6 -o addr show dev eth0 scope global -tentative | grep -q 2001:db8:1000:"
+	wait_for $((30 * 1000)) in_ns "$L3" ping -6 -c 1 -W 1 2001:db8:113::1 &&
+		pass "IPv6: ping from lan3 to the internet (${WAITED_MS} ms)" || fail "IPv6: ping from lan3 to the internet"
 	# Nothing opens from the internet to a LAN host (no forward wan -> lan).
 	a2=$(lan6_of "$L2")
 	bulk_server "$L2" "$a2" 5062; PIDS+=($!)
