@@ -147,10 +147,10 @@ isp_dhcp() {
 # ---- 1. first boot, under a flood from the internet --------------------------------------
 # The ISP sends to the box's MAC from before qemu starts (a static
 # neighbour: no ARP answer needed), so every moment of the boot is tried.
-t_first_boot() {
-	local t1 out r
-	rm -f "$WORK/flood.stop"
-	# (the taps exist once qemu runs: the watchers and the sender wait for them)
+# flood_start: the flood from the internet and its watchers at lan1 and at
+# the ISP, from before qemu starts (the taps exist once it runs: they wait)
+flood_start() {
+	rm -f "$WORK/flood.stop" "$WORK/lan1.json" "$WORK/isp.json" "$WORK/lan1.json.stop" "$WORK/isp.json.stop"
 	in_ns "$L1" bash -c "until [ -e /sys/class/net/eth0 ]; do sleep 0.1; done; exec python3 '$TOP/selftests/box/flood.py' watch eth0 900 '$WORK/lan1.json'" &
 	PIDS+=($!)
 	in_ns "$ISP" bash -c "until ip link show wan 2>/dev/null | grep -q UP; do sleep 0.1; done
@@ -159,6 +159,11 @@ t_first_boot() {
 		exec python3 '$TOP/selftests/box/flood.py' send wan $WAN_MAC 203.0.113.1 $BOX_WAN 192.168.10.11 900 '$WORK/flood.stop'" \
 		>"$WORK/flood.log" 2>&1 &
 	PIDS+=($!)
+}
+
+t_first_boot() {
+	local t1 out r
+	flood_start
 	t1=$SECONDS
 	if ! boot; then
 		fail "first boot: the box comes up with its agent"; detail "$D/console.log"; return 1
@@ -451,15 +456,7 @@ t_reboot() {
 	if ! halt "systemctl reboot"; then
 		fail "systemctl reboot: the box goes down"; return
 	fi
-	rm -f "$WORK/flood.stop" "$WORK/lan1.json" "$WORK/isp.json" "$WORK/lan1.json.stop" "$WORK/isp.json.stop"
-	in_ns "$L1" bash -c "until [ -e /sys/class/net/eth0 ]; do sleep 0.1; done; exec python3 '$TOP/selftests/box/flood.py' watch eth0 900 '$WORK/lan1.json'" &
-	PIDS+=($!)
-	in_ns "$ISP" bash -c "until ip link show wan 2>/dev/null | grep -q UP; do sleep 0.1; done
-		ip neigh replace $BOX_WAN lladdr $WAN_MAC dev wan nud permanent
-		python3 '$TOP/selftests/box/flood.py' watch wan 900 '$WORK/isp.json' &
-		exec python3 '$TOP/selftests/box/flood.py' send wan $WAN_MAC 203.0.113.1 $BOX_WAN 192.168.10.11 900 '$WORK/flood.stop'" \
-		>"$WORK/flood.log" 2>&1 &
-	PIDS+=($!)
+	flood_start
 	if ! boot; then
 		fail "reboot: the box comes up again"; detail "$D/console.log"; return
 	fi
