@@ -137,12 +137,13 @@ topo_config() {
 # in that mode; "mixed": lan2, lan4 and wan0 in tc, the others native XDP
 # (which hand frames for tc ports to their own tc program).
 topo_modes() {
-	local p
+	local p mode=${SLUICE_TEST_PORT_MODE:-xdp}
+	mode=${mode/mixed/xdp}
 	for p in lan1 lan2 lan3 lan4 lan5 wan0; do
 		if topo_port_tc "$p"; then
 			echo "port $p mode tc"
 		else
-			echo "port $p mode ${SLUICE_TEST_PORT_MODE/mixed/xdp}"
+			echo "port $p mode $mode"
 		fi
-	done | sed 's/mode $/mode xdp/' >>"$1"
+	done >>"$1"
 }

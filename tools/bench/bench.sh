@@ -72,11 +72,24 @@ record() {
 	if [ -n "$INNER" ]; then echo "$line"; else echo "$line" >> "$RES"; fi
 }
 
-# na SCENARIO CASE WHY: a row that could not be measured, and why.
-na() { record "$1" "$2" "{\"na\": \"$3\"}"; progress "  $2: $3"; }
+# na SCENARIO CASE WHY: a row that could not be measured, and why (any
+# text: quotes, backslashes and control characters are escaped).
+na() {
+	local why
+	why=$(printf '%s' "$3" | tr '\000-\037' ' ' | sed 's/[\\"]/\\&/g')
+	record "$1" "$2" "{\"na\": \"$why\"}"
+	progress "  $2: $3"
+}
 
-# note SCENARIO CASE KEY VALUE: an extra figure for a case (memory, times).
-note() { record "$1" "$2" "{\"$3\": $4}"; }
+# note SCENARIO CASE KEY NUMBER: an extra figure for a case (memory, times);
+# anything but a number is reported and left out, never written as JSON.
+note() {
+	if [[ $4 =~ ^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$ ]]; then
+		record "$1" "$2" "{\"$3\": $4}"
+	else
+		progress "  $2: no $3 figure (got '$4')"
+	fi
+}
 
 mac_of() { ip -n "$1" link show "$2" | awk '/link\/ether/ {print $2}'; }
 
@@ -116,9 +129,14 @@ import json, sys
 b, a = (json.loads(x) for x in sys.argv[1:3])
 n = a.get("run_cnt", 0) - b.get("run_cnt", 0)
 t = a.get("run_time_ns", 0) - b.get("run_time_ns", 0)
-print("%.1f" % (t / n) if n > 0 else "")
+if n > 0:
+    print("%.1f" % (t / n))
 EOF
-	[ -s "$WORK/prog_ns" ] && note "$sc" "$case" prog_ns "$(cat "$WORK/prog_ns")"
+	if [ -s "$WORK/prog_ns" ]; then
+		note "$sc" "$case" prog_ns "$(cat "$WORK/prog_ns")"
+	else	# the traffic never met the program measured: a harness bug
+		progress "  $case: program $id did not run; no time per packet"
+	fi
 }
 
 # ---- the topology -----------------------------------------------------------
@@ -867,7 +885,20 @@ guest_run() {
 		"$TOP/tools/bench/bench.sh" --inner "$sc" $([ "$QUICK" = 1 ] && echo --quick) \
 		> "$WORK/guest.out" 2> "$WORK/guest.err"
 	local rc=$?
-	grep '^{"scenario"' "$WORK/guest.out" | sed "s/^{/{\"guest\": \"$k\", /" >> "$RES"
+	# only whole lines: a console line cut or interleaved by the kernel's
+	# messages is reported, never written
+	/usr/bin/python3 - "$k" "$WORK/guest.out" >> "$RES" <<'EOF'
+import json, sys
+for line in open(sys.argv[2], errors="replace"):
+    if not line.startswith('{"scenario"'):
+        continue
+    try:
+        r = json.loads(line)
+    except ValueError:
+        print("bench: a guest result line was garbled: %r" % line[:100], file=sys.stderr)
+        continue
+    print(json.dumps(dict(guest=sys.argv[1], **r)))
+EOF
 	if [ $rc != 0 ]; then
 		na "$sc" "guest $k run" "the guest run failed (status $rc): $(tail -1 "$WORK/guest.err" | cut -c1-120)"
 	fi

@@ -82,7 +82,12 @@ def load(d):
         line = line.strip()
         if not line.startswith("{"):
             continue
-        r = json.loads(line)
+        try:
+            r = json.loads(line)
+        except ValueError as e:
+            print("report: %s: skipping a line that is not JSON (%s): %s"
+                  % (d, e, line[:120]), file=sys.stderr)
+            continue
         key = (r.get("guest", "host"), r["scenario"], r["case"])
         if key not in cases:
             cases[key] = {"runs": [], "notes": {}, "kernel": r.get("kernel", "")}
