@@ -290,14 +290,25 @@ static unsigned long long generate(const struct opts *o, int prog_fd, unsigned i
 	} else if (!o->rate) {
 		/* A chunk runs to its end, and a slow path (a 100k-rule chain
 		 * costs milliseconds a packet) would hold the run for minutes:
-		 * start small and grow while a chunk takes under 20 ms. */
+		 * start small. A call also costs a fixed part, the run's setup
+		 * and teardown: about 25 ms on 6.1 to 6.18 kernels whatever the
+		 * chunk, which at 256 frames a call held every path to some
+		 * 10k frames/s. So the chunk doubles while a call takes under
+		 * 20 ms, or while the time per frame still drops by a tenth
+		 * (the fixed part dominates), up to a quarter second a call. */
+		double per_frame = 1e9;
+
 		chunk = 256;
 		while (now_s() < end) {
-			double t = now_s();
+			double t = now_s(), dt, pf;
 
 			sent += run_frames(prog_fd, ifindex, frame, len, chunk);
-			if (now_s() - t < 0.02 && chunk < (1 << 16))
+			dt = now_s() - t;
+			pf = dt / chunk;
+			if (chunk < (1 << 22) &&
+			    (dt < 0.02 || (dt < 0.25 && pf < 0.9 * per_frame)))
 				chunk *= 2;
+			per_frame = pf;
 		}
 	} else {	/* paced: one millisecond's worth per tick */
 		per_tick = o->rate / 1000 ? o->rate / 1000 : 1;
