@@ -426,9 +426,13 @@ t_wan_change() {
 import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for i in range(900):
-    s.sendto(b"flow", ("203.0.113.1", 5040))
+    try:
+        s.sendto(b"flow", ("203.0.113.1", 5040))
+    except OSError:
+        pass    # no route while the box renews its lease
     time.sleep(0.1)' &
-	PIDS+=($!)
+	local udp=$!
+	PIDS+=($udp)
 	sleep 1
 	BOX_WAN=203.0.113.51
 	isp_dhcp "$BOX_WAN"
@@ -448,6 +452,59 @@ for i in range(900):
 	[ "${r[0]:-1}" = 0 ] && [ "${r[1]:-0}" -gt 10 ] &&
 		pass "a flow from before the change: no datagram with the old address after it, ${r[1]} with the new" ||
 		fail "a flow from before the change: no datagram with the old address after it (${r[0]:-?} with the old, ${r[1]:-?} with the new)"
+	kill "$udp" 2>/dev/null
+}
+
+# The WAN link goes down and comes back (ip link on the box: qemu's e1000e
+# model never tells the guest of a carrier change its set_link makes), the
+# ISP handing out yet another address meanwhile, as a modem's restart does:
+# networkd loses the lease with the link and asks anew.
+wan_up_is() { box "sluice status --json" | python3 -c '
+import json, sys
+p = [p for p in json.load(sys.stdin)["ports"] if p["name"] == "wan0"][0]
+sys.exit(0 if p["up"] == (sys.argv[1] == "up") else 1)' "$1"; }
+wan_is_52() { tcp_seen "$L1" 203.0.113.1 5024 | grep -q '^203\.0\.113\.52:'; }
+t_wan_link() {
+	tcp_peer "$ISP" 203.0.113.1 5024; PIDS+=($!)
+	in_ns "$L1" python3 -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(900):
+    try:
+        s.sendto(b"flow", ("203.0.113.1", 5041))
+    except OSError:
+        pass    # no route while the WAN is down
+    time.sleep(0.1)' &
+	local udp=$! old=$BOX_WAN r
+	PIDS+=($udp)
+	sleep 2
+	box "ip link set wan0 down" >/dev/null
+	if wait_for $((30 * 1000)) wan_up_is down; then
+		pass "WAN link down: sluice status shows wan0 down within ${WAITED_MS} ms"
+	else
+		fail "WAN link down: sluice status shows wan0 down ($(box sluice status | grep wan0))"
+	fi
+	BOX_WAN=203.0.113.52
+	isp_dhcp "$BOX_WAN"
+	ip -n "$ISP" neigh flush dev wan 2>/dev/null
+	sleep 2
+	box "ip link set wan0 up" >/dev/null
+	if wait_for $((60 * 1000)) wan_is_52; then
+		pass "WAN link back with a new lease: new connections leave with it within ${WAITED_MS} ms"
+	else
+		fail "WAN link back with a new lease: new connections leave with it ($(tcp_seen "$L1" 203.0.113.1 5024); box: $(box ip -br -4 a show wan0))"
+	fi
+	wan_up_is up && pass "WAN link back: sluice status shows wan0 up" ||
+		fail "WAN link back: sluice status shows wan0 up ($(box sluice status | grep wan0))"
+	r=($(in_ns "$ISP" python3 "$TOP/selftests/box/flood.py" from wan "$old" 5041 5))
+	if [ "${r[0]:-1}" = 0 ] && [ "${r[1]:-0}" -gt 10 ]; then
+		pass "a flow from before the link went down: no datagram with the old address, ${r[1]} with the new"
+	else
+		fail "a flow from before the link went down: no datagram with the old address (${r[0]:-?} with the old, ${r[1]:-?} with the new)"
+		box "sluice conntrack -o 5041; sluice stats | grep -iE 'drop|nat' | head -20" | indent
+	fi
+	kill "$udp" 2>/dev/null
+	klog_clean "after the WAN link went down and came back"
 }
 
 # ---- 7. reboot ---------------------------------------------------------------------------
@@ -638,7 +695,7 @@ t_remove() {
 # SLUICE_BOX_HOLD=1: the box stays up at the end until the suite is killed
 # (boxvm.py run DIR CMD, DIR from SLUICE_BOX_KEEP's message), to look.
 t_first_boot && for t in ${SLUICE_BOX_ONLY:-t_lan_internet t_ipv6 t_drivers t_upgrade t_wan_change
-			 t_reboot t_wan_types t_remove}; do
+			 t_wan_link t_reboot t_wan_types t_remove}; do
 	"$t"
 done
 [ -n "${SLUICE_BOX_HOLD:-}" ] && echo "# holding: python3 $TOP/selftests/box/boxvm.py run $D CMD" && sleep 3600
