@@ -25,7 +25,7 @@ SUITE=bench
 
 QUICK=0
 OUT=$TOP/docs/bench
-SCENARIOS="1 2 3 4 5 6 7 8"
+SCENARIOS="1 2 3 4 5 6 7 8 9"
 INNER=	# set when a guest runs part of a scenario for the host
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -339,7 +339,7 @@ prime_routed() {	# FLOWS: each flow once each way, so trackers see it answered
 # ---- 1: what sluice costs before it helps ------------------------------------
 s1() {
 	local args
-	progress "1/8 pass-through: routed LAN to WAN with an IPv4 option (every router's slow path), and unknown unicast the bridge floods, 64 B"
+	progress "1/9 pass-through: routed LAN to WAN with an IPv4 option (every router's slow path), and unknown unicast the bridge floods, 64 B"
 	bench_topo_up
 	HARNESS_NS=$(unique_tag)x
 	ip netns add "$HARNESS_NS-a" && ip netns add "$HARNESS_NS-b" &&
@@ -395,7 +395,7 @@ s1() {
 # ---- 2: LAN to LAN --------------------------------------------------------------
 s2() {
 	local size args
-	progress "2/8 LAN to LAN: kernel bridge vs sluice's bridge fast path"
+	progress "2/9 LAN to LAN: kernel bridge vs sluice's bridge fast path"
 	bench_topo_up
 	for size in 64 1518; do
 		args=(--gen-ns "$H1" --gen-if eth0 --dst-mac "$H2_MAC" --src-ip 192.168.10.11
@@ -444,7 +444,7 @@ bench_modes() {
 # ---- 3: LAN to WAN through NAT ----------------------------------------------------
 s3() {
 	local flows=1000
-	progress "3/8 LAN to WAN through NAT, established flows, 64 B"
+	progress "3/9 LAN to WAN through NAT, established flows, 64 B"
 	bench_topo_up 0
 	# shellcheck disable=SC2207
 	local args=($(lan_wan_args $flows))
@@ -509,7 +509,7 @@ s3() {
 # ---- 4: inbound port forward ---------------------------------------------------------
 s4() {
 	local flows=253
-	progress "4/8 inbound port forward: 253 outside sources to one inside host, 64 B"
+	progress "4/9 inbound port forward: 253 outside sources to one inside host, 64 B"
 	bench_topo_up 0
 	ip netns exec "$RTR" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1	# neighbour entry
 	local fwd=(--gen-ns "$INET" --gen-if eth0 --dst-mac "$WAN_MAC" --src-ip 203.0.113.1
@@ -584,7 +584,7 @@ nft_rules() {	# chain|set FILE-PREFIX
 
 s5() {
 	local n kind flows=1000
-	progress "5/8 rule scaling: established and new-connection rates, 64 B"
+	progress "5/9 rule scaling: established and new-connection rates, 64 B"
 	bench_topo_up 0
 	# shellcheck disable=SC2207
 	local args=($(lan_wan_args $flows))
@@ -624,7 +624,7 @@ s5() {
 # ---- 6: connection tracking scale --------------------------------------------------------
 s6() {
 	local n objsize max
-	progress "6/8 connection tracking scale: established flows through NAT, 64 B"
+	progress "6/9 connection tracking scale: established flows through NAT, 64 B"
 	bench_topo_up 0
 	objsize=$(awk '$1 == "nf_conntrack" {print $4}' /proc/slabinfo 2>/dev/null)
 	max=$(ip netns exec "$RTR" cat /proc/sys/net/netfilter/nf_conntrack_max 2>/dev/null)
@@ -678,7 +678,7 @@ s6() {
 # ---- 7: ruleset load and replace ------------------------------------------------------------
 s7() {
 	local n t0 t1 t2 kind
-	progress "7/8 ruleset load and replace times"
+	progress "7/9 ruleset load and replace times"
 	bench_topo_up 0
 	for n in $RULE_SIZES; do
 		[ "$n" = 0 ] && continue
@@ -904,6 +904,31 @@ EOF
 	fi
 }
 
+# ---- 9: real drivers ------------------------------------------------------------------------
+# TCP through the box suite's Debian 13 box (selftests/box/bench.sh):
+# e1000e and virtio NICs, sluice from its .deb against the kernel's path on
+# the same box. A full run only: the box is built and booted (minutes).
+s9() {
+	progress "9/9 real drivers: TCP through a Debian 13 box, e1000e and virtio NICs (qemu TCG; ratios only)"
+	if [ "$QUICK" = 1 ]; then
+		na 9 "real drivers" "make bench only: it builds and boots the box suite's Debian 13 box (minutes)"
+		return
+	fi
+	: >"$WORK/box.jsonl"
+	SLUICE_BOX_ONLY=t_bench SLUICE_BOX_BENCH=$WORK/box.jsonl \
+		bash "$TOP/selftests/box/test_box.sh" 13 >"$WORK/box.log" 2>&1 ||
+		na 9 "box run" "the box suite failed: $(grep -m1 '^FAIL' "$WORK/box.log" | cut -c1-120)"
+	/usr/bin/python3 - "$WORK/box.jsonl" >>"$RES" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    try:
+        print(json.dumps(json.loads(line)))
+    except ValueError:
+        print("bench: a box result line was garbled: %r" % line[:100], file=sys.stderr)
+EOF
+	grep '^PASS .*bench: ' "$WORK/box.log" | sed 's/^PASS [^:]*: bench: /  /' | while read -r l; do progress "$l"; done
+}
+
 # ---- main ------------------------------------------------------------------------------------
 
 if [ "$(id -u)" != 0 ]; then
@@ -953,9 +978,10 @@ for sc in $SCENARIOS; do
 	5) s5 ;;
 	6) s6 ;;
 	7) s7 ;;
-	8) topo_down; progress "8/8 shaping quality (Debian 6.12 guest: sch_fq and cake exist only there)"
+	8) topo_down; progress "8/9 shaping quality (Debian 6.12 guest: sch_fq and cake exist only there)"
 	   shape_cost
 	   guest_run 6.12 8 ;;
+	9) topo_down; s9 ;;
 	*) echo "bench: no scenario $sc" >&2 ;;
 	esac
 done
