@@ -113,6 +113,13 @@ check-box:
 	@$(MAKE) --no-print-directory all
 	@selftests/box/run.sh $(BOX_RELEASES)
 
+# The soak: the Debian 13 box under slub_debug, 10 minutes of mixed traffic
+# with reloads, link flaps and new WAN addresses (selftests/box/soak.sh).
+check-soak:
+	@tools/deps.sh
+	@$(MAKE) --no-print-directory all
+	@SLUICE_BOX_ONLY=t_soak SLUICE_BOX_APPEND=slub_debug=FZP selftests/box/run.sh 13
+
 demo:
 	@tools/deps.sh
 	@$(MAKE) --no-print-directory all
@@ -151,4 +158,4 @@ deb:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps check check-box demo bench bench-quick install install-files deb clean
+.PHONY: all deps check check-box check-soak demo bench bench-quick install install-files deb clean

@@ -691,6 +691,10 @@ t_remove() {
 	klog_clean "after remove and purge"
 }
 
+# make bench's rows (SLUICE_BOX_ONLY=t_bench) and make check-soak's soak
+. "$TOP/selftests/box/bench.sh"
+. "$TOP/selftests/box/soak.sh"
+
 # SLUICE_BOX_ONLY="t_ipv6 ...": those scenarios only, after the first boot;
 # SLUICE_BOX_HOLD=1: the box stays up at the end until the suite is killed
 # (boxvm.py run DIR CMD, DIR from SLUICE_BOX_KEEP's message), to look.
