@@ -1552,9 +1552,35 @@ static void masq_moved(struct dp *dp, __u32 ifindex, __be32 old, __be32 now)
 	}
 	inet_ntop(AF_INET, &old, a, sizeof(a));
 	inet_ntop(AF_INET, &now, b, sizeof(b));
-	if_indextoname(ifindex, name);
+	if (!if_indextoname(ifindex, name))
+		snprintf(name, sizeof(name), "ifindex %u", ifindex);
 	log_info("%s: masquerade address %s -> %s: %ld translated flows and %ld mappings of %s "
 		 "removed", name, a, now ? b : "none", n < 0 ? 0 : n, maps, a);
+}
+
+static bool masq_held(const struct sluice_config *cfg, const struct wants *w, __be32 addr)
+{
+	for (int i = 0; i < w->n; i++)
+		if (cfg->zones[w->v[i].zone].masquerade && w->v[i].port.ipv4 == addr)
+			return true;
+	return false;
+}
+
+/* A masquerading interface that leaves takes its address along (ppp0 goes
+ * with its session; pppd's next one has another ifindex), unless one that
+ * stays holds the same address: its flows go as on an address change. */
+static void masq_gone(struct dp *dp, const struct sluice_config *cfg, const struct wants *w)
+{
+	__u32 key, next, *prev = NULL;
+	struct sluice_l3 old;
+
+	while (!bpf_map_get_next_key(dp->l3_fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!wanted_l3(w, key) && !bpf_map_lookup_elem(dp->l3_fd, &key, &old) &&
+		    (old.flags & SLUICE_L3_MASQUERADE) && old.addr4 && !masq_held(cfg, w, old.addr4))
+			masq_moved(dp, key, old.addr4, 0);
+	}
 }
 
 static int write_l3(struct dp *dp, const struct sluice_config *cfg, const struct wants *w)
@@ -1575,6 +1601,7 @@ static int write_l3(struct dp *dp, const struct sluice_config *cfg, const struct
 		if (bpf_map_update_elem(dp->l3_fd, &w->v[i].port.l3_ifindex, &v, BPF_ANY))
 			return -errno;
 	}
+	masq_gone(dp, cfg, w);
 	return delete_unwanted(dp->l3_fd, w, wanted_l3);
 }
 

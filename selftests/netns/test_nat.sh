@@ -533,6 +533,15 @@ EOF
 		fail "another host's existing flow keeps working ($out)"
 }
 
+# old_flows_gone OLD NEW-REGEX WHAT: no flow is translated to OLD any more,
+# and the daemon's log says "masquerade address OLD -> NEW"
+old_flows_gone() {
+	[ "$(json_get "$(ct_json)" "[f.get('nat_src') for f in j if f.get('nat_src') == '$1']")" = "[]" ] &&
+		grep -Eq "masquerade address ${1//./\\.} -> $2" "$WORK/daemon.log" &&
+		pass "$3, and the daemon says so" ||
+		{ fail "$3, and the daemon says so"; detail "$WORK/daemon.log"; }
+}
+
 # The WAN address changes (a new DHCP lease) under the daemon: within a
 # second or two the flows of the old address are gone and the same inside
 # endpoint reaches the server from the new address, without a reload.
@@ -550,17 +559,42 @@ t_wan_address() {
 		fail "the WAN address changes: the same endpoint comes from the new one within seconds, no reload (before: $out, after: $(udp_seen "$H1" 20011 203.0.113.1 7100))"
 		detail "$WORK/daemon.log"
 	fi
-	[ "$(json_get "$(ct_json)" "[f.get('nat_src') for f in j if f.get('nat_src') == '203.0.113.2']")" = "[]" ] &&
-		# (a slow daemon may see the moment with no address between
-		# the two: it removes the old flows then)
-		grep -Eq "masquerade address 203.0.113.2 -> (203.0.113.3|none)" "$WORK/daemon.log" &&
-		pass "the old address's flows and mappings are removed, and the daemon says so" ||
-		{ fail "the old address's flows and mappings are removed, and the daemon says so"; detail "$WORK/daemon.log"; }
+	# (a slow daemon may see the moment with no address between the
+	# two: it removes the old flows then)
+	old_flows_gone 203.0.113.2 "(203.0.113.3|none)" "the old address's flows and mappings are removed"
+	stop_daemon
+}
+
+# The WAN interface goes and another of the same name comes with another
+# address, as ppp0 does when pppd dials again: the flows translated to the
+# old one's address are removed, the same endpoint comes from the new one.
+t_wan_replaced() {
+	local out
+	start_daemon || return
+	peer_7100
+	out=$(udp_seen "$H1" 20012 203.0.113.1 7100)
+	ip -n "$RTR" link del wan0
+	ip -n "$RTR" link add wan0 type veth peer name eth0 netns "$INET"
+	ip -n "$RTR" link set wan0 up
+	[ -z "${SLUICE_TEST_PORT_MODE:-}" ] || ip netns exec "$RTR" ethtool -K wan0 gro on >/dev/null
+	ip -n "$RTR" addr add 203.0.113.4/24 dev wan0
+	ip -n "$RTR" route replace default via 203.0.113.1
+	ip -n "$INET" link set eth0 up
+	topo_wire "$INET" wan0
+	ip -n "$INET" addr add 203.0.113.1/24 dev eth0
+	peer_7100
+	if wait_for 10000 eval "udp_seen \"\$H1\" 20012 203.0.113.1 7100 | grep -qx 203.0.113.4:20012"; then
+		pass "a new WAN interface with another address (ppp0 after a re-dial): the same endpoint comes from it (before: $out)"
+	else
+		fail "a new WAN interface with another address (ppp0 after a re-dial): the same endpoint comes from it (before: $out, after: $(udp_seen "$H1" 20012 203.0.113.1 7100))"
+		detail "$WORK/daemon.log"
+	fi
+	old_flows_gone 203.0.113.3 none "the old interface's flows and mappings are removed with it"
 	stop_daemon
 }
 
 for t in t_up t_masquerade t_same_port t_eim t_filtering t_tcp_icmp t_counters t_port_forward t_mss t_fragments t_gre \
-	 t_icmp_errors t_pmtu_download t_natdiscovery t_exhaustion t_frag_order t_wan_address; do
+	 t_icmp_errors t_pmtu_download t_natdiscovery t_exhaustion t_frag_order t_wan_address t_wan_replaced; do
 	start=$SECONDS
 	$t
 	echo "# $t: $((SECONDS - start)) s"
