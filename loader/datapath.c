@@ -767,19 +767,27 @@ static int add_l3dev(struct wants *w, const struct sluice_config *cfg, int zone,
 }
 
 /* A `port` line for an interface that is no zone's port does nothing:
- * probably a typo, or a bridge named instead of its member. */
+ * probably a typo, or a bridge named instead of its member. The daemon
+ * only notes it: at boot it starts before the network is configured, so
+ * a bridge's members join later, and it follows them. */
 static void unmatched_modes(const struct sluice_config *cfg, const struct wants *w,
 			    enum dp_follow follow)
 {
 	for (int i = 0; i < cfg->n_ports && follow != DP_FOLLOW_QUIET; i++) {
+		const struct cfg_port *c = &cfg->ports[i];
 		int j = 0;
 
-		while (j < w->n && strcmp(w->v[j].port.name, cfg->ports[i].name))
+		while (j < w->n && strcmp(w->v[j].port.name, c->name))
 			j++;
-		if (j == w->n)
+		if (j < w->n)
+			continue;
+		if (follow == DP_FOLLOW)
+			log_notice("%s:%d:%d: port %s is no zone's port yet: its mode applies "
+				   "when it becomes one", cfg->path, c->loc.line, c->loc.col, c->name);
+		else
 			log_warn("%s:%d:%d: port %s is not a port of any zone (a bridge's "
 				 "member ports are): its mode line does nothing", cfg->path,
-				 cfg->ports[i].loc.line, cfg->ports[i].loc.col, cfg->ports[i].name);
+				 c->loc.line, c->loc.col, c->name);
 	}
 }
 
