@@ -121,6 +121,11 @@ int nl_fdb_monitor_drain(struct mnl_socket *nl);
  * bridge port with it on cannot be classified in XDP. True when unknown. */
 bool nl_rx_vlan_offload(const char *ifname);
 
+/* Whether the NIC hands over segments it merged itself (the rx-gro-hw
+ * feature on: virtio_net when the host offers guest TSO, bnxt, qede). Native
+ * XDP turns that off. False when unknown. */
+bool nl_hw_gro(const char *ifname);
+
 /* Driver name from ethtool, for messages ("veth", "igb"); "?" if unknown. */
 void nl_driver_name(const char *ifname, char *buf, size_t len);
 

@@ -79,6 +79,8 @@ static const char *mode_why(const struct sluice_port *p, char *buf, size_t len)
 		return "an L3 device (no Ethernet header): tc only";
 	case SLUICE_WHY_PEER_STACK:
 		return "a veth or tap: a local stack at its other end (partial checksums): tc";
+	case SLUICE_WHY_HW_GRO:
+		return "the NIC merges TCP segments (rx-gro-hw), which native XDP turns off: tc";
 	}
 	return "-";
 }
