@@ -114,11 +114,12 @@ check-box:
 	@selftests/box/run.sh $(BOX_RELEASES)
 
 # The soak: the Debian 13 box under slub_debug, 10 minutes of mixed traffic
-# with reloads, link flaps and new WAN addresses (selftests/box/soak.sh).
+# with reloads, link flaps and new WAN addresses, then 5 over PPPoE with
+# re-dials (selftests/box/soak.sh).
 check-soak:
 	@tools/deps.sh
 	@$(MAKE) --no-print-directory all
-	@SLUICE_BOX_ONLY=t_soak SLUICE_BOX_APPEND=slub_debug=FZP selftests/box/run.sh 13
+	@SLUICE_BOX_ONLY="t_soak t_soak_pppoe" SLUICE_BOX_APPEND=slub_debug=FZP selftests/box/run.sh 13
 
 demo:
 	@tools/deps.sh

@@ -10,7 +10,9 @@
                                                    LAN, ~100 frames/s, until
                                                    SECONDS pass or file STOP exists
   flood.py from IFACE SRC PORT SECONDS            count the UDP datagrams to PORT
-                                                   on IFACE from SRC, and from others
+                                                   on IFACE ("any": every interface,
+                                                   PPP ones too) from SRC, and from
+                                                   others
   flood.py watch IFACE SECONDS OUT                 count, until SECONDS pass or
                                                    OUT.stop exists, the frames on
                                                    IFACE that carry the flood's
@@ -125,7 +127,8 @@ def watch(iface, seconds, out):
 
 def sources(iface, src, port, seconds):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
-    s.bind((iface, 0))
+    if iface != "any":
+        s.bind((iface, 0))
     s.settimeout(0.5)
     end = time.monotonic() + float(seconds)
     same = other = 0
@@ -134,7 +137,8 @@ def sources(iface, src, port, seconds):
             f, addr = s.recvfrom(65535)
         except socket.timeout:
             continue
-        ip = f[14:]
+        # (a PPP device's frames start with the IP header: ARPHRD_PPP)
+        ip = f if addr[3] == 512 else f[14:]
         hl = (ip[0] & 15) * 4
         if addr[2] == socket.PACKET_OUTGOING or ip[9] != 17 or \
                 struct.unpack("!H", ip[hl + 2:hl + 4])[0] != int(port):

@@ -62,7 +62,7 @@ DHCPPrefixDelegation=yes
 IPv6SendRA=yes
 
 [DHCPPrefixDelegation]
-UplinkInterface=wan0
+UplinkInterface=:auto
 SubnetId=1
 NET
 	cat >"$r/etc/sluice/sluice.conf" <<'CONF'
@@ -76,6 +76,8 @@ zone wan {
 	masquerade
 }
 forward lan -> wan
+# (lan2 takes tc by itself: its NIC merges TCP segments, which XDP turns off)
+port lan3 mode xdp
 CONF
 	# The other WANs ISPs deliver, not started until the suite says so:
 	# PPPoE by pppd's plugin (a unit as a user would write one), and a
@@ -93,7 +95,11 @@ mtu 1492
 mru 1492
 lcp-echo-interval 2
 lcp-echo-failure 3
++ipv6
 PPP
+	# (pppd keeps its addresses; networkd takes the ISP's RAs on ppp0)
+	printf '[Match]\nName=ppp0\n\n[Network]\nKeepConfiguration=yes\nIPv6AcceptRA=yes\n' \
+		>"$r/etc/systemd/network/20-ppp0.network"
 	cat >"$r/etc/systemd/system/ppp-isp.service" <<'UNIT'
 [Unit]
 Description=PPPoE link to the ISP

@@ -1,26 +1,31 @@
 #!/usr/bin/python3
 """The internet's side of the box suite where no namespace of the suite can
-be (the ISP's guest): small servers that run until killed or idle for an
-hour.
+be (the ISP's guest): small servers (IPv4 and IPv6) that run until killed or idle
+for an hour.
 
   peer.py seen PORT            tell every TCP client the address and port it
                                came from ("ADDR:PORT")
   peer.py echo PORT            echo every byte of every TCP connection back
   peer.py synmss IFACE PORT    print the MSS option of the first SYN to PORT
                                seen on IFACE (an L3 device: ppp0), then end
+  peer.py sink PORT            count the bytes of one TCP connection (waiting
+                               up to 120 s for it), print "MBIT/S BYTES" over
+                               its first to last byte when it ends
 """
 import socket
 import struct
 import sys
 import threading
+import time
 
 IDLE = 3600
 
 
 def listener(port):
-    s = socket.socket()
+    s = socket.socket(socket.AF_INET6)
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("0.0.0.0", int(port)))
+    s.bind(("::", int(port)))
     s.listen(16)
     s.settimeout(IDLE)
     return s
@@ -30,7 +35,7 @@ def seen(port):
     s = listener(port)
     while True:
         c, a = s.accept()
-        c.sendall(("%s:%d" % a).encode())
+        c.sendall(("%s:%d" % (a[0].removeprefix("::ffff:"), a[1])).encode())
         c.close()
 
 
@@ -52,6 +57,25 @@ def echo(port):
     while True:
         c, _ = s.accept()
         threading.Thread(target=echo_one, args=(c,), daemon=True).start()
+
+
+def sink(port):
+    s = listener(port)
+    s.settimeout(120)
+    c, _ = s.accept()
+    c.settimeout(30)
+    n, t0 = 0, None
+    try:
+        while True:
+            d = c.recv(1 << 16)
+            if not d:
+                break
+            t0 = t0 or time.monotonic()
+            n += len(d)
+    except OSError:
+        pass
+    t = time.monotonic() - (t0 or time.monotonic())
+    print("%.1f %d" % (n * 8 / 1e6 / t if t > 0 else 0, n))
 
 
 def synmss(iface, port):
@@ -79,6 +103,8 @@ if __name__ == "__main__":
             seen(sys.argv[2])
         elif sys.argv[1] == "echo":
             echo(sys.argv[2])
+        elif sys.argv[1] == "sink":
+            sink(sys.argv[2])
         elif sys.argv[1] == "synmss":
             synmss(sys.argv[2], sys.argv[3])
         else:

@@ -2,7 +2,8 @@
 # A real box: Debian (12 or 13: $1) with systemd and its stock kernel, sluice
 # installed from the .deb built from this tree with apt, booted under qemu as
 # a four-port mini PC: the WAN and lan1 on e1000e (the onboard Intel ports of
-# most mini PCs: no native XDP, so tc), lan2 and lan3 on virtio-net (native
+# most mini PCs: no native XDP, so tc), lan2 and lan3 on virtio-net (lan2
+# left to sluice: tc, as the NIC merges TCP segments; lan3 forced to native
 # XDP), lan1..lan3 in br-lan, systemd-networkd configuring them. Each NIC is
 # a tap in a namespace of the suite's: the ISP (DHCP from dnsmasq, the
 # "internet" servers) and one LAN host per port; nothing leaves them.
@@ -213,12 +214,13 @@ zone wan {
 }
 forward lan -> wan
 port-forward wan tcp 8080 -> 192.168.10.12:8080
+port lan3 mode xdp
 EOF
 	box "install -m 644 /mnt/share/sluice.conf /etc/sluice/sluice.conf && systemctl reload sluice"
 }
 
 t_lan_internet() {
-	local i ns out modes
+	local i ns out modes why
 	bulk_server "$ISP" 203.0.113.1 5001; PIDS+=($!)
 	udp_echo "$ISP" 203.0.113.1 5002; PIDS+=($!)
 	tcp_peer "$ISP" 203.0.113.1 5003; PIDS+=($!)
@@ -254,9 +256,10 @@ print(n)')
 		fail "the port forward's hairpin: lan1 to the WAN address reaches lan2, 2 MB intact ($out)"
 	out=$(box "sluice status --json")
 	modes=$(json_get "$out" "' '.join('%s=%s' % (p['name'], p['mode']) for p in sorted(j['ports'], key=lambda p: p['name']))")
-	[ "$modes" = "lan1=tc lan2=native lan3=native wan0=tc" ] &&
-		pass "sluice status: the e1000e ports in tc mode, the virtio ports native ($modes)" ||
-		fail "sluice status: the e1000e ports in tc mode, the virtio ports native ($modes)"
+	why=$(json_get "$out" "[p['mode_reason'] for p in j['ports'] if p['name'] == 'lan2'][0]")
+	[ "$modes" = "lan1=tc lan2=tc lan3=native wan0=tc" ] && [[ "$why" == *rx-gro-hw* ]] &&
+		pass "sluice status: the e1000e ports in tc mode, lan2's virtio in tc by itself ($why), lan3's native as configured ($modes)" ||
+		fail "sluice status: the e1000e ports in tc mode, lan2's virtio in tc by itself, lan3's native as configured ($modes; lan2: $why)"
 	out=$(box "sluice stats --json -i 0")
 	local fast
 	fast=$(json_get "$out" "' '.join('%s=%d' % (p['name'], p['redirect']['packets']) for p in sorted(j['ports'], key=lambda p: p['name']))")
@@ -298,9 +301,9 @@ EOF
 	ip -n "$ISP" -6 route replace 2001:db8:1000::/56 via "fe80::5054:ff:fe5c:1" dev wan
 }
 
-lan6_of() {	# NS: its global address in the delegated prefix
+lan6_of() {	# NS [PREFIX]: its global address in the delegated prefix
 	ip -n "$1" -6 -o addr show dev eth0 scope global | awk '{ sub(/\/.*/, "", $4); print $4 }' |
-		grep '^2001:db8:1000:' | head -n 1
+		grep "^${2:-2001:db8:1000:}" | head -n 1
 }
 
 t_ipv6() {
@@ -349,10 +352,13 @@ t_drivers() {
 	bulk_server "$L1" 192.168.10.11 5013; PIDS+=($!)
 	bulk_server "$ISP" 203.0.113.1 5014; PIDS+=($!)
 	wait_for 5000 listening "$L1" 5013 t
-	for pair in "$L1 192.168.10.12 5011 e1000e->virtio (tc to XDP, bridged)" \
-		    "$L2 192.168.10.13 5012 virtio->virtio (XDP, bridged)" \
+	# (lan2's virtio runs tc, lan3's native XDP)
+	for pair in "$L1 192.168.10.13 5012 e1000e->virtio (tc to XDP, bridged)" \
+		    "$L2 192.168.10.13 5012 virtio->virtio (tc to XDP, bridged)" \
+		    "$L3 192.168.10.12 5011 virtio->virtio (XDP to tc, bridged)" \
 		    "$L3 192.168.10.11 5013 virtio->e1000e (XDP to tc, bridged)" \
 		    "$L1 203.0.113.1 5014 e1000e->e1000e (tc, NAT)" \
+		    "$L2 203.0.113.1 5014 virtio->e1000e (tc, NAT)" \
 		    "$L3 203.0.113.1 5014 virtio->e1000e (XDP to tc, NAT)"; do
 		set -- $pair
 		out=$(bulk "$1" "$2" "$3")
@@ -363,12 +369,12 @@ t_drivers() {
 	# the box's NICs with GRO, TSO and checksum offloads switched off and
 	# on (e1000e resets its link for that: until the WAN's route is back,
 	# the box rightly answers "network unreachable")
-	box "for d in lan1 lan2 lan3 wan0; do ethtool -K \$d gro off tso off tx off rx off 2>/dev/null; done"
+	box "for d in lan1 lan2 lan3 wan0; do ethtool -K \$d gro off tso off tx off rx off 2>/dev/null; done" >/dev/null
 	BOX_T=5 wait_for $((30 * 1000)) box "ip route get 203.0.113.1 && cat /sys/class/net/{wan0,lan1,lan2,lan3}/carrier | grep -c 1 | grep -qx 4"
 	out=$(bulk "$L1" 192.168.10.12 5011)$(bulk "$L3" 203.0.113.1 5014)
 	[ "$out" = okok ] && pass "offloads off on the box's NICs: bridged and NATed TCP intact" ||
 		fail "offloads off on the box's NICs: bridged and NATed TCP intact ($out)"
-	box "for d in lan1 lan2 lan3 wan0; do ethtool -K \$d gro on tso on tx on rx on 2>/dev/null; done"
+	box "for d in lan1 lan2 lan3 wan0; do ethtool -K \$d gro on tso on tx on rx on 2>/dev/null; done" >/dev/null
 	BOX_T=5 wait_for $((30 * 1000)) box "ip route get 203.0.113.1 && cat /sys/class/net/{wan0,lan1,lan2,lan3}/carrier | grep -c 1 | grep -qx 4"
 	out=$(bulk "$L1" 192.168.10.12 5011)$(bulk "$L3" 203.0.113.1 5014)
 	[ "$out" = okok ] && pass "offloads back on: bridged and NATed TCP intact" ||
@@ -418,21 +424,28 @@ t_upgrade() {
 }
 
 # ---- 6. a new WAN address ----------------------------------------------------------------
+# udp_flow NS ADDR PORT: 10 datagrams a second from NS to ADDR:PORT, in the
+# background for up to 5 minutes ($! is its pid: the sender itself, so a
+# kill ends the flow)
+udp_flow() {
+	( exec ip netns exec "$1" python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(3000):
+    try:
+        s.sendto(b"flow", (sys.argv[1], int(sys.argv[2])))
+    except OSError:
+        pass    # no route while the WAN comes back
+    time.sleep(0.1)' "$2" "$3" ) &
+	PIDS+=($!)
+}
+
 wan_is_new() { tcp_seen "$L1" 203.0.113.1 5023 | grep -q '^203\.0\.113\.51:'; }
 t_wan_change() {
 	tcp_peer "$ISP" 203.0.113.1 5023; PIDS+=($!)
-	# (one UDP flow, 10 datagrams a second, from before the change to after)
-	in_ns "$L1" python3 -c '
-import socket, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for i in range(900):
-    try:
-        s.sendto(b"flow", ("203.0.113.1", 5040))
-    except OSError:
-        pass    # no route while the box renews its lease
-    time.sleep(0.1)' &
-	local udp=$!
-	PIDS+=($udp)
+	# (one UDP flow from before the change to after)
+	local udp
+	udp_flow "$L1" 203.0.113.1 5040; udp=$!
 	sleep 1
 	BOX_WAN=203.0.113.51
 	isp_dhcp "$BOX_WAN"
@@ -466,17 +479,8 @@ sys.exit(0 if p["up"] == (sys.argv[1] == "up") else 1)' "$1"; }
 wan_is_52() { tcp_seen "$L1" 203.0.113.1 5024 | grep -q '^203\.0\.113\.52:'; }
 t_wan_link() {
 	tcp_peer "$ISP" 203.0.113.1 5024; PIDS+=($!)
-	in_ns "$L1" python3 -c '
-import socket, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-for i in range(900):
-    try:
-        s.sendto(b"flow", ("203.0.113.1", 5041))
-    except OSError:
-        pass    # no route while the WAN is down
-    time.sleep(0.1)' &
-	local udp=$! old=$BOX_WAN r
-	PIDS+=($udp)
+	local udp old=$BOX_WAN r
+	udp_flow "$L1" 203.0.113.1 5041; udp=$!
 	sleep 2
 	box "ip link set wan0 down" >/dev/null
 	if wait_for $((30 * 1000)) wan_up_is down; then
@@ -562,7 +566,9 @@ isp_guest_up() {
 	PIDS+=($ISP_PID)
 	BOX_T=3 wait_for $((300 * 1000)) isp true || { detail "$ISPD/guest.log"; return 1; }
 	# (pppd on this side: no authentication, the session's MTU 1492)
-	isp "printf 'noauth\nlcp-echo-interval 2\nlcp-echo-failure 3\nmtu 1492\nmru 1492\n' >/tmp/pppoe-options
+	isp "printf 'noauth\nlcp-echo-interval 2\nlcp-echo-failure 3\nmtu 1492\nmru 1492\n+ipv6\n' >/tmp/pppoe-options
+		install -m 755 '$TOP/selftests/box/isp-ipv6-up' /etc/ppp/ipv6-up.local
+		sysctl -qw net.ipv6.conf.all.forwarding=1
 		ip link set eth0 up
 		ip link add link eth0 name eth0.7 type vlan id 7 && ip addr add 198.51.100.1/24 dev eth0.7 &&
 		ip link set eth0.7 up || exit 1
@@ -581,8 +587,8 @@ isp_guest_up() {
 # PATTERN (a regex), for up to MS
 seen_is() { tcp_seen "$L2" "$1" "$2" | grep -qE "$3"; }
 
-t_wan_types() {
-	local out a
+# the config with every WAN the ISP's guest plays in the WAN zone
+wan_types_config() {
 	cat >"$D/share/sluice.conf" <<EOF
 zone lan {
 	interfaces br-lan
@@ -595,24 +601,40 @@ zone wan {
 	mss-clamp auto
 }
 forward lan -> wan
+port lan3 mode xdp
 EOF
 	box "install -m 644 /mnt/share/sluice.conf /etc/sluice/sluice.conf" >/dev/null
-	if ! halt; then fail "PPPoE and VLAN: the box powers off"; return; fi
-	if ! isp_guest_up; then fail "PPPoE and VLAN: the ISP's guest comes up"; return; fi
-	# the same box, its WAN port cabled to the ISP's guest
-	local nics=("${NICS[@]}")
+}
+
+# boot_on_isp: the same box, powered off and booted again with its WAN
+# port cabled to the ISP's guest
+boot_on_isp() {
+	local nics=("${NICS[@]}") rc=0
+	if ! halt; then fail "PPPoE and VLAN: the box powers off"; return 1; fi
+	if ! isp_guest_up; then fail "PPPoE and VLAN: the ISP's guest comes up"; return 1; fi
 	NICS[0]="${NICS[0]%%,*},$LINK,-,$WAN_MAC"
 	if ! boot; then
 		fail "PPPoE and VLAN: the box boots with its WAN on the ISP's link"; detail "$D/console.log"
-		NICS=("${nics[@]}"); return
+		rc=1
 	fi
 	NICS=("${nics[@]}")
+	return $rc
+}
+
+# box_ppp_up: pppd on the box dials; ppp0 has the ISP's address
+box_ppp_up() {
 	box "systemctl start ppp-isp" >/dev/null
-	if ! BOX_T=5 wait_for $((120 * 1000)) box "ip -4 -o addr show ppp0 | grep -q 'inet 100.64.0.10 '"; then
-		fail "PPPoE: pppd on the box brings ppp0 up with the ISP's address"
-		box "journalctl -u ppp-isp --no-pager -n 30" | indent
-		return
-	fi
+	BOX_T=5 wait_for $((120 * 1000)) box "ip -4 -o addr show ppp0 | grep -q 'inet 100.64.0.10 '" && return
+	fail "PPPoE: pppd on the box brings ppp0 up with the ISP's address"
+	box "journalctl -u ppp-isp --no-pager -n 30" | indent
+	return 1
+}
+
+t_wan_types() {
+	local out a
+	wan_types_config
+	boot_on_isp || return
+	box_ppp_up || return
 	pass "PPPoE: pppd on the box brings ppp0 up with the ISP's address (${WAITED_MS} ms)"
 	out=$(box "sluice status --json")
 	json_get "$out" "[p['mode'] for p in j['ports'] if p['name'] == 'ppp0'] == ['tc']" | grep -q True &&
@@ -636,8 +658,39 @@ EOF
 	out=$(bulk "$L1" 100.64.0.1 5071)
 	[ "$out" = ok ] && pass "PPPoE: ... from the e1000e port too" ||
 		fail "PPPoE: ... from the e1000e port too ($out)"
+	in_ns "$L3" ping -c 3 -W 2 100.64.0.1 >/dev/null 2>&1 && pass "PPPoE: ping from lan3 to the internet" ||
+		fail "PPPoE: ping from lan3 to the internet"
+	# IPv6 over the session: IPv6CP, the ISP's RAs on ppp0, and the /56
+	# the ISP routes into the session (static: isp-ipv6-up says why), its
+	# first /64 on br-lan and announced there, as networkd's users
+	# configure it (without the address on br-lan the box would have no
+	# route back, and sluice drops what the LAN sends as spoofed-src)
+	box "mkdir -p /etc/systemd/network/22-br-lan.network.d &&
+	     printf '[Network]\nAddress=2001:db8:60:1::1/64\n\n[IPv6Prefix]\nPrefix=2001:db8:60:1::/64\n' \
+		>/etc/systemd/network/22-br-lan.network.d/isp.conf &&
+	     networkctl reload && networkctl reconfigure br-lan" >/dev/null
+	if wait_for $((120 * 1000)) bash -c "ip -n $L2 -6 -o addr show dev eth0 scope global -tentative | grep -q 2001:db8:60:"; then
+		pass "PPPoE IPv6: the LAN gets addresses from the ISP's prefix ($(lan6_of "$L2" 2001:db8:60:) in ${WAITED_MS} ms)"
+		wait_for $((30 * 1000)) in_ns "$L2" ping -6 -c 1 -W 1 2001:db8:64::1 &&
+			pass "PPPoE IPv6: ping from lan2 to the internet, routed" ||
+			fail "PPPoE IPv6: ping from lan2 to the internet, routed"
+		out=$(bulk "$L2" 2001:db8:64::1 5071)
+		[ "$out" = ok ] && pass "PPPoE IPv6: 2 MB of TCP there and back, routed, intact" ||
+			fail "PPPoE IPv6: 2 MB of TCP there and back, routed, intact ($out)"
+	else
+		fail "PPPoE IPv6: the LAN gets addresses from the ISP's prefix (2001:db8:60:1::/64)"
+		box "ip -6 a; ip -6 r" | indent | head -n 40
+		isp "ip -6 a; cat /tmp/radvd-ppp.log" | indent | head -n 30
+	fi
+	box "rm -r /etc/systemd/network/22-br-lan.network.d; networkctl reload" >/dev/null
+	# one UDP flow, 10 datagrams a second, from before the re-dial to after
+	local udp r
+	udp_flow "$L2" 100.64.0.1 5040; udp=$!
+	r=($(isp "python3 '$TOP/selftests/box/flood.py' from any 100.64.0.10 5040 3"))
+	[ "${r[0]:-0}" -gt 5 ] && pass "PPPoE: UDP through NAT, as the session's address (${r[0]} datagrams in 3 s)" ||
+		fail "PPPoE: UDP through NAT, as the session's address (${r[0]:-?} with it, ${r[1]:-?} with another)"
 	# The ISP ends the session and hands out another address: pppd dials
-	# again (a new session id) and NAT follows.
+	# again (a new session id, a new ppp0) and NAT follows.
 	isp "kill \$(cat /var/run/pppoe-server.pid 2>/dev/null) 2>/dev/null; pkill -x pppoe-server; pkill -x pppd; sleep 1
 		pppoe-server -k -I eth0 -L 100.64.0.1 -R 100.64.0.20 -N 4 -O /tmp/pppoe-options" >/dev/null
 	if BOX_T=30 wait_for $((120 * 1000)) seen_is 100.64.0.1 5074 '^100\.64\.0\.20:'; then
@@ -645,6 +698,14 @@ EOF
 	else
 		fail "PPPoE: the session ended by the ISP, pppd dials again: new connections leave with the new address ($(tcp_seen "$L2" 100.64.0.1 5074); box: $(box ip -br -4 a show ppp0))"
 	fi
+	# the flow from before: none of its datagrams leaves with the old
+	# session's address any more
+	sleep 2
+	r=($(isp "python3 '$TOP/selftests/box/flood.py' from any 100.64.0.10 5040 5"))
+	[ "${r[0]:-1}" = 0 ] && [ "${r[1]:-0}" -gt 10 ] &&
+		pass "PPPoE: a UDP flow from before the re-dial: no datagram with the old address after it, ${r[1]} with the new" ||
+		fail "PPPoE: a UDP flow from before the re-dial: no datagram with the old address after it (${r[0]:-?} with the old, ${r[1]:-?} with the new)"
+	kill "$udp" 2>/dev/null
 	box "systemctl stop ppp-isp" >/dev/null
 	# The VLAN: wan0.7's DHCP lease from the ISP's VLAN 7.
 	if BOX_T=5 wait_for $((90 * 1000)) box "ip -4 -o addr show wan0.7 | grep -q 'inet 198\.51\.100\.'"; then
@@ -656,6 +717,13 @@ EOF
 		out=$(bulk "$L3" 198.51.100.1 5071)
 		[ "$out" = ok ] && pass "VLAN WAN: 2 MB of TCP there and back through NAT, intact" ||
 			fail "VLAN WAN: 2 MB of TCP there and back through NAT, intact ($out)"
+		in_ns "$L1" ping -c 3 -W 2 198.51.100.1 >/dev/null 2>&1 && pass "VLAN WAN: ping from lan1 to the internet" ||
+			fail "VLAN WAN: ping from lan1 to the internet"
+		udp_flow "$L2" 198.51.100.1 5041; udp=$!
+		r=($(isp "python3 '$TOP/selftests/box/flood.py' from any $a 5041 3"))
+		kill "$udp" 2>/dev/null
+		[ "${r[0]:-0}" -gt 5 ] && pass "VLAN WAN: UDP through NAT, as wan0.7's address (${r[0]} datagrams in 3 s)" ||
+			fail "VLAN WAN: UDP through NAT, as wan0.7's address (${r[0]:-?} with it, ${r[1]:-?} with another)"
 	else
 		fail "VLAN WAN: wan0.7 has its address from the ISP's VLAN 7"
 		box "networkctl status wan0.7 --no-pager" | indent | head -n 20
@@ -691,14 +759,16 @@ t_remove() {
 	klog_clean "after remove and purge"
 }
 
-# make bench's rows (SLUICE_BOX_ONLY=t_bench) and make check-soak's soak
+# a container on the box; make bench's rows (SLUICE_BOX_ONLY=t_bench) and
+# make check-soak's soak
+. "$TOP/selftests/box/container.sh"
 . "$TOP/selftests/box/bench.sh"
 . "$TOP/selftests/box/soak.sh"
 
 # SLUICE_BOX_ONLY="t_ipv6 ...": those scenarios only, after the first boot;
 # SLUICE_BOX_HOLD=1: the box stays up at the end until the suite is killed
 # (boxvm.py run DIR CMD, DIR from SLUICE_BOX_KEEP's message), to look.
-t_first_boot && for t in ${SLUICE_BOX_ONLY:-t_lan_internet t_ipv6 t_drivers t_upgrade t_wan_change
+t_first_boot && for t in ${SLUICE_BOX_ONLY:-t_lan_internet t_ipv6 t_drivers t_container t_upgrade t_wan_change
 			 t_wan_link t_reboot t_wan_types t_remove}; do
 	"$t"
 done

@@ -906,8 +906,8 @@ EOF
 
 # ---- 9: real drivers ------------------------------------------------------------------------
 # TCP through the box suite's Debian 13 box (selftests/box/bench.sh):
-# e1000e and virtio NICs, sluice from its .deb against the kernel's path on
-# the same box. A full run only: the box is built and booted (minutes).
+# e1000e and virtio NICs and a PPPoE WAN, sluice from its .deb against the
+# kernel's path on the same box. A full run only: the box is built and booted (minutes).
 s9() {
 	progress "9/9 real drivers: TCP through a Debian 13 box, e1000e and virtio NICs (qemu TCG; ratios only)"
 	if [ "$QUICK" = 1 ]; then
@@ -915,7 +915,7 @@ s9() {
 		return
 	fi
 	: >"$WORK/box.jsonl"
-	SLUICE_BOX_ONLY=t_bench SLUICE_BOX_BENCH=$WORK/box.jsonl \
+	SLUICE_BOX_ONLY="t_bench t_bench_pppoe" SLUICE_BOX_BENCH=$WORK/box.jsonl \
 		bash "$TOP/selftests/box/test_box.sh" 13 >"$WORK/box.log" 2>&1 ||
 		na 9 "box run" "the box suite failed: $(grep -m1 '^FAIL' "$WORK/box.log" | cut -c1-120)"
 	/usr/bin/python3 - "$WORK/box.jsonl" >>"$RES" <<'EOF'

@@ -198,7 +198,8 @@ def shape_table(cases, order):
 def box_table(cases, order):
     """Scenario 9: each sluice row beside the kernel's path on the same pair."""
     rows = ["The box suite's Debian 13 box (selftests/box/bench.sh), its NICs and CPU emulated:",
-            "sluice installed from its .deb (tc on e1000e, native XDP on virtio) against the same box",
+            "sluice installed from its .deb (tc on e1000e, native XDP on virtio unless the row says",
+            "otherwise; PPPoE: ppp0 from pppd against pppoe-server in a guest of its own) against the same box",
             "with sluice stopped and the kernel's path (nftables masquerade + ct state through NAT,",
             "the kernel bridge between LAN ports). One TCP stream from a LAN host for some seconds;",
             "the box's CPU time (all its CPUs) per Mbit delivered. Only the ratios mean anything.", "",
@@ -213,8 +214,9 @@ def box_table(cases, order):
         if "mbps" not in n:
             continue
         ratio = ""
-        if key[2].startswith("sluice, "):
-            k = cases.get((key[0], "9", "kernel, " + key[2][len("sluice, "):]))
+        path, _, pair = key[2].partition(", ")
+        if path.startswith("sluice"):
+            k = cases.get((key[0], "9", "kernel, " + pair))
             kn = k["notes"] if k else {}
             if kn.get("mbps") and kn.get("box_cpu_ms_per_mbit"):
                 ratio = "%.2fx throughput, %.2fx CPU per Mbit" % (
