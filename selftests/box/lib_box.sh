@@ -62,7 +62,7 @@ DHCPPrefixDelegation=yes
 IPv6SendRA=yes
 
 [DHCPPrefixDelegation]
-UplinkInterface=:auto
+UplinkInterface=wan0
 SubnetId=1
 NET
 	cat >"$r/etc/sluice/sluice.conf" <<'CONF'
@@ -111,7 +111,7 @@ Restart=always
 UNIT
 	printf '[NetDev]\nName=wan0.7\nKind=vlan\n\n[VLAN]\nId=7\n' \
 		>"$r/etc/systemd/network/20-wan0.7.netdev"
-	printf '[Match]\nName=wan0.7\n\n[Network]\nDHCP=ipv4\n' \
+	printf '[Match]\nName=wan0.7\n\n[Network]\nDHCP=yes\nIPv6AcceptRA=yes\n\n[DHCPv6]\nPrefixDelegationHint=::/56\n' \
 		>"$r/etc/systemd/network/20-wan0.7.network"
 	mkdir -p "$r/var/log/journal" "$r/mnt/share"
 	echo box >"$r/etc/hostname"

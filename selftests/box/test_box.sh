@@ -576,7 +576,7 @@ isp_guest_up() {
 	BOX_T=3 wait_for $((300 * 1000)) isp true || { detail "$ISPD/guest.log"; return 1; }
 	# (pppd on this side: no authentication, the session's MTU 1492)
 	isp "printf 'noauth\nlcp-echo-interval 2\nlcp-echo-failure 3\nmtu 1492\nmru 1492\n+ipv6\n' >/tmp/pppoe-options
-		install -m 755 '$TOP/selftests/box/isp-ipv6-up' /etc/ppp/ipv6-up.local
+		ln -sf '$TOP/selftests/box/isp-ppp-ipv6-up' /etc/ppp/ipv6-up.local
 		sysctl -qw net.ipv6.conf.all.forwarding=1
 		ip link set eth0 up
 		ip link add link eth0 name eth0.7 type vlan id 7 && ip addr add 198.51.100.1/24 dev eth0.7 &&
@@ -585,6 +585,8 @@ isp_guest_up() {
 		dnsmasq --conf-file=/dev/null --interface=eth0.7 --bind-interfaces --port=0 \
 			--dhcp-range=198.51.100.50,198.51.100.60,255.255.255.0,2m --dhcp-leasefile=/tmp/leases \
 			--pid-file=/tmp/dnsmasq.pid || exit 1
+		sh '$TOP/selftests/box/isp-ipv6.sh' eth0.7 vlan 2001:db8:70::1/64 2001:db8:70:100::/56 \
+			fe80::5054:ff:fe5c:1 || exit 1
 		pppoe-server -k -I eth0 -L 100.64.0.1 -R 100.64.0.10 -N 4 -O /tmp/pppoe-options || exit 1
 		for a in 'echo 5071' 'seen 5072' 'seen 5073' 'seen 5074'; do
 			setsid python3 '$TOP/selftests/box/peer.py' \$a >/dev/null 2>&1 </dev/null &
@@ -612,7 +614,10 @@ zone wan {
 forward lan -> wan
 port lan3 mode xdp
 EOF
-	box "install -m 644 /mnt/share/sluice.conf /etc/sluice/sluice.conf" >/dev/null
+	# (br-lan's prefix comes from the VLAN's DHCPv6, as its users set it)
+	box "install -m 644 /mnt/share/sluice.conf /etc/sluice/sluice.conf &&
+	     mkdir -p /etc/systemd/network/22-br-lan.network.d &&
+	     printf '[DHCPPrefixDelegation]\nUplinkInterface=wan0.7\n' >/etc/systemd/network/22-br-lan.network.d/vlan.conf" >/dev/null
 }
 
 # boot_on_isp: the same box, powered off and booted again with its WAN
@@ -670,7 +675,7 @@ t_wan_types() {
 	in_ns "$L3" ping -c 3 -W 2 100.64.0.1 >/dev/null 2>&1 && pass "PPPoE: ping from lan3 to the internet" ||
 		fail "PPPoE: ping from lan3 to the internet"
 	# IPv6 over the session: IPv6CP, the ISP's RAs on ppp0, and the /56
-	# the ISP routes into the session (static: isp-ipv6-up says why), its
+	# the ISP routes into the session (static: isp-ipv6.sh says why), its
 	# first /64 on br-lan and announced there, as networkd's users
 	# configure it (without the address on br-lan the box would have no
 	# route back, and sluice drops what the LAN sends as spoofed-src)
@@ -691,7 +696,7 @@ t_wan_types() {
 		box "ip -6 a; ip -6 r" | indent | head -n 40
 		isp "ip -6 a; cat /tmp/radvd-ppp.log" | indent | head -n 30
 	fi
-	box "rm -r /etc/systemd/network/22-br-lan.network.d; networkctl reload" >/dev/null
+	box "rm /etc/systemd/network/22-br-lan.network.d/isp.conf; networkctl reload" >/dev/null
 	# one UDP flow, 10 datagrams a second, from before the re-dial to after
 	local udp r
 	udp_flow "$L2" 100.64.0.1 5040; udp=$!
@@ -733,12 +738,25 @@ t_wan_types() {
 		kill "$udp" 2>/dev/null
 		[ "${r[0]:-0}" -gt 5 ] && pass "VLAN WAN: UDP through NAT, as wan0.7's address (${r[0]} datagrams in 3 s)" ||
 			fail "VLAN WAN: UDP through NAT, as wan0.7's address (${r[0]:-?} with it, ${r[1]:-?} with another)"
+		# IPv6 on the VLAN: the ISP's RAs and a /56 delegated by DHCPv6
+		# on wan0.7, announced on br-lan
+		if wait_for $((90 * 1000)) bash -c "ip -n $L3 -6 -o addr show dev eth0 scope global -tentative | grep -q 2001:db8:70:1"; then
+			pass "VLAN WAN IPv6: the LAN gets addresses from the prefix delegated on VLAN 7 ($(lan6_of "$L3" 2001:db8:70:1) in ${WAITED_MS} ms)"
+			wait_for $((30 * 1000)) in_ns "$L3" ping -6 -c 1 -W 1 2001:db8:70::1 &&
+				pass "VLAN WAN IPv6: ping from lan3 to the internet, routed" ||
+				fail "VLAN WAN IPv6: ping from lan3 to the internet, routed"
+		else
+			fail "VLAN WAN IPv6: the LAN gets addresses from the prefix delegated on VLAN 7 (2001:db8:70:100::/56)"
+			box "networkctl status wan0.7 --no-pager -n 10; ip -6 a; ip -6 r" | indent | head -n 40
+			isp "ip -6 a show eth0.7; cat /tmp/radvd-vlan.log /tmp/dhcpd6-vlan.log" | indent | head -n 20
+		fi
 	else
 		fail "VLAN WAN: wan0.7 has its address from the ISP's VLAN 7"
 		box "networkctl status wan0.7 --no-pager" | indent | head -n 20
 	fi
 	klog_clean "after the PPPoE and VLAN WANs"
 	# back to the DHCP ISP for what follows
+	box "rm -r /etc/systemd/network/22-br-lan.network.d" >/dev/null
 	halt >/dev/null 2>&1
 	kill "$ISP_PID" 2>/dev/null; pkill -f "path=$ISPD/agent.sock" 2>/dev/null
 	boot || fail "the box boots again on the DHCP ISP"
