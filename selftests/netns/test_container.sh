@@ -112,22 +112,8 @@ check_bulk "through NAT, a container on a port forced to XDP to the internet" "$
 # A UDP stream into the container: every datagram arrives (a veth without
 # GRO takes no XDP frames: a redirect into it would lose them all).
 udp_count() {
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$((10 * SLOW))" >"$WORK/udp.$3" 2>&1 <<'EOF' &
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.settimeout(float(sys.argv[3]))
-n = 0
-try:
-    while True:
-        s.recvfrom(2048)
-        n += 1
-        s.settimeout(2.0)
-except socket.timeout:
-    pass
-print(n)
-EOF
+	in_ns "$1" /usr/bin/python3 "$TOP/selftests/netns/udp_count.py" "$2" "$3" "$((10 * SLOW))" 2 \
+		>"$WORK/udp.$3" 2>&1 &
 	PIDS+=($!)
 }
 udp_send() {	# NS DST PORT COUNT

@@ -26,22 +26,7 @@ ip -6 route add default via fd00:10::1
 echo "OFFLOADS $(ethtool -k eth0 | awk '/^tx-checksumming:|^tcp-segmentation-offload:/ {printf "%s ", $2}')"
 
 bulk_server vm 0.0.0.0 5010 >/dev/null
-python3 - "$LIMIT" <<'EOF' &
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-s.bind(("192.168.10.40", 6010))
-s.settimeout(float(sys.argv[1]))
-n = 0
-try:
-    while True:
-        s.recvfrom(2048)
-        n += 1
-        s.settimeout(3.0)
-except socket.timeout:
-    pass
-print("UDP %d" % n, flush=True)
-EOF
+echo "UDP $(python3 "$TOP/selftests/netns/udp_count.py" 192.168.10.40 6010 "$LIMIT" 3)" &
 udp=$!
 
 # the LAN host's and the internet's servers answer once the router forwards:
