@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The shape stage (issue #13, docs/design.md section 9): after the l3 stage
+/* The shape stage (docs/design.md section 9): after the l3 stage
  * decided to forward a routed packet between a shaped zone and another, it
  * gets a departure time (or a CE mark, or a drop) from the scheduling
  * arithmetic in sluice_shape.h. The entry points apply the time: tc with

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* sluice datapath: the XDP entry point on every port of every zone, and its
- * tc ingress twin (issue #12: ports without native XDP, shaped traffic).
+ * tc ingress twin (ports without native XDP, shaped traffic).
  *
  * The per-packet pipeline (docs/design.md section 1) reads top to bottom in
  * sluice_stages(); each stage lives in its own header and works on a
@@ -8,7 +8,7 @@
  * holds what is each hook's own: building the context, the redirect call,
  * VLAN push/pop, and the mapping of verdicts to the hook's return codes;
  * one function counts every verdict for both (nothing is counted anywhere
- * else). NAT (#10) and rules (#11) slot into the l3 stage.
+ * else). NAT and rules slot into the l3 stage.
  */
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The shaper's scheduling arithmetic (issue #13, docs/design.md section 9).
+/* The shaper's scheduling arithmetic (docs/design.md section 9).
  *
  * Plain C over plain structs: no BPF helper, no map, no clock of its own.
  * The datapath (bpf/shape.h) calls shape_decide() under the pipe's

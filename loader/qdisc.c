@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* sch_fq on the shaped ports, over rtnetlink (issue #13).
+/* sch_fq on the shaped ports, over rtnetlink (docs/design.md section 9).
  *
  * The shaper's programs give packets departure times; sch_fq holds each
  * packet until then. sluice puts fq at the root of every port shaped

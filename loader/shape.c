@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The shaper's configuration (issue #13): `shape` lines -> the pinned
+/* The shaper's configuration: `shape` lines -> the pinned
  * sluice_shape_cfg map and sch_fq on the ports shaped traffic leaves by;
  * `sluice shape set` (rates, live) and the per-direction statistics. */
 #include <errno.h>

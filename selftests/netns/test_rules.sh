@@ -1,5 +1,5 @@
 #!/bin/bash
-# Firewall rules (issue #11) on the reference topology with NAT: rules on
+# Firewall rules on the reference topology with NAT: rules on
 # live traffic, reject's answers, the log, per-rule counters, `rule add|del`
 # cutting an open connection, a set fed with plain bpftool, `set add|del`,
 # reloads under a counted packet stream, `reload --confirm` rolling back,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The shaper (issue #13) on the reference topology with NAT: sch_fq
+# The shaper on the reference topology with NAT: sch_fq
 # installed on the shaped ports and put back by `down`; iperf3 through a
 # 20 Mbit/s upload and 50 Mbit/s download (90-100% of the rate); ping
 # latency under 4 bulk flows each way, fairness among them (Jain's index),

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The Debian package (issue #14): `make deb` on this machine (Debian 12)
+# The Debian package: `make deb` on this machine (Debian 12)
 # with lintian's verdict; then in a Debian 12 tree made with debootstrap
 # (the archive from this machine's apt sources): dpkg -i, the files where
 # they belong, the conffile, `systemd-analyze verify` of the unit; with a

@@ -196,7 +196,7 @@ sluice_down() {
 sluice_prog_id() {	# [tc]: the program whose run time counts
 	bpftool prog show pinned "$PIN/prog_${1:-xdp}" 2>/dev/null | awk -F: 'NR==1 {print $1}'
 }
-# The port modes measured beside native XDP (issue #12): the case-name
+# The port modes measured beside native XDP (tc, generic, mixed): the case-name
 # suffix, the mode, the program that runs.
 # "mixed box": lan2, lan4 and wan0 in tc mode, the other ports native
 # (frames from a native port to a tc one are handed from XDP to tc).
@@ -368,7 +368,7 @@ s1() {
 		na 1 "kernel forwarding + sluice (pass-through)" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
 	fi
 
-	# What the bridge fast path hands to the kernel bridge (#8): unicast
+	# What the bridge fast path hands to the kernel bridge: unicast
 	# to a MAC nobody has, which the bridge floods (the sink is one of
 	# the four hosts it reaches).
 	args=(--gen-ns "$H1" --gen-if eth0 --dst-mac 02:00:5e:00:99:99 --src-ip 192.168.10.11
@@ -481,7 +481,7 @@ s3() {
 		na 3 "sluice NAT" "not available yet (NAT, issue #10)"
 	fi
 
-	# The same traffic routed without NAT through the zone policy (#9).
+	# The same traffic routed without NAT through the zone policy.
 	topo_down
 	bench_topo_up 1
 	# shellcheck disable=SC2207
@@ -494,7 +494,7 @@ s3() {
 	fi
 	nft_off
 	if ! have_feature conntrack; then
-		na 3 "routed, sluice zone policy" "not available yet (routing and conntrack, issue #9)"
+		na 3 "routed, sluice zone policy" "not available (routing and conntrack)"
 	elif sluice_fw_up; then
 		prime_routed $flows
 		measure 3 "routed, sluice zone policy" "${args[@]}"
@@ -655,7 +655,7 @@ s6() {
 		fi
 		nft_off
 		if ! have_feature conntrack; then
-			na 6 "routed, sluice conntrack, $n flows" "not available yet (connection tracking, issue #9)"
+			na 6 "routed, sluice conntrack, $n flows" "not available (connection tracking)"
 		elif sluice_fw_up "$n"; then
 			prime_routed "$n"
 			# shellcheck disable=SC2046
