@@ -92,9 +92,9 @@ enum sluice_verdict {
 	X(NAT_MTU,        nat_mtu,        "nat-mtu")
 
 /* Pass reasons: why a frame was handed to the kernel unchanged. Same
- * X(ENUM, field, "cli-name") shape as the drop reasons; README "Datapath"
- * explains each. The bridge stage's come first, in the order it tests
- * them, then the l3 stage's. */
+ * X(ENUM, field, "cli-name") shape as the drop reasons; docs/guide.md
+ * ("The bridge fast path", "Troubleshooting") explains each. The bridge
+ * stage's come first, in the order it tests them, then the l3 stage's. */
 #define SLUICE_PASS_REASONS(X)						\
 	X(UNKNOWN_PORT,  unknown_port,  "unknown-port")			\
 	X(UNSUPPORTED,   unsupported,   "unsupported")			\
@@ -212,7 +212,7 @@ enum sluice_attach_mode {
 	SLUICE_MODE_TC = 3,		/* tc ingress (TCX, or a clsact filter on 6.1) */
 };
 
-/* Why a port runs in its mode (README "Port modes"), for `sluice status`. */
+/* Why a port runs in its mode (docs/guide.md, "Port modes"), for `sluice status`. */
 enum sluice_mode_why {
 	SLUICE_WHY_CONFIG = 1,		/* `port NAME mode ...` */
 	SLUICE_WHY_DRIVER = 2,		/* the driver took native XDP */

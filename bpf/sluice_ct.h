@@ -215,7 +215,7 @@ SLUICE_ASSERT(sizeof(struct sluice_frag4) == 16, "struct sluice_frag4 layout");
 #define SLUICE_FRAG_TIMEOUT_NS		(30ULL * 1000000000ULL)
 #define SLUICE_FRAG_ENTRIES		4096
 
-/* Out-of-order fragments (RFC 4787 REQ-14; README "Fragments"): a later
+/* Out-of-order fragments (RFC 4787 REQ-14; docs/guide.md, "NAT"): a later
  * fragment that may need translation and arrives before its first goes,
  * whole, into the ring buffer sluice_frag_events (HOLD) and is dropped
  * there (frag-held). When the first fragment arrives, a RELEASE with the

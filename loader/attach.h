@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Attaching the datapath's programs to one port, per mode (README "Port
+/* Attaching the datapath's programs to one port, per mode (docs/guide.md, "Port
  * modes"): an XDP link (native or generic), or tc ingress as a TCX link
  * where the kernel has TCX (6.6+), else a filter on a clsact qdisc (6.1).
  * Pins and bookkeeping are datapath.c's; this file only talks to the

@@ -168,7 +168,7 @@ struct cfg_conntrack {
 };
 
 /* `port NAME mode xdp|tc|generic`: how the datapath attaches to one port
- * (README "Port modes"). Unset, the loader picks (native XDP, else tc). */
+ * (docs/guide.md, "Port modes"). Unset, the loader picks (native XDP, else tc). */
 enum cfg_port_mode { CFG_MODE_AUTO = 0, CFG_MODE_XDP, CFG_MODE_TC, CFG_MODE_GENERIC };
 
 #define CFG_PORT_MAX	64	/* = SLUICE_MAX_PORTS */

@@ -2186,7 +2186,7 @@ static void old_programs(const struct dp *dp, int old[2])
 		old[1] = bpf_obj_get(path);
 }
 
-/* Fail closed (README "Fail closed"): the kernel forwards IP between
+/* Fail closed (docs/guide.md, "Fail closed"): the kernel forwards IP between
  * interfaces only while sluice's programs and policy are in place. `up`
  * turns forwarding on after the first complete apply; `down` turns it off
  * before it detaches anything. A kernel without IPv6 has no IPv6 knob. */

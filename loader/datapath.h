@@ -2,7 +2,7 @@
 /* The running datapath as a set of objects pinned under one folder:
  * maps (sluice_*), the XDP and tc programs (prog_xdp, prog_tc) and one
  * attachment per port (link_xdp_IFINDEX, link_tc_IFINDEX for TCX, or
- * clsact_IFINDEX for a clsact filter; README "Port modes"). Everything here converges the pinned state towards a
+ * clsact_IFINDEX for a clsact filter; docs/guide.md, "Port modes"). Everything here converges the pinned state towards a
  * config; nothing is changed until every fallible step has succeeded.
  */
 #ifndef SLUICE_DATAPATH_H

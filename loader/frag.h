@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* The daemon's side of out-of-order IPv4 fragments (RFC 4787 REQ-14;
- * bpf/sluice_ct.h, README "Fragments"): the datapath hands over a later
+ * bpf/sluice_ct.h, docs/guide.md "NAT"): the datapath hands over a later
  * fragment that came before its first, the daemon keeps it for up to
  * FRAG_HOLD_MS and, when the datapath says the first fragment has come,
  * runs it through the XDP program again, which then translates and

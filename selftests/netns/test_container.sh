@@ -50,7 +50,7 @@ if [ -z "${SLUICE_GUEST:-}" ] && [ -z "${SLUICE_TEST_PORT_MODE:-}" ]; then
 	fi
 fi
 # A veth forced to XDP takes XDP frames only with GRO on at its other end
-# (the kernel's limit, in the README's port modes): the one change here.
+# (the kernel's limit, in docs/guide.md, "Port modes"): the one change here.
 in_ns "$CTX" ethtool -K eth0 gro on >/dev/null
 
 CFG=$WORK/sluice.conf

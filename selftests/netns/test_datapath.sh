@@ -333,7 +333,7 @@ tc_prog_of() {
 		echo "$prog"
 }
 
-# Per-port modes (README "Port modes"): a device without native XDP gets tc
+# Per-port modes (docs/guide.md, "Port modes"): a device without native XDP gets tc
 # ingress; the config forces generic XDP or tc; forcing native XDP on a
 # driver without it fails and changes nothing.
 t_modes() {

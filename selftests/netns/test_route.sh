@@ -119,13 +119,14 @@ print("ok")
 EOF
 }
 
-# Connections open before sluice is first loaded (README "Continuity"): TCP
-# is picked up mid-stream by its first packet after the load when the
-# kernel's connection tracking knew the connection (the box was a firewall
-# before: here a table of the admin's with `ct state`) and that packet comes
-# from a side that may open connections. So a connection the LAN opened
-# keeps working; one the kernel never tracked is cut, as is one the
-# internet opened to a LAN host when the internet side speaks first.
+# Connections open before sluice is first loaded (docs/guide.md,
+# "Connections open before sluice starts"): TCP is picked up mid-stream by
+# its first packet after the load when the kernel's connection tracking
+# knew the connection (the box was a firewall before: here a table of the
+# admin's with `ct state`) and that packet comes from a side that may open
+# connections. So a connection the LAN opened keeps working; one the
+# kernel never tracked is cut, as is one the internet opened to a LAN host
+# when the internet side speaks first.
 t_preexisting() {
 	local out_lan out_wan out_untracked pid1 pid2 pid3
 	tcp_echo_server "$INET" 203.0.113.1 5310

@@ -61,7 +61,7 @@ done > "$WORK/q.log"
 
 # Hosts' TCP sends MTU-sized segments (tx off in topology.sh disables TSO):
 # the router's ports must not aggregate them either, or one 64 KB skb is a
-# 33 ms burst at 16 Mbit/s (README "Shaping": gro).
+# 33 ms burst at 16 Mbit/s (docs/guide.md, "Shaping": gro).
 for d in lan1 lan2 lan3 lan4 lan5 wan0; do
 	ip netns exec "$RTR" ethtool -K "$d" gro off >/dev/null 2>&1
 done
@@ -283,7 +283,7 @@ expect "shape set changes the upload rate" rsluice shape set wan upload 10mbit d
 ck_up2() { local r; r=$(mbit up2); MSG="... iperf3 then gets 90-100% of 10 Mbit/s ($r)"; between "$r" 9 10; }
 iperf up2 "$H1" 5201
 judge ck_up2 "iperf up2 $H1 5201" up2.json
-# the same by hand, as the README shows: bpftool on the pinned map (pipe 0:
+# the same by hand, as docs/guide.md shows: bpftool on the pinned map (pipe 0:
 # the first shaped zone's upload; the rate is the value's first 8 bytes)
 /usr/bin/python3 - "$PIN/sluice_shape_cfg" >"$WORK/bpftool.log" 2>&1 <<'PY'
 import json, struct, subprocess, sys

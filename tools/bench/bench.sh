@@ -173,7 +173,7 @@ headroom_for() {
 }
 
 # sluice_up [MODE]: the example config, every port forced into MODE
-# (tc|generic) when given (README "Port modes").
+# (tc|generic) when given (docs/guide.md, "Port modes").
 sluice_up() {
 	headroom_for "${1:-}"
 	SLUICE_TEST_PORT_MODE=${1:-} topo_config "$WORK/sluice.conf"
