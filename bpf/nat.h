@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* NAT (issue #10): masquerade's mappings and the rewrite of a translated
+/* NAT: masquerade's mappings and the rewrite of a translated
  * packet (docs/design.md section 3, "NAT").
  *
  * A translated connection keeps its state in its two connection entries:

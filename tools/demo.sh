@@ -1,5 +1,5 @@
 #!/bin/bash
-# sudo make demo: the reference box (workloads.md) in network namespaces,
+# sudo make demo: the reference box in network namespaces,
 # sluice loaded with the example config, a short traffic mix, the counters.
 #   KEEP=1 make demo    leave it running and print how to enter it
 #   tools/demo.sh clean remove a kept demo

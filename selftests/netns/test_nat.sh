@@ -1,5 +1,5 @@
 #!/bin/bash
-# NAT (issue #10) on the reference topology, with the internet namespace
+# NAT on the reference topology, with the internet namespace
 # knowing no route back to the LAN: every LAN host reaches it only through
 # masquerade. Checked here: what the server sees (the WAN address), port
 # preservation and two hosts with the same source port, endpoint-

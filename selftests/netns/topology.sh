@@ -1,4 +1,4 @@
-# The reference box ("fwbox", ../shared/notes/workloads.md) in namespaces.
+# The reference box (a 5-port LAN bridge and a WAN) in namespaces.
 # Source after selftests/lib.sh. topo_up creates, topo_down removes:
 #
 #   $RTR   router: lan1..lan5 in bridge br-lan (192.168.10.1/24, fd00:10::1/64),
@@ -6,8 +6,9 @@
 #   $H1..$H5  one LAN host per port: eth0 192.168.10.1N/24, gateway .1
 #   $INET  "the internet": eth0 203.0.113.1/24, servers bind to 203.0.113.1
 #
-# Until NAT lands the internet namespace routes the LAN prefix back to the
-# router (TOPO_ROUTE_BACK=1, the default), so LAN to WAN traffic works routed.
+# By default the internet namespace routes the LAN prefix back to the router
+# (TOPO_ROUTE_BACK=1), so LAN to WAN traffic works routed; the NAT, rules and
+# shaping suites set 0, so the LAN reaches the internet only through NAT.
 # All names carry $TAG; nothing touches the machine's own namespace.
 
 topo_up() {

@@ -1907,7 +1907,7 @@ static const struct fixture fixtures[] = {
 	{ "l3: with fwmark policy rules, routed traffic passes to the kernel after the verdict",
 	  u_out, PASS_(FWMARK_RULES), .ingress = P_LAN5, .setup = f_fwmark_rules, .learn = 1,
 	  .ct_new = 1 },
-	/* NAT (#10): masquerade to the WAN address, every checksum verified */
+	/* NAT: masquerade to the WAN address, every checksum verified */
 	{ "nat: UDP LAN to WAN masqueraded: source 203.0.113.2, port kept, IP and UDP checksums",
 	  nu_out, REDIRECT_, .ingress = P_LAN5, .setup = f_masq, .expect = nu_out_out,
 	  .egress = P_WAN, .ct_new = 1 },

@@ -403,7 +403,7 @@ s2() {
 		ip netns exec "$H1" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1	# fresh FDB
 		measure 2 "kernel bridge, $size B" "${args[@]}"
 		if ! have_feature bridge; then
-			na 2 "sluice bridge fast path, $size B" "not available yet (bridge fast path, issue #8)"
+			na 2 "sluice bridge fast path, $size B" "not available (bridge fast path)"
 		elif sluice_up; then
 			ip netns exec "$H1" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1
 			measure 2 "sluice bridge fast path, $size B" "${args[@]}"
@@ -478,7 +478,7 @@ s3() {
 		[ -n "$INNER" ] ||
 			BENCH_PRIME=prime_lan_wan bench_modes 3 "sluice NAT" sluice_up "" "${args[@]}"
 	else
-		na 3 "sluice NAT" "not available yet (NAT, issue #10)"
+		na 3 "sluice NAT" "not available (NAT)"
 	fi
 
 	# The same traffic routed without NAT through the zone policy.
@@ -523,7 +523,7 @@ s4() {
 	fi
 	nft_off
 	if ! have_feature nat "port-forward wan udp 8443 -> 192.168.10.12:443"; then
-		na 4 "sluice port forward" "not available yet (NAT, issue #10)"
+		na 4 "sluice port forward" "not available (NAT)"
 	elif headroom_for && topo_config "$WORK/sluice.conf" &&
 	     echo "port-forward wan udp 8443 -> 192.168.10.12:443" >>"$WORK/sluice.conf" &&
 	     rsluice up -c "$WORK/sluice.conf" >"$WORK/sluice.log" 2>&1; then
@@ -604,8 +604,8 @@ s5() {
 			nft_off
 		done
 		if ! have_feature rules "rule lan -> wan src 10.0.0.0/8 drop"; then
-			na 5 "sluice, $n rules: established" "not available yet (rules, issue #11)"
-			na 5 "sluice, $n rules: new connections" "not available yet (rules, issue #11)"
+			na 5 "sluice, $n rules: established" "not available (rules)"
+			na 5 "sluice, $n rules: new connections" "not available (rules)"
 		elif sluice_rules_up "$WORK/rules$n.sluice"; then
 			prime_lan_wan $flows
 			measure 5 "sluice, $n rules: established" "${args[@]}"
@@ -699,7 +699,7 @@ s7() {
 		done
 		nft_off
 		if ! have_feature rules "rule lan -> wan src 10.0.0.0/8 drop"; then
-			na 7 "sluice reload, $n rules" "not available yet (rules, issue #11)"
+			na 7 "sluice reload, $n rules" "not available (rules)"
 			continue
 		fi
 		if ! sluice_rules_up /dev/null; then
