@@ -745,6 +745,20 @@ t_wan_types() {
 			wait_for $((30 * 1000)) in_ns "$L3" ping -6 -c 1 -W 1 2001:db8:70::1 &&
 				pass "VLAN WAN IPv6: ping from lan3 to the internet, routed" ||
 				fail "VLAN WAN IPv6: ping from lan3 to the internet, routed"
+			# qemu 7.2's e1000e model corrupts the IPv6 TCP segments
+			# it cuts when it also inserts the VLAN tag (the source
+			# address overwritten, payload length 0: seen at the ISP,
+			# on the kernel's own forwarding path just the same), so
+			# the box's e1000e leaves IPv6 segmentation to the kernel
+			# here. Real e1000e hardware has no such fault.
+			box "ethtool -K wan0 tx-tcp6-segmentation off" >/dev/null
+			out=$(bulk "$L3" 2001:db8:70::1 5071)
+			[ "$out" = ok ] && pass "VLAN WAN IPv6: 2 MB of TCP there and back from lan3 (XDP), routed, intact" ||
+				fail "VLAN WAN IPv6: 2 MB of TCP there and back from lan3 (XDP), routed, intact ($out)"
+			wait_for $((30 * 1000)) bash -c "ip -n $L2 -6 -o addr show dev eth0 scope global -tentative | grep -q 2001:db8:70:1"
+			out=$(bulk "$L2" 2001:db8:70::1 5071)
+			[ "$out" = ok ] && pass "VLAN WAN IPv6: ... from lan2 (tc) too" ||
+				fail "VLAN WAN IPv6: ... from lan2 (tc) too ($out)"
 		else
 			fail "VLAN WAN IPv6: the LAN gets addresses from the prefix delegated on VLAN 7 (2001:db8:70:100::/56)"
 			box "networkctl status wan0.7 --no-pager -n 10; ip -6 a; ip -6 r" | indent | head -n 40
