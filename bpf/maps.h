@@ -169,7 +169,7 @@ struct {
 } sluice_ct4 SEC(".maps");
 
 /* The flow cache's slots (flowcache.h); the tracker reads other CPUs'
- * for a flow's sequence numbers (conntrack.h). */
+ * for a flow's sequence numbers (ct_tcp.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SLUICE_FC_SLOTS);

@@ -110,10 +110,8 @@ static __always_inline int pkt_parse(struct pkt *p)
 	return PKT_CONTINUE;
 }
 
-/* Each entry file (sluice.bpf.c for XDP) also provides, for the stages'
- * verdicts to take effect: pkt_vlan_pop(p) and pkt_vlan_push(p, tci) (remove
- * the outermost VLAN tag or add one; 0 or a negative error, p->data and
- * p->data_end valid for the new frame afterwards), the redirect call and the
- * exit that maps and counts verdicts. */
+/* What each hook does with the stages' verdicts is its own: xdp.h and tc.h
+ * pop or push a VLAN tag and redirect; sluice.bpf.c's exits map the
+ * verdicts to the hook's return codes and count them. */
 
 #endif /* SLUICE_PKT_H */

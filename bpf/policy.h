@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The zone policy and the source checks a packet passes before it may open
+ * a connection (docs/design.md section 3): `forward` between zones,
+ * martians and bogons, the reverse-path check the fast path owes the
+ * kernel's rp_filter, and the rules' verdict (classify.h). */
+#ifndef SLUICE_POLICY_H
+#define SLUICE_POLICY_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "l3.h"
+
+/* `forward A -> B`: zone A may open connections to zone B. The router is
+ * zone SLUICE_ZONE_ROUTER; its input policy is in the zone's flags. */
+static __always_inline int zone_allows(__u32 from, __u32 to)
+{
+	struct sluice_zone *z;
+
+	if (from >= SLUICE_MAX_ZONES || to >= 32)
+		return 0;
+	z = bpf_map_lookup_elem(&sluice_zones, &from);
+	return z && (z->forward & (1U << to));
+}
+
+/* ---- sources ------------------------------------------------------------------ */
+
+#ifndef AF_INET
+#define AF_INET		2
+#define AF_INET6	10
+#endif
+
+/* Sources no forwarded packet may carry (the kernel's martians, which the
+ * fast path would otherwise forward): IPv4 0/8, 127/8, multicast and
+ * 240/4 (with the limited broadcast); IPv6 unspecified, loopback,
+ * multicast, link-local (never forwarded, RFC 4291 2.5.6) and IPv4-mapped.
+ * Checked on every forwarded packet: a few compares. */
+static __always_inline int src_martian(const struct l3_facts *f)
+{
+	__u32 s = bpf_ntohl(f->src[0]);
+
+	if (!f->v6)
+		return (s >> 24) == 0 || (s >> 24) == 127 || (s >> 28) >= 0xe;
+	if ((s >> 24) == 0xff || (s >> 22) == (0xfe80 >> 6))
+		return 1;
+	return !f->src[0] && !f->src[1] &&
+	       ((!f->src[2] && (bpf_ntohl(f->src[3]) <= 1)) || f->src[2] == bpf_htonl(0xffff));
+}
+
+/* Sources no host on the internet has (RFC 6890): private-use, shared
+ * (CGNAT), link-local and IETF protocol blocks, IPv6 unique-local and
+ * site-local. The documentation (TEST-NET, 2001:db8::/32) and benchmarking
+ * (198.18.0.0/15) blocks are left out on purpose: never routed on the
+ * internet either, but what test labs and benchmark testers send. Only new
+ * flows from a zone with `bogons drop` are checked: replies of flows opened
+ * from inside (a DSL modem's 192.168.100.1, an ISP router's ICMP errors)
+ * match their connection and never get here. */
+static __always_inline int src_bogon(const struct l3_facts *f)
+{
+	__u32 s = bpf_ntohl(f->src[0]);
+
+	if (f->v6)
+		return (s >> 25) == (0xfc00 >> 9) || (s >> 22) == (0xfec0 >> 6);
+	return (s >> 24) == 10 ||			/* 10/8 */
+	       (s >> 22) == (100 << 2 | 1) ||		/* 100.64/10 */
+	       (s >> 16) == (169 << 8 | 254) ||		/* 169.254/16 */
+	       (s >> 20) == (172 << 4 | 1) ||		/* 172.16/12 */
+	       (s >> 8) == (192 << 16) ||		/* 192.0.0/24 */
+	       (s >> 16) == (192 << 8 | 168);		/* 192.168/16 */
+}
+
+/* Strict reverse-path check, the fast path's stand-in for rp_filter: the
+ * FIB's route back to the source must leave by the interface the packet
+ * came in on (for a bridge port, its bridge). A source the router holds
+ * itself (RTN_LOCAL: NOT_FWDED) or cannot reach fails. Costs a FIB lookup,
+ * so only new flows and untracked packets pay it. */
+static __always_inline int src_reaches_back(void *ctx, const struct l3_facts *f,
+					    struct bpf_fib_lookup *fib)
+{
+	long rc;
+
+	__builtin_memset(fib, 0, sizeof(*fib));
+	fib->l4_protocol = f->proto;
+	fib->sport = f->dport;
+	fib->dport = f->sport;
+	fib->ifindex = f->l3_ifindex;
+	if (!f->v6) {
+		fib->family = AF_INET;
+		fib->ipv4_src = f->dst[0];
+		fib->ipv4_dst = f->src[0];
+	} else {
+		fib->family = AF_INET6;
+		__builtin_memcpy(fib->ipv6_src, f->dst, 16);
+		__builtin_memcpy(fib->ipv6_dst, f->src, 16);
+	}
+	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), 0);
+	return (rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH) &&
+	       fib->ifindex == f->l3_ifindex;
+}
+
+/* The rules' verdict on a new connection (or an untracked packet) as its
+ * originator sends it: 0 when no rule matches, else 1 + the action; the
+ * rule in F->rule. */
+static __always_inline int l3_rules(const struct l3_facts *f,
+				    const struct sluice_dp_config *cfg, __u64 now, __u32 *rule)
+{
+	struct rule_q *q = rule_q();
+
+	if (!q)
+		return 0;
+	__builtin_memcpy(q->src, f->src, 16);
+	__builtin_memcpy(q->dst, f->dst, 16);
+	q->sport = f->sport;
+	q->dport = f->dport;
+	if (f->dnat) {		/* rules see the inside server */
+		q->dst[0] = f->xlat.daddr;
+		q->dport = f->xlat.dport;
+	}
+	q->v6 = f->v6;
+	q->proto = f->proto;
+	q->icmp_type = f->icmp_type;
+	q->ports = f->proto == IPPROTO_TCP || f->proto == IPPROTO_UDP;
+	q->from = f->zone_in;
+	q->to = f->zone_out;
+	q->recheck = 0;
+	q->slot = SLUICE_RULE_SLOT(f->gen);
+	return rules_verdict(q, f->len, f->l3_ifindex, now, rule);
+}
+
+/* May this packet open a connection (or pass untracked)? 0, or the reason
+ * it may not: the rules, else the zone policy; then the source checks. */
+static __always_inline int l3_admit(void *ctx, struct l3_facts *f)
+{
+	struct l3_scratch *s;
+	struct sluice_zone *z;
+	__u32 key0 = 0, zin = f->zone_in;
+
+	if (f->rule_act == 1 + SLUICE_RULE_DROP)
+		return SLUICE_DROP_RULE;
+	if (f->rule_act == 1 + SLUICE_RULE_REJECT)
+		return SLUICE_DROP_RULE_REJECT;
+	/* A port forward or an open mapping is its own permission from the
+	 * outside; from inside (hairpin), the zone may do what it may do
+	 * towards the forward's zone. */
+	if (!f->rule_act && (f->dnat ? f->hairpin && !zone_allows(f->zone_in, f->dnat_zone)
+				     : !zone_allows(f->zone_in, f->zone_out)))
+		return SLUICE_DROP_POLICY;
+	z = bpf_map_lookup_elem(&sluice_zones, &zin);
+	if (z && (z->flags & SLUICE_ZONE_BOGONS) && src_bogon(f))
+		return SLUICE_DROP_BOGON_SRC;
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (s && !src_reaches_back(ctx, f, &s->rp))
+		return SLUICE_DROP_SPOOFED_SRC;
+	return 0;
+}
+
+#endif /* SLUICE_POLICY_H */
