@@ -9,6 +9,8 @@
 #include "l3.h"
 #include "flowcache.h"
 
+/* Copy what the decision needs out of the packet, bounds-checked here so
+ * nothing after has to be. Returns -1 for a header cut short. */
 static __always_inline int l3_facts(struct pkt *p, const struct l3_call *c,
 				    const struct l4_info *l4, struct l3_facts *f)
 {

@@ -247,8 +247,6 @@ static __always_inline int l3_tcp_seq(const struct pkt *p, struct l3_facts *f)
 	return 0;
 }
 
-/* Copy what the decision needs out of the packet, bounds-checked here so
- * nothing after has to be. Returns -1 for a header cut short. */
 /* What an entry point hands the l3 stage: where the headers are, as
  * offsets, since pointers do not survive into a global function; and what
  * the stage hands back. */

@@ -97,9 +97,6 @@ struct {
 	__type(value, struct l3_call);
 } sluice_l3_calls SEC(".maps");
 
-/* The call from the pipeline: VLAN-tagged and non-IP frames never need the
- * function. HOOK is a constant at every call site, so each entry program
- * holds the call of its own hook only. */
 /* The l3 call's inputs from the pipeline's packet. */
 static __always_inline void l3_call_in(struct pkt *p, struct l3_call *c)
 {
