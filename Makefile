@@ -61,8 +61,11 @@ $(BUILD)/sluice: loader/main.c $(LOADER_SRC) $(LOADER_HDRS) $(BPF_HDRS) $(BUILD)
 	$(CC) $(ALL_CFLAGS) loader/main.c $(LOADER_SRC) -o $@ $(LDFLAGS) $(LIBS)
 
 TEST_XDP_SRC := loader/util.c loader/config.c loader/rules.c
-$(BUILD)/test_xdp: selftests/unit/test_xdp.c selftests/unit/pkt.h $(TEST_XDP_SRC) loader/rules.h loader/config.h $(BPF_HDRS) $(BUILD)/sluice.skel.h
-	$(CC) $(ALL_CFLAGS) -Iselftests/unit $< $(TEST_XDP_SRC) -o $@ $(LDFLAGS) $(LIBS)
+# The runner (test_xdp.c), the fixtures of each stage and their shared pairs.
+TEST_XDP_FX := $(wildcard selftests/unit/fx_*.c) selftests/unit/fixture.c selftests/unit/pkt.c
+TEST_XDP_FX_HDRS := selftests/unit/fixture.h selftests/unit/pkt.h
+$(BUILD)/test_xdp: selftests/unit/test_xdp.c $(TEST_XDP_FX) $(TEST_XDP_FX_HDRS) $(TEST_XDP_SRC) loader/rules.h loader/config.h $(BPF_HDRS) $(BUILD)/sluice.skel.h
+	$(CC) $(ALL_CFLAGS) -Iselftests/unit $< $(TEST_XDP_FX) $(TEST_XDP_SRC) -o $@ $(LDFLAGS) $(LIBS)
 
 $(BUILD)/test_config: selftests/unit/test_config.c loader/config.c loader/config.h
 	$(CC) $(ALL_CFLAGS) $< loader/config.c -o $@

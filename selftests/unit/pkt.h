@@ -33,6 +33,7 @@ static inline void *pkt_put(struct pkt *p, const void *data, unsigned int n)
 
 static const unsigned char MAC_A[6] = { 0x02, 0, 0, 0, 0, 0x0a };
 static const unsigned char MAC_B[6] = { 0x02, 0, 0, 0, 0, 0x0b };
+static const unsigned char GW_MAC[6] = { 0x02, 0, 0, 0, 0, 0xfe };	/* 203.0.113.1 */
 
 static inline struct ethhdr *pkt_eth(struct pkt *p, uint16_t eth_proto)
 {
@@ -134,5 +135,54 @@ static inline struct tcphdr *pkt_tcp(struct pkt *p, uint16_t sport, uint16_t dpo
 	t->window = htons(64240);
 	return t;
 }
+
+
+/* ---- routed frames (pkt.c) ----------------------------------------------- */
+
+/* One routed packet, described once: l3_build() makes the frame as it
+ * arrives (from the LAN host 192.168.10.20 behind lan5, or from the WAN
+ * gateway) and, with ROUTED, as the router must send it on. */
+struct l3d {
+	int v6, from_wan;
+	int to_lan;			/* routed from the LAN back into it (hairpin) */
+	const char *src, *dst;
+	__u8 proto, tcp_flags, ttl, icmp_type, icmp_code;
+	__u16 sport, dport;		/* ICMP echo: the identifier in sport */
+	unsigned int payload, opt;
+	__u8 n_ext, ext[2];		/* IPv6 extension headers before L4 */
+	__u16 frag;			/* IPv4 fragment field, host order */
+	const unsigned char *dst_mac;	/* instead of the router's */
+	const struct l3d *quote;	/* ICMP error: the packet it is about */
+	int csum;			/* compute the L4 checksum (else UDP's is 0) */
+	__u16 mss, nat_mss;		/* TCP: an MSS option (after a no-op), and as routed */
+	__u32 seq, ack;			/* TCP */
+	/* NAT: what the routed frame carries instead (0/NULL: unchanged) */
+	const char *nat_src, *nat_dst;
+	__u16 nat_sport, nat_dport;
+	const struct l3d *nat_quote;	/* an ICMP error's quote, translated */
+};
+
+/* ROUTED: 0 as sent, 1 routed (and translated), 2 translated only (what
+ * goes up to the kernel translated). */
+void l3_build(struct pkt *p, const struct l3d *d, int routed);
+
+/* A routed frame NAME described once (NAME_d), built as sent (NAME), as
+ * routed (NAME_out) and as translated only (NAME_xlat). L3 for a frame of
+ * one fixture file; L3_SHARED for one that other files use too, which
+ * fixture.h declares with L3_EXTERN. */
+#define L3_(scope, name, ...)							\
+	scope const struct l3d name##_d = { __VA_ARGS__ };			\
+	scope void name(struct pkt *p) { l3_build(p, &name##_d, 0); }		\
+	scope __attribute__((unused)) void name##_out(struct pkt *p)		\
+	{ l3_build(p, &name##_d, 1); }						\
+	scope __attribute__((unused)) void name##_xlat(struct pkt *p)		\
+	{ l3_build(p, &name##_d, 2); }
+#define L3(name, ...)		L3_(static, name, __VA_ARGS__)
+#define L3_SHARED(name, ...)	L3_(, name, __VA_ARGS__)
+#define L3_EXTERN(name)								\
+	extern const struct l3d name##_d;					\
+	void name(struct pkt *p);						\
+	void name##_out(struct pkt *p);						\
+	void name##_xlat(struct pkt *p)
 
 #endif

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The packet fixtures' shared world: the ports and zones they name, what a
+ * fixture is, the skeleton and the helpers that write its maps as the
+ * loader would (fixture.c), and what each fx_<stage>.c file offers the
+ * others. The runner is test_xdp.c; the frames' builders are pkt.h. */
+#ifndef SLUICE_FIXTURE_H
+#define SLUICE_FIXTURE_H
+
+#include <stddef.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "pkt.h"
+#include "sluice.h"
+#include "sluice.skel.h"
+
+/* The test runs in a network namespace of its own, where it creates the
+ * ports it needs: lo stands for a routed port, four veth ends for bridge
+ * ports; lan1..lan3 are in one bridge, lan4 in another. Those bridges need
+ * not exist: the bridge stage knows them by ifindex only. The l3 fixtures
+ * route for real (bpf_fib_lookup): wan0 (203.0.113.2/24, default route via
+ * 203.0.113.1) and lan5 in a real bridge br0 (192.168.10.1/24), with
+ * permanent neighbours, and dmz0, a device in no zone. */
+enum port_id { P_LO = 1, P_LAN1, P_LAN2, P_LAN3, P_LAN4, P_WAN, P_LAN5, P_COUNT };
+
+extern const char *const port_dev[P_COUNT];
+
+enum { Z_LAN = 0, Z_WAN = 1 };
+extern unsigned char br0_mac[6], wan_mac[6];	/* the real devices' */
+extern __u32 br0_ifindex, dmz_ifindex;
+
+#define BR1		500
+#define BR2		501
+#define FDB_SIZE	16	/* small, so a fixture can fill it */
+#define SRC_NONE	(-1)	/* fixture.src_on: no entry for the source MAC */
+
+static const unsigned char BR_MAC[6] = { 0x02, 0, 0, 0, 0, 0x01 };
+
+#define LAN_HOST	"192.168.10.20"
+#define INET_HOST	"192.0.2.5"	/* beyond the gateway 203.0.113.1 */
+#define WAN_ADDR	"203.0.113.2"	/* wan0's, the masquerade address */
+#define LAN_CLIENT	"192.168.10.21"
+
+struct fixture {
+	const char *name;
+	void (*build)(struct pkt *in);
+	/* expected */
+	int action;
+	enum sluice_verdict verdict;
+	int reason;				/* drop or pass reason */
+	int unknown_port;			/* ingress not in the ports map */
+	enum port_id ingress;			/* default: lo */
+	void (*setup)(void);			/* ports, FDB, VLANs beyond the baseline */
+	void (*expect)(struct pkt *out);	/* output frame; default: the input */
+	enum port_id egress;			/* REDIRECT: where to */
+	int learn, move, full;			/* sluice_gstats deltas */
+	int ct_new, ct_confirmed;
+	int src_on;				/* port the source MAC is learned on after,
+						 * SRC_NONE, or 0: not checked */
+	__u16 src_vlan;
+	/* tc: a no-neigh pass goes to the neighbour layer instead
+	 * (bpf_redirect_neigh: TC_ACT_REDIRECT, the IPv4 TTL decremented) */
+	int tc_neigh;
+	/* PASS: 1 + what the frame tells the kernel backstop (enum
+	 * sluice_judged: XDP's metadata, tc's skb->mark); 0: not checked */
+	int judged;
+};
+
+#define JUDGED_(j)	(1 + SLUICE_JUDGED_##j)
+#define PASS_(r)	XDP_PASS, SLUICE_VERDICT_PASS, SLUICE_PASS_##r
+#define DROP_(r)	XDP_DROP, SLUICE_VERDICT_DROP, SLUICE_DROP_##r
+#define REDIRECT_	XDP_REDIRECT, SLUICE_VERDICT_REDIRECT, 0
+
+/* A stage's fixtures, as its file exports them to the runner. */
+struct fixture_table {
+	const struct fixture *f;
+	size_t n;
+};
+
+#define FIXTURE_TABLE(name, array)						\
+	const struct fixture_table name = { array, sizeof(array) / sizeof((array)[0]) }
+
+/* ---- fixture.c: the state, and the maps written as the loader would ---- */
+
+extern struct sluice *skel;
+extern int ncpu;
+extern __u32 ifindex_of[P_COUNT];
+extern struct sluice_port ports[P_COUNT];	/* this fixture's */
+
+__u64 now_ns(void);
+void fdb_changed(void);
+void fdb_write(const unsigned char *mac, __u16 vlan, int p, __u32 flags, __u64 age_ms,
+	       int raw);
+void fdb_put(const unsigned char *mac, __u16 vlan, int p, __u32 flags, __u64 age_ms);
+void vlan_put(enum port_id p, __u16 vid, __u32 flags);
+void clear_map(int fd, size_t key_size);
+void zone_put(__u32 z, const char *name, __u32 forward, __u32 flags);
+void ct4_flow(const char *src, const char *dst, __u16 sp, __u16 dp, __u8 proto,
+	      __u8 zin, __u8 zout, __u8 state, int confirmed, __u32 gen);
+void baseline(void);
+void ports_changed(void);
+int write_ports(void);
+void cfg_flag(__u32 flag, int on);
+void write_config_gen(void);
+int read_percpu(int fd, __u32 key, void *sum, size_t size);
+int read_slot(__u32 slot, struct sluice_port_stats *sum);
+void read_gstats(struct sluice_gstats *g);
+int run_pkt(void (*build)(struct pkt *), enum port_id port, int tc, int meta,
+	    struct pkt *out, struct __sk_buff *skb_out);
+int make_ports(void);
+
+/* ---- test_xdp.c: the runner's --------------------------------------------- */
+
+extern const char *hook;	/* "xdp" or "tc": the entry point being run */
+extern int failed;
+void frag_ok(int ok, const char *what, ...);
+
+/* ---- fx_parse.c ------------------------------------------------------------ */
+
+extern const struct fixture_table fx_parse;
+void ipv4_udp(struct pkt *p);
+void ipv6_udp(struct pkt *p);
+void arp_request(struct pkt *p);
+void vlan_ipv4(struct pkt *p);
+
+/* ---- fx_bridge.c ----------------------------------------------------------- */
+
+extern const struct fixture_table fx_bridge;
+void b_on_lan2(void);
+void test_unknown_cache(int tc);
+void test_learned_cache(int tc);
+
+/* ---- fx_l3.c --------------------------------------------------------------- */
+
+extern const struct fixture_table fx_l3, fx_l3_sources;
+L3_EXTERN(u_out);
+L3_EXTERN(u_in);
+L3_EXTERN(syn_out);
+L3_EXTERN(syn_in);
+L3_EXTERN(ack_out);
+L3_EXTERN(to_router_lan);
+L3_EXTERN(to_router_wan);
+L3_EXTERN(echo_out);
+L3_EXTERN(u6_out);
+void f_on_lan5(void);
+void f_tcp_seq(void);
+void test_nh_cache(int tc);
+
+/* ---- fx_nat.c -------------------------------------------------------------- */
+
+extern const struct fixture_table fx_nat;
+L3_EXTERN(nu_out);
+L3_EXTERN(nu_in);
+L3_EXTERN(nfrag_out);
+L3_EXTERN(nfirst_out);
+L3_EXTERN(nfrag_in);
+void f_masq(void);
+void f_frag_none(void);
+
+/* ---- fx_rules.c ------------------------------------------------------------ */
+
+extern const struct fixture_table fx_rules;
+void rules_pin_make(void);
+void rules_cleanup(void);
+
+/* ---- fx_frag.c, fx_shape.c, fx_tc.c, fx_flowcache.c: no table ------------ */
+
+void test_frag_hold(int tc);
+void test_shape(int tc);
+int shape_bench(int n);
+void test_tc_rx(void);
+void test_peer_stack(void);
+void test_flow_cache(int tc, int nat);
+void test_tcp_window(int tc);
+
+#endif
