@@ -3,8 +3,7 @@
 # LAN hosts talk through XDP redirects, the kernel keeps everything else,
 # the FDB follows hosts, ports and the kernel bridge.
 SUITE=bridge${SLUICE_TEST_PORT_MODE:+ ($SLUICE_TEST_PORT_MODE mode)}
-. "$(dirname "$0")/../lib.sh"
-. "$TOP/selftests/netns/topology.sh"
+. "$(dirname "$0")/lib.sh"
 require_root
 
 WORK=$(mktemp -d /tmp/sluice-bridge.XXXXXX)

@@ -2,7 +2,7 @@
 # CLI tests: every subcommand, its success output and every error path.
 # Runs in one namespace of its own with a veth pair as the only ports.
 SUITE=cli
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
 require_root
 
 TAG=$(unique_tag)

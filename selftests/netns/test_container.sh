@@ -11,9 +11,7 @@
 # Debian kernel under qemu whose virtio-net NIC is a tap in br-lan, with
 # the offloads virtio negotiates (vm_guest.sh); the same checks.
 SUITE=container${SLUICE_TEST_PORT_MODE:+ ($SLUICE_TEST_PORT_MODE mode)}
-. "$(dirname "$0")/../lib.sh"
-. "$TOP/selftests/netns/topology.sh"
-. "$TOP/selftests/netns/traffic.sh"
+. "$(dirname "$0")/lib.sh"
 require_root
 
 TOPO_ROUTE_BACK=0 topo_suite

@@ -2,8 +2,7 @@
 # Integration tests on the reference topology: attach, traffic, counters,
 # live reload without loss, rollback, the daemon following the kernel, down.
 SUITE=netns
-. "$(dirname "$0")/../lib.sh"
-. "$TOP/selftests/netns/topology.sh"
+. "$(dirname "$0")/lib.sh"
 require_root
 
 WORK=$(mktemp -d /tmp/sluice-test.XXXXXX)

@@ -9,7 +9,7 @@
 # once more with the datapath told to pass every frame to the kernel, where
 # the kernel backstop alone must hold the same line.
 SUITE=evasion
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
 # Where it runs (selftests/run.sh): every part on the host; in the emulated
 # guests, for make check's half hour, both hooks' rounds on each kernel,
 # and the router's own traffic and its tunnels (no GRE or WireGuard on the
@@ -17,8 +17,6 @@ SUITE=evasion
 # conntrack) or the same code whatever the kernel (the NAT limit) runs on
 # the host.
 KERNEL=${SLUICE_KERNEL:-host}
-. "$TOP/selftests/netns/topology.sh"
-. "$TOP/selftests/netns/traffic.sh"
 require_root
 topo_suite
 

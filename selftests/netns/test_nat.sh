@@ -7,9 +7,7 @@
 # filtering, TCP and ping through the NAT, `sluice conntrack` and the
 # counters.
 SUITE=nat${SLUICE_TEST_PORT_MODE:+ ($SLUICE_TEST_PORT_MODE mode)}
-. "$(dirname "$0")/../lib.sh"
-. "$TOP/selftests/netns/topology.sh"
-. "$TOP/selftests/netns/traffic.sh"
+. "$(dirname "$0")/lib.sh"
 require_root
 
 WORK=$(mktemp -d /tmp/sluice-test.XXXXXX)

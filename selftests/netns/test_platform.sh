@@ -4,7 +4,7 @@
 # kernel has no sch_fq or cake); the Debian kernels in the guests ship them
 # all, so there a missing one is a failure.
 SUITE=platform
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
 require_root
 
 TAG=$(unique_tag)

@@ -4,9 +4,7 @@
 # traffic from the internet dropped, the router's own traffic, ICMP errors,
 # MTU, policy changes cutting open flows, `sluice conntrack`.
 SUITE=route${SLUICE_TEST_PORT_MODE:+ ($SLUICE_TEST_PORT_MODE mode)}
-. "$(dirname "$0")/../lib.sh"
-. "$TOP/selftests/netns/topology.sh"
-. "$TOP/selftests/netns/traffic.sh"
+. "$(dirname "$0")/lib.sh"
 require_root
 
 WORK=$(mktemp -d /tmp/sluice-test.XXXXXX)

@@ -6,9 +6,7 @@
 # and an nmap scan from the internet finding exactly what rules and port
 # forwards open.
 SUITE=rules
-. "$(dirname "$0")/../lib.sh"
-. "$TOP/selftests/netns/topology.sh"
-. "$TOP/selftests/netns/traffic.sh"
+. "$(dirname "$0")/lib.sh"
 require_root
 
 TOPO_ROUTE_BACK=0 topo_suite

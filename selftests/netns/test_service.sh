@@ -9,8 +9,7 @@
 # messages carry syslog levels.
 # Two hosts and a router, each in a namespace of its own.
 SUITE=service
-. "$(dirname "$0")/../lib.sh"
-. "$TOP/selftests/netns/traffic.sh"
+. "$(dirname "$0")/lib.sh"
 require_root
 
 TAG=$(unique_tag)

@@ -9,9 +9,7 @@
 # are printed side by side. Where the kernel has no sch_fq (this
 # machine's), `up` must refuse with a clear message and change nothing.
 SUITE=shape
-. "$(dirname "$0")/../lib.sh"
-. "$TOP/selftests/netns/topology.sh"
-. "$TOP/selftests/netns/traffic.sh"
+. "$(dirname "$0")/lib.sh"
 require_root
 
 TOPO_ROUTE_BACK=0 topo_suite

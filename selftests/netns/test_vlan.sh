@@ -36,7 +36,7 @@
 # Needs 802.1Q VLAN devices and bridge VLAN filtering (the Debian kernels
 # have both); elsewhere it is one SKIP line with the reason.
 SUITE=vlan${SLUICE_TEST_PORT_MODE:+ ($SLUICE_TEST_PORT_MODE mode)}
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
 require_root
 
 TAG=$(unique_tag)
