@@ -16,15 +16,7 @@ if ! topo_up >"$WORK/topo.log" 2>&1; then
 fi
 CFG=$WORK/sluice.conf
 topo_config "$CFG"
-in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
-listening() { ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q .; }
-stats_json() { rsluice stats --json -i 0; }
-fdb_json() { rsluice fdb --json; }
-mac_of() { ip -n "$1" -j link show eth0 | json_get "$(cat)" "j[0]['address']"; }
-# st JSON PORT EXPR: a field of a port in stats JSON (p is the port)
-st() { json_get "$1" "[p for p in j['ports'] if p['name']=='$2'][0]$3"; }
 seen() { json_get "$1" "sum(p[v]['packets'] for p in j['ports'] if p['name'] == '$2' for v in ('pass', 'redirect', 'drop'))"; }
-kernel_rx() { ip -n "$RTR" -s -j link show "$1" | json_get "$(cat)" "j[0]['stats64']['rx']['packets']"; }
 ns_rx() { ip -n "$1" -s -j link show eth0 | json_get "$(cat)" "j[0]['stats64']['rx']['packets']"; }
 # sluice_has MAC PORT [TYPE]: sluice's FDB has MAC on PORT
 sluice_has() {
@@ -34,7 +26,6 @@ sluice_lacks() {
 	fdb_json | json_get "$(cat)" "any(e['mac']=='$1' for e in j['entries'])" | grep -q False
 }
 kernel_has() { bridge -n "$RTR" fdb show br br-lan | grep -q "^$1 dev $2 "; }
-port_is() { rsluice status --json | json_get "$(cat)" "[p['$2'] for p in j['ports'] if p['name']=='$1'][0]" | grep -qx "$3"; }
 export -f rsluice json_get fdb_json sluice_has sluice_lacks kernel_has port_is stats_json st
 export RTR PIN SLUICE
 
@@ -50,7 +41,7 @@ if [ "${SLUICE_TEST_PORT_MODE:-}" = mixed ]; then
 		fail "mixed box: native ports get tc ingress beside XDP for handoffs, tc ports only tc"
 fi
 declare -A MAC
-for i in 1 2 3 4 5; do MAC[$i]=$(mac_of "$TAG-h$i"); done
+for i in 1 2 3 4 5; do MAC[$i]=$(mac_of "$TAG-h$i" eth0); done
 
 # ---- unicast, ARP, multicast between the five hosts -----------------------------
 t_hosts() {
@@ -118,7 +109,7 @@ t_agree() {
 t_iperf() {
 	local s0 s1 k0 k1 h0 h1 red tx ratio_k ratio_h
 	in_ns "$H2" iperf3 -s -1 -B 192.168.10.12 -D -p 5301
-	wait_for 3000 listening "$H2" 5301
+	wait_for 3000 listening "$H2" 5301 t
 	s0=$(stats_json); k0=$(kernel_rx lan1); h0=$(ns_rx "$H2")
 	if ! in_ns "$H1" timeout $((20 * SLOW)) iperf3 -c 192.168.10.12 -p 5301 -t 2 -J >"$WORK/ip.json"; then
 		fail "iperf3 TCP LAN to LAN"; detail "$WORK/ip.json"; return

@@ -16,21 +16,17 @@ fi
 CFG=$WORK/sluice.conf
 topo_config "$CFG"
 PORTS="lan1 lan2 lan3 lan4 lan5 wan0"
-in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
-listening() { ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q .; }
 status_json() { rsluice status --json; }
 # (without the backstop's drop counters, which move with any stray packet)
 state_json() {
 	status_json | /usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); j.pop("backstop", None); print(json.dumps(j, sort_keys=True))'
 }
-stats_json() { rsluice stats --json -i 0; }
 xdp_prog_of() {	# prog id attached to $1 in the router, or empty
 	ip -n "$RTR" -d link show "$1" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -n1
 }
 port_field() {	# port_field JSON PORT FIELD
 	json_get "$1" "[p['$3'] for p in j['ports'] if p['name']=='$2'][0] if any(p['name']=='$2' for p in j['ports']) else ''"
 }
-kernel_rx() { ip -n "$RTR" -s -j link show "$1" | json_get "$(cat)" "j[0]['stats64']['rx']['packets']"; }
 sluice_rx() {	# all verdicts of port $2 in stats JSON $1
 	json_get "$1" "[p['pass']['packets']+p['drop']['packets']+p['redirect']['packets']+p['tx']['packets'] for p in j['ports'] if p['name']=='$2'][0]"
 }
@@ -74,7 +70,7 @@ t_traffic() {
 
 	in_ns "$H2" iperf3 -s -1 -B 192.168.10.12 -D -p 5201
 	in_ns "$INET" iperf3 -s -B 203.0.113.1 -D -p 5202
-	wait_for 3000 listening "$H2" 5201; wait_for 3000 listening "$INET" 5202
+	wait_for 3000 listening "$H2" 5201 t; wait_for 3000 listening "$INET" 5202 t
 	if in_ns "$H1" timeout 20 iperf3 -c 192.168.10.12 -p 5201 -t 2 -J >"$WORK/ip1.json"; then
 		pass "iperf3 TCP LAN to LAN: $(json_get "$(cat "$WORK/ip1.json")" "'%.0f Mbit/s' % (j['end']['sum_received']['bits_per_second']/1e6)")"
 	else
@@ -404,7 +400,6 @@ t_modes() {
 
 # ---- the daemon ---------------------------------------------------------------------
 has_port() { rsluice status --json | grep -q "\"name\":\"$1\""; }
-port_is() { [ "$(port_field "$(status_json)" "$1" "$2")" = "$3" ]; }
 
 t_daemon() {
 	local g0

@@ -23,7 +23,6 @@ topo_suite
 CRAFT="/usr/bin/python3 $TOP/selftests/netns/craft.py"
 H1_4=192.168.10.11 H1_6=fd00:10::11 INET_4=203.0.113.1 INET_6=2001:db8:113::1
 RTR_4=203.0.113.2 RTR_6=2001:db8:113::2
-mac_of() { ip -n "$1" link show "$2" | awk '/link\/ether/ {print $2}'; }
 WAN_MAC=$(mac_of "$RTR" wan0)
 
 # A host behind an interface that no zone names (docker0, a guest Wi-Fi

@@ -40,8 +40,6 @@ if ! TOPO_ROUTE_BACK=0 topo_up >"$WORK/topo.log" 2>&1; then
 fi
 # A second server address in the internet, for the mapping tests.
 ip -n "$INET" addr add 198.51.100.1/32 dev lo
-stats_json() { rsluice stats --json -i 0; }
-ct_json() { rsluice conntrack --json "$@"; }
 
 CFG=$WORK/nat.conf
 cat > "$CFG" <<EOF

@@ -15,11 +15,9 @@ trap 'exit 130' INT TERM
 if ! topo_up >"$WORK/topo.log" 2>&1; then
 	fail "reference topology comes up"; detail "$WORK/topo.log"; exit 1
 fi
-stats_json() { rsluice stats --json -i 0; }
 port_ctr() {	# port_ctr JSON PORT EXPR-on-p
 	json_get "$1" "[$3 for p in j['ports'] if p['name']=='$2'][0]"
 }
-ct_json() { rsluice conntrack --json "$@"; }
 
 # The router's policy: LAN may open connections to the internet, the
 # internet nothing; the router answers the LAN, not the WAN.
@@ -60,8 +58,6 @@ except socket.timeout:
     print("timeout")
 EOF
 }
-
-mac_of() { ip -n "$1" link show "$2" | awk '/link\/ether/ {print $2}'; }
 
 # raw_udp NS DST-MAC SRC DST DPORT [COUNT]: IPv4/UDP frames with any source
 # address out of NS's eth0, from a raw socket (no scapy: its import takes

@@ -14,6 +14,7 @@ require_root
 
 TAG=$(unique_tag)
 R=$TAG-r A=$TAG-a B=$TAG-b
+RTR=$R	# the router, where rsluice (topology.sh) runs sluice
 PIN=/sys/fs/bpf/sluice-$TAG
 WORK=$(mktemp -d /tmp/sluice-svc.XXXXXX)
 DPID= LPID=
@@ -57,7 +58,6 @@ zone wan {
 forward lan -> wan
 rule lan -> wan udp dport 9 drop
 CONF
-rsluice() { nsenter --net="/run/netns/$R" "$SLUICE" -p "$PIN" "$@"; }
 
 # The service manager's side of sd_notify: every datagram, one per line.
 NOTIFY=$WORK/notify.sock

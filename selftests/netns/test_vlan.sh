@@ -80,22 +80,14 @@ if ! out=$(ip -n "$TAG-probe" link add link p0 name p0.10 type vlan id 10 2>&1);
 fi
 ip netns del "$TAG-probe"
 
-in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
-rsluice() { nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" "$@"; }
-stats_json() { rsluice stats --json -i 0; }
-fdb_json() { rsluice fdb --json; }
-# st JSON PORT EXPR: a field of a port in stats JSON
-st() { json_get "$1" "[p for p in j['ports'] if p['name']=='$2'][0]$3"; }
 # delta S0 S1 PORT EXPR
 delta() { echo $(( $(st "$2" "$3" "$4") - $(st "$1" "$3" "$4") )); }
 fdb_lacks() { fdb_json | json_get "$(cat)" "any(e['mac']=='$1' and e['vlan']==$2 for e in j['entries'])" | grep -q False; }
 ifindex() { ip -n "$RTR" -j link show "$1" | json_get "$(cat)" "j[0]['ifindex']"; }
-mac_of() { ip -n "$1" -j link show "$2" | json_get "$(cat)" "j[0]['address']"; }
 # Echo requests a namespace's IP stack took in (it answers every one).
 in_echos() {
 	in_ns "$1" awk '/^Icmp:/ { if (!h) { for (i = 2; i <= NF; i++) c[$i] = i; h = 1 } else print $c["InEchos"] }' /proc/net/snmp
 }
-port_is() { rsluice status --json | json_get "$(cat)" "[p['$2'] for p in j['ports'] if p['name']=='$1'][0]" | grep -qx "$3"; }
 # port_field PORT EXPR: python on sluice_ports' value for PORT (v)
 port_field() {
 	local idx
