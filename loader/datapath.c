@@ -181,42 +181,20 @@ static int open_pinned_map(struct dp *dp, const char *name)
 	return bpf_obj_get(path);
 }
 
-/* Every map sluice pins, by its pinned name. */
-static const char *const map_names[] = {
-	"sluice_meta", "sluice_ports", "sluice_zones", "sluice_stats",
-	"sluice_gstats", "sluice_fdb", "sluice_vlans", "sluice_tx",
-	"sluice_l3", "sluice_config", "sluice_ct4", "sluice_ct4_new", "sluice_ct6",
-	"sluice_ct6_new", "sluice_nat4_ext", "sluice_nat4_int", "sluice_nat4_peer",
-	"sluice_frag_events", "sluice_rule_keys", "sluice_rule_shapes", "sluice_ruleset",
-	"sluice_rules", "sluice_rule_stats", "sluice_sets4", "sluice_sets6", "sluice_log",
-	"sluice_shape_cfg", "sluice_shape", "sluice_shape_hosts", "sluice_shape_flows",
-	"sluice_fc", "sluice_ports_gen", "sluice_fdb_gen", "sluice_nat4_hosts",
-	"sluice_host_flows", "sluice_pickup",
+/* The names of DP_MAP_LIST, by id. */
+static const char *const map_names[DP_MAPS] = {
+#define DP_MAP_NAME(id, name) [MAP_##id] = #name,
+	DP_MAP_LIST(DP_MAP_NAME)
+#undef DP_MAP_NAME
 };
-
-static int *map_fd(struct dp *dp, size_t i)
-{
-	int *fds[] = { &dp->meta_fd, &dp->ports_fd, &dp->zones_fd, &dp->stats_fd,
-		       &dp->gstats_fd, &dp->fdb_fd, &dp->vlans_fd, &dp->tx_fd,
-		       &dp->l3_fd, &dp->config_fd, &dp->ct4_fd, &dp->ct4_new_fd,
-		       &dp->ct6_fd, &dp->ct6_new_fd, &dp->nat_ext_fd, &dp->nat_int_fd,
-		       &dp->nat_peer_fd, &dp->frag_events_fd, &dp->rule_keys_fd,
-		       &dp->rule_shapes_fd, &dp->ruleset_fd, &dp->rules_fd, &dp->rule_stats_fd,
-		       &dp->sets4_fd, &dp->sets6_fd, &dp->log_fd, &dp->shape_cfg_fd, &dp->shape_fd,
-		       &dp->shape_hosts_fd, &dp->shape_flows_fd, &dp->fc_fd,
-		       &dp->ports_gen_fd, &dp->fdb_gen_fd, &dp->nat_hosts_fd, &dp->host_flows_fd,
-		       &dp->pickup_fd };
-
-	return fds[i];
-}
 
 static int open_maps(struct dp *dp)
 {
 	int ret = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(map_names); i++) {
-		*map_fd(dp, i) = open_pinned_map(dp, map_names[i]);
-		if (*map_fd(dp, i) < 0)
+	for (int i = 0; i < DP_MAPS; i++) {
+		dp->map[i].fd = open_pinned_map(dp, dp->map[i].name);
+		if (dp->map[i].fd < 0)
 			ret = -ENOENT;
 	}
 	return ret;
@@ -224,8 +202,8 @@ static int open_maps(struct dp *dp)
 
 static void close_maps(struct dp *dp)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(map_names); i++)
-		close_fd(map_fd(dp, i));
+	for (int i = 0; i < DP_MAPS; i++)
+		close_fd(&dp->map[i].fd);
 }
 
 int dp_open(struct dp *dp, const char *pin, enum dp_open_mode mode)
@@ -235,10 +213,10 @@ int dp_open(struct dp *dp, const char *pin, enum dp_open_mode mode)
 
 	memset(dp, 0, sizeof(*dp));
 	dp->lock_fd = dp->prog_fd = dp->tc_fd = -1;
-	for (size_t i = 0; i < ARRAY_SIZE(map_names); i++)
-		*map_fd(dp, i) = -1;
+	for (int i = 0; i < DP_MAPS; i++)
+		dp->map[i] = (struct dp_map){ .name = map_names[i], .fd = -1 };
 	if (fmt_path(dp->pin, sizeof(dp->pin), "%s", pin) ||
-	    pin_path(dp, path, sizeof(path), "sluice_meta")) {
+	    pin_path(dp, path, sizeof(path), map_names[MAP_META])) {
 		log_err("%s: pin folder path too long", pin);
 		return -ENAMETOOLONG;
 	}
@@ -275,8 +253,8 @@ static void remove_fresh_pins(struct dp *dp)
 {
 	char path[PATH_MAX];
 
-	for (size_t i = 0; i < ARRAY_SIZE(map_names); i++)
-		if (!pin_path(dp, path, sizeof(path), map_names[i]))
+	for (int i = 0; i < DP_MAPS; i++)
+		if (!pin_path(dp, path, sizeof(path), dp->map[i].name))
 			unlink(path);
 	rules_unpin_sets(dp->pin);
 	rmdir(dp->pin);
@@ -293,7 +271,7 @@ static void fdb_resize(struct dp *dp, __u32 size)
 	char path[PATH_MAX];
 	int fd;
 
-	if (pin_path(dp, path, sizeof(path), "sluice_fdb") || (fd = bpf_obj_get(path)) < 0)
+	if (pin_path(dp, path, sizeof(path), dp->map[MAP_FDB].name) || (fd = bpf_obj_get(path)) < 0)
 		return;
 	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.max_entries != size) {
 		log_info("fdb-size %u (was %u): the FDB starts empty", size, info.max_entries);
@@ -305,7 +283,7 @@ static void fdb_resize(struct dp *dp, __u32 size)
 /* The connection tables are sized when created. Unlike the FDB they are
  * not a cache (they hold the open connections), so a pinned table keeps its
  * size; a new `conntrack { size }` takes effect after `sluice down`. */
-static void ct_size(struct dp *dp, struct bpf_map *m, const char *name, __u32 want)
+static void ct_size(struct dp *dp, struct bpf_map *m, enum dp_map_id id, __u32 want)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -313,11 +291,11 @@ static void ct_size(struct dp *dp, struct bpf_map *m, const char *name, __u32 wa
 	int fd;
 
 	bpf_map__set_max_entries(m, want);
-	if (pin_path(dp, path, sizeof(path), name) || (fd = bpf_obj_get(path)) < 0)
+	if (pin_path(dp, path, sizeof(path), dp->map[id].name) || (fd = bpf_obj_get(path)) < 0)
 		return;
 	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.max_entries != want) {
 		bpf_map__set_max_entries(m, info.max_entries);
-		if (!strcmp(name, "sluice_ct4"))
+		if (id == MAP_CT4)
 			log_warn("conntrack size %u flows: the running table keeps %u until "
 				 "'sluice down' (it holds the open connections)", want / 2,
 				 info.max_entries / 2);
@@ -332,7 +310,7 @@ static void ct_size(struct dp *dp, struct bpf_map *m, const char *name, __u32 wa
  * while sluice runs. DP->OLD_RULES: the fds of the pair to copy, or -1. */
 static void rules_sizes(struct dp *dp)
 {
-	static const char *const names[2] = { "sluice_rules", "sluice_rule_stats" };
+	static const enum dp_map_id ids[2] = { MAP_RULES, MAP_RULE_STATS };
 	struct bpf_map *maps[2] = { dp->skel->maps.sluice_rules, dp->skel->maps.sluice_rule_stats };
 	__u32 want = 2 * (dp->rules_room ? dp->rules_room : SLUICE_RULES_MIN);
 	char path[PATH_MAX];
@@ -344,14 +322,15 @@ static void rules_sizes(struct dp *dp)
 
 		dp->old_rules[i] = -1;
 		bpf_map__set_max_entries(maps[i], want);
-		if (pin_path(dp, path, sizeof(path), names[i]) || (fd = bpf_obj_get(path)) < 0)
+		if (pin_path(dp, path, sizeof(path), dp->map[ids[i]].name) ||
+		    (fd = bpf_obj_get(path)) < 0)
 			continue;
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.max_entries >= want) {
 			bpf_map__set_max_entries(maps[i], info.max_entries);	/* reused */
 			close(fd);
 			continue;
 		}
-		log_info("%s: %u -> %u entries", names[i], info.max_entries, want);
+		log_info("%s: %u -> %u entries", dp->map[ids[i]].name, info.max_entries, want);
 		dp->old_rules[i] = fd;
 		unlink(path);
 	}
@@ -385,8 +364,9 @@ __u32 dp_rules_room(const struct dp *dp)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
+	int fd = dp_fd(dp, MAP_RULES);
 
-	if (dp->rules_fd < 0 || bpf_obj_get_info_by_fd(dp->rules_fd, &info, &len))
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
 		return 0;
 	return info.max_entries / 2;
 }
@@ -396,13 +376,13 @@ static void ct_sizes(struct dp *dp)
 	__u32 flows = dp->ct_flows ? dp->ct_flows : SLUICE_CT_FLOWS_DEFAULT;
 	struct sluice *s = dp->skel;
 
-	ct_size(dp, s->maps.sluice_ct4, "sluice_ct4", 2 * flows);
-	ct_size(dp, s->maps.sluice_ct6, "sluice_ct6", 2 * flows);
-	ct_size(dp, s->maps.sluice_ct4_new, "sluice_ct4_new", flows / 2);
-	ct_size(dp, s->maps.sluice_ct6_new, "sluice_ct6_new", flows / 2);
-	ct_size(dp, s->maps.sluice_nat4_ext, "sluice_nat4_ext", flows / 4);
-	ct_size(dp, s->maps.sluice_nat4_int, "sluice_nat4_int", flows / 4);
-	ct_size(dp, s->maps.sluice_nat4_peer, "sluice_nat4_peer", flows / 4);
+	ct_size(dp, s->maps.sluice_ct4, MAP_CT4, 2 * flows);
+	ct_size(dp, s->maps.sluice_ct6, MAP_CT6, 2 * flows);
+	ct_size(dp, s->maps.sluice_ct4_new, MAP_CT4_NEW, flows / 2);
+	ct_size(dp, s->maps.sluice_ct6_new, MAP_CT6_NEW, flows / 2);
+	ct_size(dp, s->maps.sluice_nat4_ext, MAP_NAT_EXT, flows / 4);
+	ct_size(dp, s->maps.sluice_nat4_int, MAP_NAT_INT, flows / 4);
+	ct_size(dp, s->maps.sluice_nat4_peer, MAP_NAT_PEER, flows / 4);
 }
 
 /* The kernel reports a devmap's flags with BPF_F_RDONLY_PROG added, and
@@ -413,7 +393,7 @@ static int reuse_devmap(struct dp *dp)
 	char path[PATH_MAX];
 	int fd, ret;
 
-	if (pin_path(dp, path, sizeof(path), "sluice_tx") || (fd = bpf_obj_get(path)) < 0)
+	if (pin_path(dp, path, sizeof(path), dp->map[MAP_TX].name) || (fd = bpf_obj_get(path)) < 0)
 		return 0;	/* none yet: libbpf creates and pins it */
 	bpf_map__set_pin_path(dp->skel->maps.sluice_tx, NULL);
 	ret = bpf_map__reuse_fd(dp->skel->maps.sluice_tx, fd);
@@ -421,6 +401,20 @@ static int reuse_devmap(struct dp *dp)
 	if (ret)
 		log_err("%s: reusing it: %s", path, strerror(-ret));
 	return ret;
+}
+
+/* Own copies of the map fds, so the views work the same way for a loaded
+ * skeleton and for a pinned instance. */
+static void dup_skel_maps(struct dp *dp)
+{
+	struct bpf_map *maps[DP_MAPS] = {
+#define DP_MAP_SKEL(id, name) [MAP_##id] = dp->skel->maps.name,
+		DP_MAP_LIST(DP_MAP_SKEL)
+#undef DP_MAP_SKEL
+	};
+
+	for (int i = 0; i < DP_MAPS; i++)
+		dp->map[i].fd = dup(bpf_map__fd(maps[i]));
 }
 
 int dp_load(struct dp *dp)
@@ -461,43 +455,7 @@ int dp_load(struct dp *dp)
 	}
 	dp->prog_fd = bpf_program__fd(dp->skel->progs.sluice_xdp);
 	dp->tc_fd = bpf_program__fd(dp->skel->progs.sluice_tc);
-	/* Own copies of the map fds, so the views work the same way for a
-	 * loaded skeleton and for a pinned instance. */
-	dp->meta_fd = dup(bpf_map__fd(dp->skel->maps.sluice_meta));
-	dp->ports_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ports));
-	dp->zones_fd = dup(bpf_map__fd(dp->skel->maps.sluice_zones));
-	dp->stats_fd = dup(bpf_map__fd(dp->skel->maps.sluice_stats));
-	dp->gstats_fd = dup(bpf_map__fd(dp->skel->maps.sluice_gstats));
-	dp->fdb_fd = dup(bpf_map__fd(dp->skel->maps.sluice_fdb));
-	dp->vlans_fd = dup(bpf_map__fd(dp->skel->maps.sluice_vlans));
-	dp->tx_fd = dup(bpf_map__fd(dp->skel->maps.sluice_tx));
-	dp->l3_fd = dup(bpf_map__fd(dp->skel->maps.sluice_l3));
-	dp->config_fd = dup(bpf_map__fd(dp->skel->maps.sluice_config));
-	dp->ct4_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ct4));
-	dp->ct4_new_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ct4_new));
-	dp->ct6_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ct6));
-	dp->ct6_new_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ct6_new));
-	dp->nat_ext_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_ext));
-	dp->nat_int_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_int));
-	dp->nat_peer_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_peer));
-	dp->rule_keys_fd = dup(bpf_map__fd(dp->skel->maps.sluice_rule_keys));
-	dp->rule_shapes_fd = dup(bpf_map__fd(dp->skel->maps.sluice_rule_shapes));
-	dp->ruleset_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ruleset));
-	dp->rules_fd = dup(bpf_map__fd(dp->skel->maps.sluice_rules));
-	dp->rule_stats_fd = dup(bpf_map__fd(dp->skel->maps.sluice_rule_stats));
-	dp->sets4_fd = dup(bpf_map__fd(dp->skel->maps.sluice_sets4));
-	dp->sets6_fd = dup(bpf_map__fd(dp->skel->maps.sluice_sets6));
-	dp->log_fd = dup(bpf_map__fd(dp->skel->maps.sluice_log));
-	dp->shape_cfg_fd = dup(bpf_map__fd(dp->skel->maps.sluice_shape_cfg));
-	dp->shape_fd = dup(bpf_map__fd(dp->skel->maps.sluice_shape));
-	dp->shape_hosts_fd = dup(bpf_map__fd(dp->skel->maps.sluice_shape_hosts));
-	dp->shape_flows_fd = dup(bpf_map__fd(dp->skel->maps.sluice_shape_flows));
-	dp->fc_fd = dup(bpf_map__fd(dp->skel->maps.sluice_fc));
-	dp->ports_gen_fd = dup(bpf_map__fd(dp->skel->maps.sluice_ports_gen));
-	dp->fdb_gen_fd = dup(bpf_map__fd(dp->skel->maps.sluice_fdb_gen));
-	dp->nat_hosts_fd = dup(bpf_map__fd(dp->skel->maps.sluice_nat4_hosts));
-	dp->host_flows_fd = dup(bpf_map__fd(dp->skel->maps.sluice_host_flows));
-	dp->pickup_fd = dup(bpf_map__fd(dp->skel->maps.sluice_pickup));
+	dup_skel_maps(dp);
 	return 0;
 }
 
@@ -531,6 +489,15 @@ int dp_use_pinned(struct dp *dp, bool quiet)
 
 /* ---- meta ---------------------------------------------------------------- */
 
+void dp_ct_maps(const struct dp *dp, struct ct_maps *m)
+{
+	*m = (struct ct_maps){
+		dp_fd(dp, MAP_CT4), dp_fd(dp, MAP_CT4_NEW), dp_fd(dp, MAP_CT6),
+		dp_fd(dp, MAP_CT6_NEW), dp_fd(dp, MAP_NAT_EXT), dp_fd(dp, MAP_NAT_INT),
+		dp_fd(dp, MAP_NAT_HOSTS), dp_fd(dp, MAP_HOST_FLOWS),
+	};
+}
+
 __u64 dp_object_hash(void)
 {
 	return SLUICE_OBJECT_HASH;
@@ -541,14 +508,14 @@ int dp_meta_read(struct dp *dp, struct sluice_meta *meta)
 	__u32 key = 0;
 
 	memset(meta, 0, sizeof(*meta));
-	return bpf_map_lookup_elem(dp->meta_fd, &key, meta) ? -errno : 0;
+	return bpf_map_lookup_elem(dp_fd(dp, MAP_META), &key, meta) ? -errno : 0;
 }
 
 int dp_meta_write(struct dp *dp, const struct sluice_meta *meta)
 {
 	__u32 key = 0;
 
-	return bpf_map_update_elem(dp->meta_fd, &key, meta, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_elem(dp_fd(dp, MAP_META), &key, meta, BPF_ANY) ? -errno : 0;
 }
 
 /* ---- what the config asks for ----------------------------------------------- */
@@ -972,7 +939,7 @@ static void match_kept(struct dp *dp, struct wants *w, struct have *h)
 		int k = w->v[i].cfg_mode == CFG_MODE_TC || kx < 0 ? kt : kx;
 		bool fits;
 
-		bpf_map_lookup_elem(dp->ports_fd, &key, &old);
+		bpf_map_lookup_elem(dp_fd(dp, MAP_PORTS), &key, &old);
 		fits = k >= 0 && att_fits(h->v[k].kind, old.mode, w->v[i].cfg_mode);
 		if (w->v[i].cfg_mode != CFG_MODE_TC && kt >= 0 && !(fits && k == kt))
 			w->v[i].keep_tc = kt;	/* (a tc port turning XDP keeps it beside) */
@@ -1210,7 +1177,7 @@ int dp_gen_bump(int fd)
  * ingress ports (bpf/maps.h port_in()) are read again. */
 static void ports_changed(struct dp *dp)
 {
-	int ret = dp_gen_bump(dp->ports_gen_fd);
+	int ret = dp_gen_bump(dp_fd(dp, MAP_PORTS_GEN));
 
 	if (ret)
 		log_err("sluice_ports_gen: %s (ports may keep their old state on some CPUs)",
@@ -1226,9 +1193,9 @@ static void tc_flags_off(struct dp *dp, __u32 ifindex)
 	const __u32 both = SLUICE_PORT_TC_RX | SLUICE_PORT_TC_TOO;
 	struct sluice_port cur;
 
-	if (!bpf_map_lookup_elem(dp->ports_fd, &ifindex, &cur) && (cur.flags & both)) {
+	if (!bpf_map_lookup_elem(dp_fd(dp, MAP_PORTS), &ifindex, &cur) && (cur.flags & both)) {
 		cur.flags &= ~both;
-		bpf_map_update_elem(dp->ports_fd, &ifindex, &cur, BPF_EXIST);
+		bpf_map_update_elem(dp_fd(dp, MAP_PORTS), &ifindex, &cur, BPF_EXIST);
 		ports_changed(dp);
 	}
 }
@@ -1320,7 +1287,7 @@ static int zero_stats(struct dp *dp, __u32 slot)
 
 	if (!zero)
 		return -ENOMEM;
-	ret = bpf_map_update_elem(dp->stats_fd, &slot, zero, BPF_ANY) ? -errno : 0;
+	ret = bpf_map_update_elem(dp_fd(dp, MAP_STATS), &slot, zero, BPF_ANY) ? -errno : 0;
 	free(zero);
 	return ret;
 }
@@ -1358,7 +1325,7 @@ static int delete_unwanted(int fd, const struct wants *w,
  * hash never holds old and new ports at once. */
 static int delete_leavers(struct dp *dp, const struct wants *w)
 {
-	return delete_unwanted(dp->ports_fd, w, wanted);
+	return delete_unwanted(dp_fd(dp, MAP_PORTS), w, wanted);
 }
 
 /* Keep the slot (and so the counters) of ports that stay; give new ports
@@ -1376,7 +1343,7 @@ static int write_port_entries(struct dp *dp, struct wants *w)
 	for (i = 0; i < w->n; i++) {
 		key = w->v[i].ifindex;
 		w->v[i].port.slot = 0;
-		if (!bpf_map_lookup_elem(dp->ports_fd, &key, &old) && old.slot &&
+		if (!bpf_map_lookup_elem(dp_fd(dp, MAP_PORTS), &key, &old) && old.slot &&
 		    old.slot < SLUICE_MAX_PORTS && !used[old.slot]) {
 			w->v[i].port.slot = old.slot;
 			used[old.slot] = true;
@@ -1397,7 +1364,7 @@ static int write_port_entries(struct dp *dp, struct wants *w)
 	}
 	for (i = 0; i < w->n; i++) {
 		key = w->v[i].ifindex;
-		if (bpf_map_update_elem(dp->ports_fd, &key, &w->v[i].port, BPF_ANY))
+		if (bpf_map_update_elem(dp_fd(dp, MAP_PORTS), &key, &w->v[i].port, BPF_ANY))
 			return -errno;
 	}
 	return 0;
@@ -1437,7 +1404,7 @@ static int write_tx(struct dp *dp, const struct wants *w, bool add)
 		for (int i = 0; i < w->n; i++) {
 			key = w->v[i].ifindex;
 			if ((w->v[i].port.flags & SLUICE_PORT_XDP_TX) &&
-			    bpf_map_update_elem(dp->tx_fd, &key, &key, BPF_ANY)) {
+			    bpf_map_update_elem(dp_fd(dp, MAP_TX), &key, &key, BPF_ANY)) {
 				log_err("%s: adding it to sluice_tx: %s", w->v[i].port.name,
 					strerror(errno));
 				return -errno;
@@ -1445,10 +1412,10 @@ static int write_tx(struct dp *dp, const struct wants *w, bool add)
 		}
 		return 0;
 	}
-	while (!bpf_map_get_next_key(dp->tx_fd, prev, &next)) {
+	while (!bpf_map_get_next_key(dp_fd(dp, MAP_TX), prev, &next)) {
 		x = want_of(w, next);
 		if (!x || !(x->port.flags & SLUICE_PORT_XDP_TX)) {
-			if (bpf_map_delete_elem(dp->tx_fd, &next) && errno != ENOENT)
+			if (bpf_map_delete_elem(dp_fd(dp, MAP_TX), &next) && errno != ENOENT)
 				return -errno;
 			prev = NULL;
 			continue;
@@ -1478,7 +1445,7 @@ static int write_vlans(struct dp *dp, const struct wants *w, const struct nl_lin
 		if (v->flags & BRIDGE_VLAN_INFO_UNTAGGED)
 			val.flags |= SLUICE_VLAN_UNTAGGED;
 		key = (struct sluice_vlan_key){ .ifindex = v->ifindex, .vid = v->vid };
-		if (bpf_map_update_elem(dp->vlans_fd, &key, &val, BPF_ANY)) {
+		if (bpf_map_update_elem(dp_fd(dp, MAP_VLANS), &key, &val, BPF_ANY)) {
 			log_err("%s: VLAN %u into sluice_vlans: %s", x->port.name, v->vid,
 				strerror(errno));
 			return -errno;
@@ -1486,7 +1453,7 @@ static int write_vlans(struct dp *dp, const struct wants *w, const struct nl_lin
 	}
 	if (add)
 		return 0;
-	while (!bpf_map_get_next_key(dp->vlans_fd, prev, &next)) {
+	while (!bpf_map_get_next_key(dp_fd(dp, MAP_VLANS), prev, &next)) {
 		bool keep = false;
 
 		x = want_of(w, next.ifindex);
@@ -1494,7 +1461,7 @@ static int write_vlans(struct dp *dp, const struct wants *w, const struct nl_lin
 			keep |= links->vlans[i].ifindex == (int)next.ifindex &&
 				links->vlans[i].vid == next.vid;
 		if (!keep) {
-			if (bpf_map_delete_elem(dp->vlans_fd, &next) && errno != ENOENT)
+			if (bpf_map_delete_elem(dp_fd(dp, MAP_VLANS), &next) && errno != ENOENT)
 				return -errno;
 			prev = NULL;
 			continue;
@@ -1529,7 +1496,7 @@ static int write_zones(struct dp *dp, const struct sluice_config *cfg, const str
 			for (int i = 0; i < w->n; i++)
 				v.n_ports += w->v[i].zone == (int)z;
 		}
-		if (bpf_map_update_elem(dp->zones_fd, &z, &v, BPF_ANY))
+		if (bpf_map_update_elem(dp_fd(dp, MAP_ZONES), &z, &v, BPF_ANY))
 			return -errno;
 	}
 	return 0;
@@ -1552,13 +1519,12 @@ static bool wanted_l3(const struct wants *w, __u32 ifindex)
  * next packets open new flows from the new address. */
 static void masq_moved(struct dp *dp, __u32 ifindex, __be32 old, __be32 now)
 {
-	struct ct_maps m = { dp->ct4_fd, dp->ct4_new_fd, dp->ct6_fd, dp->ct6_new_fd,
-			     dp->nat_ext_fd, dp->nat_int_fd, dp->nat_hosts_fd,
-			     dp->host_flows_fd };
+	struct ct_maps m;
 	struct ct_filter f = { .proto = -1, .port = -1, .nat_src = old };
 	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN], name[IF_NAMESIZE] = "?";
 	long n, unconfirmed = 0, maps;
 
+	dp_ct_maps(dp, &m);
 	n = ct_flush(&m, &f, &unconfirmed);
 	maps = ct_nat_forget(&m, old);
 	if (n > 0) {
@@ -1589,10 +1555,10 @@ static void masq_gone(struct dp *dp, const struct sluice_config *cfg, const stru
 	__u32 key, next, *prev = NULL;
 	struct sluice_l3 old;
 
-	while (!bpf_map_get_next_key(dp->l3_fd, prev, &next)) {
+	while (!bpf_map_get_next_key(dp_fd(dp, MAP_L3), prev, &next)) {
 		key = next;
 		prev = &key;
-		if (!wanted_l3(w, key) && !bpf_map_lookup_elem(dp->l3_fd, &key, &old) &&
+		if (!wanted_l3(w, key) && !bpf_map_lookup_elem(dp_fd(dp, MAP_L3), &key, &old) &&
 		    (old.flags & SLUICE_L3_MASQUERADE) && old.addr4 && !masq_held(cfg, w, old.addr4))
 			masq_moved(dp, key, old.addr4, 0);
 	}
@@ -1607,17 +1573,18 @@ static int write_l3(struct dp *dp, const struct sluice_config *cfg, const struct
 			v.flags |= SLUICE_L3_MASQUERADE;
 		if (w->v[i].port.l3_ifindex != (__u32)w->v[i].ifindex)
 			v.flags |= SLUICE_L3_BRIDGE;
-		if (!bpf_map_lookup_elem(dp->l3_fd, &w->v[i].port.l3_ifindex, &old) &&
+		if (!bpf_map_lookup_elem(dp_fd(dp, MAP_L3), &w->v[i].port.l3_ifindex, &old) &&
 		    (old.flags & SLUICE_L3_MASQUERADE) && old.addr4 && old.addr4 != v.addr4) {
 			/* (the new address first: no new flow takes the old one) */
-			bpf_map_update_elem(dp->l3_fd, &w->v[i].port.l3_ifindex, &v, BPF_ANY);
+			bpf_map_update_elem(dp_fd(dp, MAP_L3), &w->v[i].port.l3_ifindex, &v,
+					    BPF_ANY);
 			masq_moved(dp, w->v[i].port.l3_ifindex, old.addr4, v.addr4);
 		}
-		if (bpf_map_update_elem(dp->l3_fd, &w->v[i].port.l3_ifindex, &v, BPF_ANY))
+		if (bpf_map_update_elem(dp_fd(dp, MAP_L3), &w->v[i].port.l3_ifindex, &v, BPF_ANY))
 			return -errno;
 	}
 	masq_gone(dp, cfg, w);
-	return delete_unwanted(dp->l3_fd, w, wanted_l3);
+	return delete_unwanted(dp_fd(dp, MAP_L3), w, wanted_l3);
 }
 
 /* ---- port forwards ------------------------------------------------------- */
@@ -1702,13 +1669,14 @@ static void fwd_evict(struct dp *dp, const struct sluice_nat4_key *k)
 	struct sluice_nat4_map old, iv;
 	struct sluice_nat4_key ik;
 
-	if (bpf_map_lookup_elem(dp->nat_ext_fd, k, &old) || (old.flags & SLUICE_NAT_RESERVED))
+	if (bpf_map_lookup_elem(dp_fd(dp, MAP_NAT_EXT), k, &old) ||
+	    (old.flags & SLUICE_NAT_RESERVED))
 		return;
 	ik = (struct sluice_nat4_key){ .addr = old.addr, .port = old.port, .proto = k->proto,
 				       .zone = old.zone };
-	if (!bpf_map_lookup_elem(dp->nat_int_fd, &ik, &iv) && iv.addr == k->addr &&
+	if (!bpf_map_lookup_elem(dp_fd(dp, MAP_NAT_INT), &ik, &iv) && iv.addr == k->addr &&
 	    iv.port == k->port)
-		bpf_map_delete_elem(dp->nat_int_fd, &ik);
+		bpf_map_delete_elem(dp_fd(dp, MAP_NAT_INT), &ik);
 }
 
 static int write_forwards(struct dp *dp, const struct sluice_config *cfg, const struct wants *w)
@@ -1720,7 +1688,7 @@ static int write_forwards(struct dp *dp, const struct sluice_config *cfg, const 
 	struct sluice_nat4_map v;
 	int ret = fwd_wanted(cfg, w, &s);
 
-	if (!ret && !bpf_obj_get_info_by_fd(dp->nat_ext_fd, &info, &len) &&
+	if (!ret && !bpf_obj_get_info_by_fd(dp_fd(dp, MAP_NAT_EXT), &info, &len) &&
 	    s.n > info.max_entries / 2) {
 		log_err("port forwards: %zu (address, port) pairs, more than half of the NAT "
 			"mapping table (%u entries, a quarter of conntrack's size)", s.n,
@@ -1729,16 +1697,16 @@ static int write_forwards(struct dp *dp, const struct sluice_config *cfg, const 
 	}
 	for (size_t i = 0; !ret && i < s.n; i++) {
 		fwd_evict(dp, &s.k[i]);
-		if (bpf_map_update_elem(dp->nat_ext_fd, &s.k[i], &s.v[i], BPF_ANY))
+		if (bpf_map_update_elem(dp_fd(dp, MAP_NAT_EXT), &s.k[i], &s.v[i], BPF_ANY))
 			ret = -errno;
 	}
 	/* then the forwards (or addresses) that are gone */
-	while (!ret && !bpf_map_get_next_key(dp->nat_ext_fd, kp, &next)) {
+	while (!ret && !bpf_map_get_next_key(dp_fd(dp, MAP_NAT_EXT), kp, &next)) {
 		k = next;
 		kp = &k;
-		if (!bpf_map_lookup_elem(dp->nat_ext_fd, &k, &v) && (v.flags & SLUICE_NAT_RESERVED) &&
-		    !fwd_has(&s, &k))
-			bpf_map_delete_elem(dp->nat_ext_fd, &k);
+		if (!bpf_map_lookup_elem(dp_fd(dp, MAP_NAT_EXT), &k, &v) &&
+		    (v.flags & SLUICE_NAT_RESERVED) && !fwd_has(&s, &k))
+			bpf_map_delete_elem(dp_fd(dp, MAP_NAT_EXT), &k);
 	}
 	free(s.k);
 	free(s.v);
@@ -1793,7 +1761,7 @@ static int write_config(struct dp *dp, const struct sluice_config *cfg, __u32 st
 	struct sluice_dp_config v = {};
 	__u32 t[CFG_CT_TIMEOUTS], key = 0;
 
-	bpf_map_lookup_elem(dp->config_fd, &key, &v);
+	bpf_map_lookup_elem(dp_fd(dp, MAP_CONFIG), &key, &v);
 	v.policy_gen += step;
 	/* Marks are set by netfilter, after XDP: the fast path cannot know
 	 * which packets fwmark rules would route elsewhere, so with any such
@@ -1838,7 +1806,7 @@ static int write_config(struct dp *dp, const struct sluice_config *cfg, __u32 st
 		.udp_unreplied = t[CFG_CT_UDP_UNREPLIED],
 		.icmp = t[CFG_CT_ICMP],
 	};
-	return bpf_map_update_elem(dp->config_fd, &key, &v, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_elem(dp_fd(dp, MAP_CONFIG), &key, &v, BPF_ANY) ? -errno : 0;
 }
 
 /* Masquerade's ports must not overlap the router's own ephemeral ports
@@ -1947,7 +1915,7 @@ static void keep_modes(struct dp *dp, struct wants *w)
 		struct sluice_port old;
 		__u32 key = w->v[i].ifindex;
 
-		if (w->v[i].is_new || bpf_map_lookup_elem(dp->ports_fd, &key, &old))
+		if (w->v[i].is_new || bpf_map_lookup_elem(dp_fd(dp, MAP_PORTS), &key, &old))
 			continue;
 		/* (the kept attachment says which: a tc attachment kept
 		 * beside XDP may have become the port's only one) */
@@ -2108,14 +2076,16 @@ static int write_ruleset(struct dp *dp, const struct sluice_config *cfg,
 			 const struct ruleset *rs)
 {
 	struct rules_maps m = {
-		.pin = dp->pin, .keys = dp->rule_keys_fd, .shapes = dp->rule_shapes_fd,
-		.ruleset = dp->ruleset_fd, .rules = dp->rules_fd, .stats = dp->rule_stats_fd,
-		.sets4 = dp->sets4_fd, .sets6 = dp->sets6_fd, .room = dp_rules_room(dp),
+		.pin = dp->pin, .keys = dp_fd(dp, MAP_RULE_KEYS),
+		.shapes = dp_fd(dp, MAP_RULE_SHAPES), .ruleset = dp_fd(dp, MAP_RULESET),
+		.rules = dp_fd(dp, MAP_RULES), .stats = dp_fd(dp, MAP_RULE_STATS),
+		.sets4 = dp_fd(dp, MAP_SETS4), .sets6 = dp_fd(dp, MAP_SETS6),
+		.room = dp_rules_room(dp),
 	};
 	struct sluice_dp_config v = { 0 };
 	__u32 key = 0;
 
-	bpf_map_lookup_elem(dp->config_fd, &key, &v);
+	bpf_map_lookup_elem(dp_fd(dp, MAP_CONFIG), &key, &v);
 	return rules_write(&m, rs, cfg, SLUICE_RULE_SLOT(v.policy_gen + 1),
 			   SLUICE_RULE_SLOT(v.policy_gen));
 }
@@ -2293,7 +2263,7 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 		restore_kept(w, &have, w->n, old[0], old[1]);
 	}
 	if (ret && backstop_new && dp->existed)	/* back to the ports that stay */
-		backstop_apply_pinned(dp->ports_fd);
+		backstop_apply_pinned(dp_fd(dp, MAP_PORTS));
 	if (links.v || links.vlans)
 		nl_links_free(&links);
 	for (i = 0; i < 2; i++)
@@ -2329,10 +2299,10 @@ int dp_down(struct dp *dp)
 	for (int i = 0; i < have.n; i++)
 		detach(have.v[i].pin, have.v[i].kind, have.v[i].ifindex);
 	close_links(&have);
-	for (size_t i = 0; i < ARRAY_SIZE(map_names) + 2; i++)
+	for (int i = 0; i < DP_MAPS + 2; i++)
 		if (!pin_path(dp, path, sizeof(path),
-			      i < ARRAY_SIZE(map_names) ? map_names[i] :
-			      i == ARRAY_SIZE(map_names) ? SLUICE_PIN_PROG_XDP : SLUICE_PIN_PROG_TC) &&
+			      i < DP_MAPS ? dp->map[i].name :
+			      i == DP_MAPS ? SLUICE_PIN_PROG_XDP : SLUICE_PIN_PROG_TC) &&
 		    unlink(path) && errno != ENOENT)
 			ret = -errno;
 	rules_unpin_sets(dp->pin);
@@ -2353,9 +2323,9 @@ void dp_frag_hold_off(const char *pin)
 
 	if (dp_open(&dp, pin, DP_WRITE))
 		return;
-	if (!open_maps(&dp) && !bpf_map_lookup_elem(dp.config_fd, &key, &v)) {
+	if (!open_maps(&dp) && !bpf_map_lookup_elem(dp_fd(&dp, MAP_CONFIG), &key, &v)) {
 		v.flags &= ~SLUICE_CFG_FRAG_HOLD;
-		bpf_map_update_elem(dp.config_fd, &key, &v, BPF_ANY);
+		bpf_map_update_elem(dp_fd(&dp, MAP_CONFIG), &key, &v, BPF_ANY);
 	}
 	dp_close(&dp);
 }
@@ -2456,7 +2426,7 @@ static int read_stats(struct dp *dp, __u32 slot, struct sluice_port_stats *sum)
 	v = calloc(ncpu, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(dp->stats_fd, &slot, v)) {
+	if (bpf_map_lookup_elem(dp_fd(dp, MAP_STATS), &slot, v)) {
 		free(v);
 		return -errno;
 	}
@@ -2475,7 +2445,7 @@ int dp_gstats_read(struct dp *dp, struct sluice_gstats *g)
 	memset(g, 0, sizeof(*g));
 	if (ncpu <= 0 || !(v = calloc(ncpu, sizeof(*v))))
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(dp->gstats_fd, &key, v)) {
+	if (bpf_map_lookup_elem(dp_fd(dp, MAP_GSTATS), &key, v)) {
 		free(v);
 		return -errno;
 	}
@@ -2510,10 +2480,10 @@ int dp_flows_removed(struct dp *dp)
 	struct sluice_dp_config c;
 	__u32 key0 = 0;
 
-	if (bpf_map_lookup_elem(dp->config_fd, &key0, &c))
+	if (bpf_map_lookup_elem(dp_fd(dp, MAP_CONFIG), &key0, &c))
 		return -errno;
 	c.policy_gen += 2;
-	return bpf_map_update_elem(dp->config_fd, &key0, &c, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_elem(dp_fd(dp, MAP_CONFIG), &key0, &c, BPF_ANY) ? -errno : 0;
 }
 
 void dp_stats_add(struct sluice_port_stats *sum, const struct sluice_port_stats *s)
@@ -2576,19 +2546,19 @@ static void view_limited(const struct dp *dp, struct dp_view *view)
 	struct sluice_host_key hk, *hkp = NULL;
 	struct sluice_host_flows hf;
 
-	while (dp->nat_hosts_fd >= 0 && view->n_limited < (int)ARRAY_SIZE(view->limited) &&
-	       !bpf_map_get_next_key(dp->nat_hosts_fd, kp, &k)) {
+	while (dp_fd(dp, MAP_NAT_HOSTS) >= 0 && view->n_limited < (int)ARRAY_SIZE(view->limited) &&
+	       !bpf_map_get_next_key(dp_fd(dp, MAP_NAT_HOSTS), kp, &k)) {
 		kp = &k;
-		if (bpf_map_lookup_elem(dp->nat_hosts_fd, &k, &h) || !h.refused)
+		if (bpf_map_lookup_elem(dp_fd(dp, MAP_NAT_HOSTS), &k, &h) || !h.refused)
 			continue;
 		view->limited[view->n_limited].k = k;
 		view->limited[view->n_limited++].h = h;
 	}
-	while (dp->host_flows_fd >= 0 &&
+	while (dp_fd(dp, MAP_HOST_FLOWS) >= 0 &&
 	       view->n_flow_limited < (int)ARRAY_SIZE(view->flow_limited) &&
-	       !bpf_map_get_next_key(dp->host_flows_fd, hkp, &hk)) {
+	       !bpf_map_get_next_key(dp_fd(dp, MAP_HOST_FLOWS), hkp, &hk)) {
 		hkp = &hk;
-		if (bpf_map_lookup_elem(dp->host_flows_fd, &hk, &hf) || !hf.refused)
+		if (bpf_map_lookup_elem(dp_fd(dp, MAP_HOST_FLOWS), &hk, &hf) || !hf.refused)
 			continue;
 		view->flow_limited[view->n_flow_limited].k = hk;
 		view->flow_limited[view->n_flow_limited++].h = hf;
@@ -2610,12 +2580,12 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 		close(fd);
 	}
 	while (view->n_ports < SLUICE_MAX_PORTS &&
-	       !bpf_map_get_next_key(dp->ports_fd, prev, &key)) {
+	       !bpf_map_get_next_key(dp_fd(dp, MAP_PORTS), prev, &key)) {
 		struct dp_port_view *pv = &view->ports[view->n_ports];
 
 		prev = &pv->ifindex;
 		pv->ifindex = key;
-		if (bpf_map_lookup_elem(dp->ports_fd, &key, &pv->port))
+		if (bpf_map_lookup_elem(dp_fd(dp, MAP_PORTS), &key, &pv->port))
 			continue;
 		read_stats(dp, pv->port.slot, &pv->stats);
 		link_ids(dp, pv);
@@ -2625,10 +2595,9 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 	read_stats(dp, SLUICE_SLOT_UNKNOWN, &view->unknown);
 	dp_gstats_read(dp, &view->g);
 	{
-		struct ct_maps m = { dp->ct4_fd, dp->ct4_new_fd, dp->ct6_fd, dp->ct6_new_fd,
-				     dp->nat_ext_fd, dp->nat_int_fd, dp->nat_hosts_fd,
-			     dp->host_flows_fd };
+		struct ct_maps m;
 
+		dp_ct_maps(dp, &m);
 		view->ct_ok = !ct_census(&m, &view->ct);
 	}
 	{
@@ -2639,26 +2608,27 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 
 		struct sluice_nat4_map v;
 
-		while (!bpf_map_get_next_key(dp->nat_ext_fd, kp, &k)) {
+		while (!bpf_map_get_next_key(dp_fd(dp, MAP_NAT_EXT), kp, &k)) {
 			kp = &k;
-			if (!bpf_map_lookup_elem(dp->nat_ext_fd, &k, &v) &&
+			if (!bpf_map_lookup_elem(dp_fd(dp, MAP_NAT_EXT), &k, &v) &&
 			    (v.flags & SLUICE_NAT_RESERVED))
 				view->nat_forwards++;
 			else
 				view->nat_mappings++;
 		}
-		if (!bpf_obj_get_info_by_fd(dp->nat_ext_fd, &info, &len))
+		if (!bpf_obj_get_info_by_fd(dp_fd(dp, MAP_NAT_EXT), &info, &len))
 			view->nat_size = info.max_entries;
-		if (!bpf_map_lookup_elem(dp->config_fd, &key0, &c) && c.nat_port_max >= c.nat_port_min)
+		if (!bpf_map_lookup_elem(dp_fd(dp, MAP_CONFIG), &key0, &c) &&
+		    c.nat_port_max >= c.nat_port_min)
 			view->nat_ports = c.nat_port_max - c.nat_port_min + 1;
 		view->nat_host_ports = c.nat_host_ports;
 		view->host_flows = c.host_flows;
 		view_limited(dp, view);
-		if (!bpf_map_lookup_elem(dp->config_fd, &key0, &c)) {
+		if (!bpf_map_lookup_elem(dp_fd(dp, MAP_CONFIG), &key0, &c)) {
 			__u32 slot = SLUICE_RULE_SLOT(c.policy_gen);
 
 			view->policy_gen = c.policy_gen;
-			bpf_map_lookup_elem(dp->ruleset_fd, &slot, &view->rules);
+			bpf_map_lookup_elem(dp_fd(dp, MAP_RULESET), &slot, &view->rules);
 		}
 	}
 	{
@@ -2666,9 +2636,9 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 		__u32 len = sizeof(info);
 		struct sluice_fdb_key k, *kp = NULL;
 
-		if (!bpf_obj_get_info_by_fd(dp->fdb_fd, &info, &len))
+		if (!bpf_obj_get_info_by_fd(dp_fd(dp, MAP_FDB), &info, &len))
 			view->fdb_size = info.max_entries;
-		while (!bpf_map_get_next_key(dp->fdb_fd, kp, &k)) {
+		while (!bpf_map_get_next_key(dp_fd(dp, MAP_FDB), kp, &k)) {
 			view->fdb_entries++;
 			kp = &k;
 		}
@@ -2676,7 +2646,7 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 	for (key = 0; key < SLUICE_MAX_ZONES; key++) {
 		struct sluice_zone z;
 
-		if (bpf_map_lookup_elem(dp->zones_fd, &key, &z) || !z.name[0])
+		if (bpf_map_lookup_elem(dp_fd(dp, MAP_ZONES), &key, &z) || !z.name[0])
 			break;
 		view->zones[view->n_zones++] = z;
 	}

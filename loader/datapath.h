@@ -25,6 +25,60 @@ enum dp_follow {
 	DP_FOLLOW_QUIET,	/* the daemon's later applies: skip it quietly */
 };
 
+/* Every map sluice pins, once: X(ID, NAME), NAME being both its pin in the
+ * folder and the skeleton's map. MAP_<ID> indexes struct dp's map[]
+ * (dp_fd(dp, MAP_CT4)). The maps the datapath keeps to itself (per-CPU
+ * caches, scratch space) are not pinned, and user space never opens them. */
+#define DP_MAP_LIST(X) \
+	X(META, sluice_meta) \
+	X(PORTS, sluice_ports) \
+	X(ZONES, sluice_zones) \
+	X(STATS, sluice_stats) \
+	X(GSTATS, sluice_gstats) \
+	X(FDB, sluice_fdb) \
+	X(VLANS, sluice_vlans) \
+	X(TX, sluice_tx) \
+	X(L3, sluice_l3) \
+	X(CONFIG, sluice_config) \
+	X(CT4, sluice_ct4) \
+	X(CT4_NEW, sluice_ct4_new) \
+	X(CT6, sluice_ct6) \
+	X(CT6_NEW, sluice_ct6_new) \
+	X(NAT_EXT, sluice_nat4_ext) \
+	X(NAT_INT, sluice_nat4_int) \
+	X(NAT_PEER, sluice_nat4_peer) \
+	X(FRAG_EVENTS, sluice_frag_events) \
+	X(RULE_KEYS, sluice_rule_keys) \
+	X(RULE_SHAPES, sluice_rule_shapes) \
+	X(RULESET, sluice_ruleset) \
+	X(RULES, sluice_rules) \
+	X(RULE_STATS, sluice_rule_stats) \
+	X(SETS4, sluice_sets4) \
+	X(SETS6, sluice_sets6) \
+	X(LOG, sluice_log) \
+	X(SHAPE_CFG, sluice_shape_cfg) \
+	X(SHAPE, sluice_shape) \
+	X(SHAPE_HOSTS, sluice_shape_hosts) \
+	X(SHAPE_FLOWS, sluice_shape_flows) \
+	X(FC, sluice_fc) \
+	X(PORTS_GEN, sluice_ports_gen) \
+	X(FDB_GEN, sluice_fdb_gen) \
+	X(NAT_HOSTS, sluice_nat4_hosts) \
+	X(HOST_FLOWS, sluice_host_flows) \
+	X(PICKUP, sluice_pickup)
+
+enum dp_map_id {
+#define DP_MAP_ID(id, name) MAP_##id,
+	DP_MAP_LIST(DP_MAP_ID)
+#undef DP_MAP_ID
+	DP_MAPS
+};
+
+struct dp_map {
+	const char *name;	/* its pin in the folder, and the skeleton's map */
+	int fd;			/* -1 while not open */
+};
+
 struct dp {
 	char pin[PATH_MAX];
 	int lock_fd;
@@ -34,20 +88,18 @@ struct dp {
 	struct sluice *skel;	/* set when programs were loaded by this run */
 	int prog_fd;		/* the XDP program to attach */
 	int tc_fd;		/* the tc ingress program, -1 when none is pinned */
-	int ports_fd, zones_fd, stats_fd, meta_fd;
-	int gstats_fd, fdb_fd, vlans_fd, tx_fd;
-	int l3_fd, config_fd, ct4_fd, ct4_new_fd, ct6_fd, ct6_new_fd, nat_ext_fd, nat_int_fd,
-	    nat_peer_fd, frag_events_fd;
-	int rule_keys_fd, rule_shapes_fd, ruleset_fd, rules_fd, rule_stats_fd, sets4_fd,
-	    sets6_fd, log_fd;
-	int shape_cfg_fd, shape_fd, shape_hosts_fd, shape_flows_fd;
-	int fc_fd, ports_gen_fd, fdb_gen_fd, nat_hosts_fd, host_flows_fd, pickup_fd;
+	struct dp_map map[DP_MAPS];	/* dp_fd(dp, MAP_CT4) */
 	__u32 fdb_size;		/* for dp_load: sluice_fdb's size, 0: the default */
 	__u32 ct_flows;		/* for dp_load: conntrack size in flows, 0: the default */
 	__u32 rules_room;	/* for dp_load: rules per slot (rules_room()), 0: the least */
 	int old_rules[2];	/* dp_load: rule tables it grows from (datapath.c) */
 	__u16 local_ports[2];	/* dp_apply: net.ipv4.ip_local_port_range, read at its start */
 };
+
+static inline int dp_fd(const struct dp *dp, enum dp_map_id id)
+{
+	return dp->map[id].fd;
+}
 
 enum dp_open_mode {
 	DP_READ,	/* look at an existing instance (status, stats) */
@@ -86,6 +138,9 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg);
 
 /* Remove every object sluice pinned under the folder, and the folder. */
 int dp_down(struct dp *dp);
+
+/* The connection and NAT tables of DP, as conntrack.c takes them. */
+void dp_ct_maps(const struct dp *dp, struct ct_maps *m);
 
 int dp_meta_read(struct dp *dp, struct sluice_meta *meta);
 int dp_meta_write(struct dp *dp, const struct sluice_meta *meta);

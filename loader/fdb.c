@@ -26,11 +26,11 @@ int fdb_read(struct dp *dp, struct fdb_row **rows, int *n, __u32 *max_entries)
 
 	*rows = NULL;
 	*n = 0;
-	if (bpf_obj_get_info_by_fd(dp->fdb_fd, &info, &len))
+	if (bpf_obj_get_info_by_fd(dp_fd(dp, MAP_FDB), &info, &len))
 		return -errno;
 	if (max_entries)
 		*max_entries = info.max_entries;
-	while (!bpf_map_get_next_key(dp->fdb_fd, prev, &key)) {
+	while (!bpf_map_get_next_key(dp_fd(dp, MAP_FDB), prev, &key)) {
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 256;
 			t = realloc(v, cap * sizeof(*v));
@@ -42,7 +42,7 @@ int fdb_read(struct dp *dp, struct fdb_row **rows, int *n, __u32 *max_entries)
 		}
 		v[*n].key = key;
 		prev = &v[*n].key;
-		if (!bpf_map_lookup_elem(dp->fdb_fd, &key, &v[*n].e))
+		if (!bpf_map_lookup_elem(dp_fd(dp, MAP_FDB), &key, &v[*n].e))
 			(*n)++;
 	}
 	*rows = v;
@@ -59,10 +59,10 @@ static int read_ports(struct dp *dp, struct port_ent *v, int max)
 	__u32 key, *prev = NULL;
 	int n = 0;
 
-	while (n < max && !bpf_map_get_next_key(dp->ports_fd, prev, &key)) {
+	while (n < max && !bpf_map_get_next_key(dp_fd(dp, MAP_PORTS), prev, &key)) {
 		v[n].ifindex = key;
 		prev = &v[n].ifindex;
-		if (!bpf_map_lookup_elem(dp->ports_fd, &key, &v[n].p))
+		if (!bpf_map_lookup_elem(dp_fd(dp, MAP_PORTS), &key, &v[n].p))
 			n++;
 	}
 	return n;
@@ -92,7 +92,7 @@ static bool vlan_member(struct dp *dp, const struct sluice_port *p, __u32 ifinde
 
 	if (!(p->flags & SLUICE_PORT_VLAN_AWARE))
 		return vlan == 0;
-	return vlan && !bpf_map_lookup_elem(dp->vlans_fd, &k, &v);
+	return vlan && !bpf_map_lookup_elem(dp_fd(dp, MAP_VLANS), &k, &v);
 }
 
 static bool same_key(const struct sluice_fdb_key *k, const struct nl_fdb *f)
@@ -109,7 +109,7 @@ static __u32 mirror_flags(const struct nl_fdb *f)
  * the FDB did not have (bpf/bridge.h fdb_dst()) is looked up again. */
 static void fdb_changed(struct dp *dp)
 {
-	int ret = dp_gen_bump(dp->fdb_gen_fd);
+	int ret = dp_gen_bump(dp_fd(dp, MAP_FDB_GEN));
 
 	if (ret)
 		log_err("sluice_fdb_gen: %s (a static entry may wait %llu ms for the fast path)",
@@ -159,7 +159,7 @@ int fdb_sync(struct dp *dp)
 			       !(now > e->last_seen && now - e->last_seen > p->hold_ns) &&
 			       vlan_member(dp, p, e->ifindex, rows[i].key.vlan);
 		if (!keep)
-			bpf_map_delete_elem(dp->fdb_fd, &rows[i].key);
+			bpf_map_delete_elem(dp_fd(dp, MAP_FDB), &rows[i].key);
 		else if (k)
 			k->bridge = -1;	/* already mirrored */
 	}
@@ -171,7 +171,7 @@ int fdb_sync(struct dp *dp)
 		if (kern[j].bridge < 0)
 			continue;
 		memcpy(key.mac, kern[j].mac, 6);
-		if (bpf_map_update_elem(dp->fdb_fd, &key, &e, BPF_ANY))
+		if (bpf_map_update_elem(dp_fd(dp, MAP_FDB), &key, &e, BPF_ANY))
 			log_info("mirroring a static FDB entry: %s", strerror(errno));
 		else
 			n_added++;

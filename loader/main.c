@@ -463,7 +463,7 @@ static int load_and_apply(struct args *a, const struct sluice_config *cfg, bool 
 	if (!ret)
 		ret = dp_load(&dp);
 	if (!ret)	/* (a kernel that tracks nothing leaves nothing to pick up) */
-		pickup_seed(dp.pickup_fd);
+		pickup_seed(dp_fd(&dp, MAP_PICKUP));
 	if (!ret)
 		ret = dp_apply(&dp, cfg);
 	dp_close(&dp);
@@ -885,9 +885,9 @@ static int cmd_fdb(struct args *a)
 
 static void ct_maps_of(const struct dp *dp, struct ct_maps *m)
 {
-	*m = (struct ct_maps){ dp->ct4_fd, dp->ct4_new_fd, dp->ct6_fd, dp->ct6_new_fd,
-			       dp->nat_ext_fd, dp->nat_int_fd, dp->nat_hosts_fd,
-			     dp->host_flows_fd };
+	*m = (struct ct_maps){ dp_fd(dp, MAP_CT4), dp_fd(dp, MAP_CT4_NEW), dp_fd(dp, MAP_CT6),
+			       dp_fd(dp, MAP_CT6_NEW), dp_fd(dp, MAP_NAT_EXT), dp_fd(dp, MAP_NAT_INT),
+			       dp_fd(dp, MAP_NAT_HOSTS), dp_fd(dp, MAP_HOST_FLOWS) };
 }
 
 static int read_dp_config(const struct dp *dp, struct sluice_dp_config *c)
@@ -895,7 +895,7 @@ static int read_dp_config(const struct dp *dp, struct sluice_dp_config *c)
 	__u32 key = 0;
 
 	memset(c, 0, sizeof(*c));
-	return bpf_map_lookup_elem(dp->config_fd, &key, c) ? -errno : 0;
+	return bpf_map_lookup_elem(dp_fd(dp, MAP_CONFIG), &key, c) ? -errno : 0;
 }
 
 static int cmd_conntrack(struct args *a)
@@ -912,7 +912,7 @@ static int cmd_conntrack(struct args *a)
 		return 3;
 	ct_maps_of(&dp, &m);
 	for (__u32 z = 0; z < SLUICE_MAX_ZONES; z++)
-		if (!bpf_map_lookup_elem(dp.zones_fd, &z, &zones[z]) && zones[z].name[0])
+		if (!bpf_map_lookup_elem(dp_fd(&dp, MAP_ZONES), &z, &zones[z]) && zones[z].name[0])
 			names[z] = zones[z].name;
 	if (a->flush) {
 		long unconfirmed;
@@ -929,7 +929,8 @@ static int cmd_conntrack(struct args *a)
 		return n < 0;
 	}
 	read_dp_config(&dp, &c);
-	ret = ct_list(&m, &a->ct, names, SLUICE_MAX_ZONES, &c.timeouts, dp.fc_fd, a->json, stdout);
+	ret = ct_list(&m, &a->ct, names, SLUICE_MAX_ZONES, &c.timeouts, dp_fd(&dp, MAP_FC), a->json,
+		      stdout);
 	if (ret)
 		log_err("%s: reading the connection table: %s", dp.pin, strerror(-ret));
 	dp_close(&dp);
@@ -1139,7 +1140,7 @@ static void backstop_tick(struct daemon *d, struct dp *dp)
 	if (backstop_genid(&gen) || (d->nft_gen_known && gen == d->nft_gen))
 		return;
 	had = backstop_present();
-	if (!backstop_apply_pinned(dp->ports_fd) && !had)
+	if (!backstop_apply_pinned(dp_fd(dp, MAP_PORTS)) && !had)
 		log_notice("the kernel backstop (nftables table inet sluice) was gone: put back");
 	d->nft_gen_known = !backstop_genid(&d->nft_gen);
 }

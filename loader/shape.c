@@ -48,7 +48,7 @@ int shape_write(struct dp *dp, const struct sluice_config *cfg)
 
 		if ((int)i < cfg->n_shapes)
 			shape_cfg_fill(&cfg->shapes[i], pipe % 2, &c);
-		if (bpf_map_update_elem(dp->shape_cfg_fd, &pipe, &c, BPF_ANY))
+		if (bpf_map_update_elem(dp_fd(dp, MAP_SHAPE_CFG), &pipe, &c, BPF_ANY))
 			return -errno;
 	}
 	return 0;
@@ -92,7 +92,7 @@ static int zone_pipes(struct dp *dp, const char *zone, __u32 *first)
 	for (__u32 z = 0; z < SLUICE_MAX_ZONES; z++) {
 		struct sluice_zone v;
 
-		if (bpf_map_lookup_elem(dp->zones_fd, &z, &v) || strcmp(v.name, zone))
+		if (bpf_map_lookup_elem(dp_fd(dp, MAP_ZONES), &z, &v) || strcmp(v.name, zone))
 			continue;
 		if (!v.shape) {
 			log_err("zone %s is not shaped: add a `shape %s upload RATE download RATE` line "
@@ -116,10 +116,10 @@ int shape_set(struct dp *dp, const char *zone, __u64 up, __u64 down)
 		struct sluice_shape_cfg c;
 		__u32 pipe = first + d;
 
-		if (bpf_map_lookup_elem(dp->shape_cfg_fd, &pipe, &c))
+		if (bpf_map_lookup_elem(dp_fd(dp, MAP_SHAPE_CFG), &pipe, &c))
 			return -errno;
 		c.rate = rate[d];
-		if (bpf_map_update_elem(dp->shape_cfg_fd, &pipe, &c, BPF_EXIST)) {
+		if (bpf_map_update_elem(dp_fd(dp, MAP_SHAPE_CFG), &pipe, &c, BPF_EXIST)) {
 			ret = -errno;
 			log_err("zone %s: writing the rate: %s", zone, strerror(errno));
 		}
@@ -151,14 +151,14 @@ int shape_stats_read(struct dp *dp, struct shape_view out[SHAPE_PIPES], int *n)
 	__u64 now;
 
 	*n = 0;
-	if (dp->shape_cfg_fd < 0 || dp->shape_fd < 0)
+	if (dp_fd(dp, MAP_SHAPE_CFG) < 0 || dp_fd(dp, MAP_SHAPE) < 0)
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = ts.tv_sec * SHAPE_NS + ts.tv_nsec;
 	for (__u32 z = 0; z < SLUICE_MAX_ZONES; z++) {
 		struct sluice_zone zv;
 
-		if (bpf_map_lookup_elem(dp->zones_fd, &z, &zv) || !zv.shape ||
+		if (bpf_map_lookup_elem(dp_fd(dp, MAP_ZONES), &z, &zv) || !zv.shape ||
 		    zv.shape > SHAPE_MAX_ZONES)
 			continue;
 		for (int d = 0; d < 2; d++) {
@@ -167,8 +167,8 @@ int shape_stats_read(struct dp *dp, struct shape_view out[SHAPE_PIPES], int *n)
 			struct shape_view *v = &out[*n];
 
 			memset(v, 0, sizeof(*v));
-			if (bpf_map_lookup_elem(dp->shape_cfg_fd, &pipe, &v->cfg) ||
-			    bpf_map_lookup_elem(dp->shape_fd, &pipe, &p))
+			if (bpf_map_lookup_elem(dp_fd(dp, MAP_SHAPE_CFG), &pipe, &v->cfg) ||
+			    bpf_map_lookup_elem(dp_fd(dp, MAP_SHAPE), &pipe, &p))
 				continue;
 			snprintf(v->zone, sizeof(v->zone), "%s", zv.name);
 			v->dir = d;
