@@ -36,8 +36,6 @@
 #include "sluice.skel.h"
 #include "sluice.objhash.h"
 
-#define LOCK_WAIT_MS 10000
-
 /* ---- libbpf messages ---------------------------------------------------- */
 
 static char libbpf_log[1 << 18];
@@ -97,164 +95,13 @@ static void explain_load_failure(void)
 		fprintf(stderr, "sluice: libbpf said (all with -v):\n%s", *p == '\n' ? p + 1 : p);
 }
 
-/* ---- the pin folder ------------------------------------------------------ */
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
-static int pin_path(const struct dp *dp, char *buf, size_t len, const char *name)
-{
-	return fmt_path(buf, len, "%s/%s", dp->pin, name);
-}
-
-/* bpffs is not mounted at boot on every system; mount it where it belongs. */
-static int ensure_bpffs(const char *pin)
-{
-	char tmp[PATH_MAX], *parent;
-	struct statfs st;
-
-	snprintf(tmp, sizeof(tmp), "%s", pin);
-	parent = dirname(tmp);
-	if (statfs(parent, &st)) {
-		log_err("%s: %s", parent, strerror(errno));
-		return -errno;
-	}
-	if (st.f_type == BPF_FS_MAGIC)
-		return 0;
-	if (strcmp(parent, "/sys/fs/bpf")) {
-		log_err("%s: not on a bpf filesystem (mount -t bpf bpf %s)", pin, parent);
-		return -EINVAL;
-	}
-	if (mount("bpf", parent, "bpf", 0, "mode=0700")) {
-		log_err("mounting bpffs on %s: %s", parent, strerror(errno));
-		return -errno;
-	}
-	log_info("mounted bpffs on %s", parent);
-	return 0;
-}
-
-/* The lock is a flock on the pin folder itself. `down` (or a failed first
- * `up`) removes the folder while holding it, so a waiter can end up holding
- * a lock on a removed folder: check it is still the one at the path. */
-static int lock_folder(struct dp *dp, bool create)
-{
-	struct stat held, now;
-	int waited = 0;
-
-	for (;;) {
-		if (create && mkdir(dp->pin, 0700) && errno != EEXIST) {
-			log_err("%s: %s", dp->pin, strerror(errno));
-			return -errno;
-		}
-		dp->lock_fd = open(dp->pin, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dp->lock_fd < 0) {
-			if (errno == ENOENT && !create)
-				return -ENOENT;
-			log_err("%s: %s", dp->pin, strerror(errno));
-			return -errno;
-		}
-		while (flock(dp->lock_fd, LOCK_EX | LOCK_NB)) {
-			if (errno != EWOULDBLOCK || waited >= LOCK_WAIT_MS) {
-				log_err("%s: locked by another sluice process", dp->pin);
-				return -EBUSY;
-			}
-			usleep(50 * 1000);
-			waited += 50;
-		}
-		if (!fstat(dp->lock_fd, &held) && !stat(dp->pin, &now) &&
-		    held.st_ino == now.st_ino && held.st_dev == now.st_dev)
-			return 0;
-		close_fd(&dp->lock_fd);	/* removed meanwhile: start over */
-	}
-}
-
-static int open_pinned_map(struct dp *dp, const char *name)
-{
-	char path[PATH_MAX];
-
-	if (pin_path(dp, path, sizeof(path), name))
-		return -ENAMETOOLONG;
-	return bpf_obj_get(path);
-}
-
-/* The names of DP_MAP_LIST, by id. */
-static const char *const map_names[DP_MAPS] = {
-#define DP_MAP_NAME(id, name) [MAP_##id] = #name,
-	DP_MAP_LIST(DP_MAP_NAME)
-#undef DP_MAP_NAME
-};
-
-static int open_maps(struct dp *dp)
-{
-	int ret = 0;
-
-	for (int i = 0; i < DP_MAPS; i++) {
-		dp->map[i].fd = open_pinned_map(dp, dp->map[i].name);
-		if (dp->map[i].fd < 0)
-			ret = -ENOENT;
-	}
-	return ret;
-}
-
-static void close_maps(struct dp *dp)
-{
-	for (int i = 0; i < DP_MAPS; i++)
-		close_fd(&dp->map[i].fd);
-}
-
-int dp_open(struct dp *dp, const char *pin, enum dp_open_mode mode)
-{
-	char path[PATH_MAX];
-	int ret;
-
-	memset(dp, 0, sizeof(*dp));
-	dp->lock_fd = dp->prog_fd = dp->tc_fd = -1;
-	for (int i = 0; i < DP_MAPS; i++)
-		dp->map[i] = (struct dp_map){ .name = map_names[i], .fd = -1 };
-	if (fmt_path(dp->pin, sizeof(dp->pin), "%s", pin) ||
-	    pin_path(dp, path, sizeof(path), map_names[MAP_META])) {
-		log_err("%s: pin folder path too long", pin);
-		return -ENAMETOOLONG;
-	}
-	if (mode == DP_CREATE && (ret = ensure_bpffs(dp->pin)))
-		return ret;
-	if (mode != DP_READ && (ret = lock_folder(dp, mode == DP_CREATE)))
-		return ret;
-	dp->existed = access(path, F_OK) == 0;
-	if (!dp->existed)
-		return mode == DP_CREATE ? 0 : -ENOENT;
-	if (mode == DP_READ && open_maps(dp)) {
-		close_maps(dp);
-		return -ENOENT;
-	}
-	return 0;
-}
-
-void dp_close(struct dp *dp)
-{
-	if (dp->skel) {
-		sluice__destroy(dp->skel);	/* owns prog_fd and tc_fd */
-	} else {
-		close_fd(&dp->prog_fd);
-		close_fd(&dp->tc_fd);
-	}
-	dp->skel = NULL;
-	dp->prog_fd = dp->tc_fd = -1;
-	close_maps(dp);
-	close_fd(&dp->lock_fd);
-}
-
 /* Remove the pinned maps a failed first load may have left behind. */
 static void remove_fresh_pins(struct dp *dp)
 {
 	char path[PATH_MAX];
 
 	for (int i = 0; i < DP_MAPS; i++)
-		if (!pin_path(dp, path, sizeof(path), dp->map[i].name))
+		if (!dp_pin_path(dp, path, sizeof(path), dp->map[i].name))
 			unlink(path);
 	rules_unpin_sets(dp->pin);
 	rmdir(dp->pin);
@@ -271,7 +118,8 @@ static void fdb_resize(struct dp *dp, __u32 size)
 	char path[PATH_MAX];
 	int fd;
 
-	if (pin_path(dp, path, sizeof(path), dp->map[MAP_FDB].name) || (fd = bpf_obj_get(path)) < 0)
+	if (dp_pin_path(dp, path, sizeof(path), dp->map[MAP_FDB].name) ||
+	    (fd = bpf_obj_get(path)) < 0)
 		return;
 	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.max_entries != size) {
 		log_info("fdb-size %u (was %u): the FDB starts empty", size, info.max_entries);
@@ -291,7 +139,7 @@ static void ct_size(struct dp *dp, struct bpf_map *m, enum dp_map_id id, __u32 w
 	int fd;
 
 	bpf_map__set_max_entries(m, want);
-	if (pin_path(dp, path, sizeof(path), dp->map[id].name) || (fd = bpf_obj_get(path)) < 0)
+	if (dp_pin_path(dp, path, sizeof(path), dp->map[id].name) || (fd = bpf_obj_get(path)) < 0)
 		return;
 	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.max_entries != want) {
 		bpf_map__set_max_entries(m, info.max_entries);
@@ -322,7 +170,7 @@ static void rules_sizes(struct dp *dp)
 
 		dp->old_rules[i] = -1;
 		bpf_map__set_max_entries(maps[i], want);
-		if (pin_path(dp, path, sizeof(path), dp->map[ids[i]].name) ||
+		if (dp_pin_path(dp, path, sizeof(path), dp->map[ids[i]].name) ||
 		    (fd = bpf_obj_get(path)) < 0)
 			continue;
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.max_entries >= want) {
@@ -393,7 +241,8 @@ static int reuse_devmap(struct dp *dp)
 	char path[PATH_MAX];
 	int fd, ret;
 
-	if (pin_path(dp, path, sizeof(path), dp->map[MAP_TX].name) || (fd = bpf_obj_get(path)) < 0)
+	if (dp_pin_path(dp, path, sizeof(path), dp->map[MAP_TX].name) ||
+	    (fd = bpf_obj_get(path)) < 0)
 		return 0;	/* none yet: libbpf creates and pins it */
 	bpf_map__set_pin_path(dp->skel->maps.sluice_tx, NULL);
 	ret = bpf_map__reuse_fd(dp->skel->maps.sluice_tx, fd);
@@ -463,17 +312,17 @@ int dp_use_pinned(struct dp *dp, bool quiet)
 {
 	char path[PATH_MAX];
 
-	if (open_maps(dp)) {
+	if (dp_open_maps(dp)) {
 		if (!quiet)
 			log_err("%s: no running sluice instance", dp->pin);
-		close_maps(dp);
+		dp_close_maps(dp);
 		return -ENOENT;
 	}
-	if (pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
+	if (dp_pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
 		return -ENAMETOOLONG;
 	dp->prog_fd = bpf_obj_get(path);
 	if (dp->prog_fd < 0 && errno == ENOENT) {
-		close_maps(dp);
+		dp_close_maps(dp);
 		return -ESRCH;	/* maps without a program: load one */
 	}
 	if (dp->prog_fd < 0) {
@@ -482,40 +331,14 @@ int dp_use_pinned(struct dp *dp, bool quiet)
 	}
 	/* (An instance from before tc mode has none: a port that needs it
 	 * then says so, and `reload` loads one.) */
-	if (!pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_TC))
+	if (!dp_pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_TC))
 		dp->tc_fd = bpf_obj_get(path);
 	return 0;
-}
-
-/* ---- meta ---------------------------------------------------------------- */
-
-void dp_ct_maps(const struct dp *dp, struct ct_maps *m)
-{
-	*m = (struct ct_maps){
-		dp_fd(dp, MAP_CT4), dp_fd(dp, MAP_CT4_NEW), dp_fd(dp, MAP_CT6),
-		dp_fd(dp, MAP_CT6_NEW), dp_fd(dp, MAP_NAT_EXT), dp_fd(dp, MAP_NAT_INT),
-		dp_fd(dp, MAP_NAT_HOSTS), dp_fd(dp, MAP_HOST_FLOWS),
-	};
 }
 
 __u64 dp_object_hash(void)
 {
 	return SLUICE_OBJECT_HASH;
-}
-
-int dp_meta_read(struct dp *dp, struct sluice_meta *meta)
-{
-	__u32 key = 0;
-
-	memset(meta, 0, sizeof(*meta));
-	return bpf_map_lookup_elem(dp_fd(dp, MAP_META), &key, meta) ? -errno : 0;
-}
-
-int dp_meta_write(struct dp *dp, const struct sluice_meta *meta)
-{
-	__u32 key = 0;
-
-	return bpf_map_update_elem(dp_fd(dp, MAP_META), &key, meta, BPF_ANY) ? -errno : 0;
 }
 
 /* ---- what the config asks for ----------------------------------------------- */
@@ -877,7 +700,7 @@ static int read_links(struct dp *dp, struct have *h)
 			if (!strncmp(de->d_name, pin_kinds[k].prefix, strlen(pin_kinds[k].prefix)))
 				break;
 		if (k == ARRAY_SIZE(pin_kinds) ||
-		    pin_path(dp, h->v[h->n].pin, PATH_MAX, de->d_name))
+		    dp_pin_path(dp, h->v[h->n].pin, PATH_MAX, de->d_name))
 			continue;
 		fd = bpf_obj_get(h->v[h->n].pin);
 		if (fd < 0)
@@ -978,7 +801,7 @@ static void swap_back(struct dp *dp, struct want *w, struct have *h)
 	char path[PATH_MAX];
 	int prog, fd;
 
-	if (w->swap < 0 || pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP) ||
+	if (w->swap < 0 || dp_pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP) ||
 	    (prog = bpf_obj_get(path)) < 0)
 		return;
 	fd = att_xdp(prog, w->ifindex, w->swap_mode == SLUICE_MODE_GENERIC ? XDP_FLAGS_SKB_MODE
@@ -1162,28 +985,6 @@ static void undo_new(const struct dp *dp, int ifindex, enum att_kind kind, int *
 	*is_new = false;
 }
 
-int dp_gen_bump(int fd)
-{
-	__u32 zero = 0, gen = 0;
-
-	if (fd < 0)
-		return 0;
-	bpf_map_lookup_elem(fd, &zero, &gen);
-	gen++;
-	return bpf_map_update_elem(fd, &zero, &gen, BPF_ANY) ? -errno : 0;
-}
-
-/* After every change to sluice_ports: the datapath's per-CPU copies of
- * ingress ports (bpf/maps.h port_in()) are read again. */
-static void ports_changed(struct dp *dp)
-{
-	int ret = dp_gen_bump(dp_fd(dp, MAP_PORTS_GEN));
-
-	if (ret)
-		log_err("sluice_ports_gen: %s (ports may keep their old state on some CPUs)",
-			strerror(-ret));
-}
-
 /* A kept XDP port whose new tc program beside was removed again (a failed
  * apply): if its entry was written already, XDP must not leave frames to
  * tc any more. Above all not with TC_RX, where XDP passes every frame, and
@@ -1196,7 +997,7 @@ static void tc_flags_off(struct dp *dp, __u32 ifindex)
 	if (!bpf_map_lookup_elem(dp_fd(dp, MAP_PORTS), &ifindex, &cur) && (cur.flags & both)) {
 		cur.flags &= ~both;
 		bpf_map_update_elem(dp_fd(dp, MAP_PORTS), &ifindex, &cur, BPF_EXIST);
-		ports_changed(dp);
+		dp_ports_changed(dp);
 	}
 }
 
@@ -1380,7 +1181,7 @@ static int write_ports(struct dp *dp, struct wants *w)
 			w->v[i].port.flags |= SLUICE_PORT_PASS_ALL;
 	ret = write_port_entries(dp, w);
 
-	ports_changed(dp);
+	dp_ports_changed(dp);
 	return ret;
 }
 
@@ -1888,7 +1689,7 @@ static int pin_one(const struct dp *dp, const char *name, int fd, int old)
 	char path[PATH_MAX];
 	int err;
 
-	if (pin_path(dp, path, sizeof(path), name))
+	if (dp_pin_path(dp, path, sizeof(path), name))
 		return -ENAMETOOLONG;
 	unlink(path);
 	if (!bpf_obj_pin(fd, path))
@@ -2150,9 +1951,9 @@ static void old_programs(const struct dp *dp, int old[2])
 	old[0] = old[1] = -1;
 	if (!dp->skel)
 		return;
-	if (!pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
+	if (!dp_pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP))
 		old[0] = bpf_obj_get(path);
-	if (!pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_TC))
+	if (!dp_pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_TC))
 		old[1] = bpf_obj_get(path);
 }
 
@@ -2278,7 +2079,7 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 	if (ret && !dp->existed && dp->skel) {	/* a failed first up leaves nothing */
 		sluice__destroy(dp->skel);
 		dp->skel = NULL;
-		close_maps(dp);
+		dp_close_maps(dp);
 		dp->prog_fd = dp->tc_fd = -1;
 		remove_fresh_pins(dp);
 	}
@@ -2300,7 +2101,7 @@ int dp_down(struct dp *dp)
 		detach(have.v[i].pin, have.v[i].kind, have.v[i].ifindex);
 	close_links(&have);
 	for (int i = 0; i < DP_MAPS + 2; i++)
-		if (!pin_path(dp, path, sizeof(path),
+		if (!dp_pin_path(dp, path, sizeof(path),
 			      i < DP_MAPS ? dp->map[i].name :
 			      i == DP_MAPS ? SLUICE_PIN_PROG_XDP : SLUICE_PIN_PROG_TC) &&
 		    unlink(path) && errno != ENOENT)
@@ -2323,94 +2124,11 @@ void dp_frag_hold_off(const char *pin)
 
 	if (dp_open(&dp, pin, DP_WRITE))
 		return;
-	if (!open_maps(&dp) && !bpf_map_lookup_elem(dp_fd(&dp, MAP_CONFIG), &key, &v)) {
+	if (!dp_open_maps(&dp) && !bpf_map_lookup_elem(dp_fd(&dp, MAP_CONFIG), &key, &v)) {
 		v.flags &= ~SLUICE_CFG_FRAG_HOLD;
 		bpf_map_update_elem(dp_fd(&dp, MAP_CONFIG), &key, &v, BPF_ANY);
 	}
 	dp_close(&dp);
-}
-
-/* ---- the daemon's lock ------------------------------------------------------ */
-
-/* `sluice run` holds an exclusive OFD lock on this file for its whole life
- * and writes its pid into it, so the pid is trusted only while the lock is
- * held: a daemon that crashed or was killed leaves a stale pid, never a
- * false "running". Probes use F_OFD_GETLK, which does not take the lock (a
- * probing `status` must not make a starting `run` fail). The file is named
- * after the pin folder's path, '%' and '/' escaped so names never collide,
- * and is never removed (removing it under a live daemon would let a second
- * one start). */
-int dp_run_path(const char *pin, const char *what, char *buf, size_t len)
-{
-	char canon[PATH_MAX], esc[PATH_MAX * 3];
-	size_t o = 0;
-
-	if (!realpath(pin, canon) && fmt_path(canon, sizeof(canon), "%s", pin))
-		return -1;
-	for (const char *c = canon; *c && o + 4 < sizeof(esc); c++)
-		o += *c == '/' ? (size_t)sprintf(esc + o, "%%2F")
-		     : *c == '%' ? (size_t)sprintf(esc + o, "%%25")
-		     : (size_t)(esc[o] = *c, 1);
-	esc[o] = 0;
-	if (mkdir(SLUICE_RUN_DIR, 0755) && errno != EEXIST)
-		return -1;
-	return fmt_path(buf, len, "%s/%s-%s", SLUICE_RUN_DIR, what, esc);
-}
-
-static int daemon_lock_path(const char *pin, char *buf, size_t len)
-{
-	char base[PATH_MAX];
-
-	return dp_run_path(pin, "daemon", base, sizeof(base)) ||
-	       fmt_path(buf, len, "%s.lock", base);
-}
-
-static int daemon_lock_open(const char *pin)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	if (daemon_lock_path(pin, path, sizeof(path)))
-		return -ENAMETOOLONG;
-	if (mkdir(SLUICE_RUN_DIR, 0755) && errno != EEXIST)
-		return -errno;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	return fd < 0 ? -errno : fd;
-}
-
-int dp_daemon_lock(const char *pin)
-{
-	struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	char pid[16];
-	int fd = daemon_lock_open(pin), err, n;
-
-	if (fd < 0)
-		return fd;
-	if (fcntl(fd, F_OFD_SETLK, &lk)) {
-		err = errno == EACCES ? EWOULDBLOCK : errno;
-		close(fd);
-		return -err;
-	}
-	n = snprintf(pid, sizeof(pid), "%d\n", getpid());
-	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
-		log_warn("%s: recording the daemon's pid: %s", SLUICE_RUN_DIR, strerror(errno));
-	return fd;
-}
-
-pid_t dp_daemon_pid(const char *pin)
-{
-	struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	char buf[16] = "";
-	int fd = daemon_lock_open(pin);
-	pid_t pid = 0;
-
-	if (fd < 0)
-		return 0;
-	if (!fcntl(fd, F_OFD_GETLK, &lk) && lk.l_type != F_UNLCK &&
-	    pread(fd, buf, sizeof(buf) - 1, 0) > 0)
-		pid = atoi(buf);
-	close(fd);
-	return pid;
 }
 
 /* ---- views ------------------------------------------------------------------ */
@@ -2454,36 +2172,6 @@ int dp_gstats_read(struct dp *dp, struct sluice_gstats *g)
 			((__u64 *)g)[k] += ((__u64 *)&v[c])[k];
 	free(v);
 	return 0;
-}
-
-/* Read-modify-write of sluice_meta: only the loader writes it, and the
- * daemon (sweeps) and `conntrack flush` are the only callers, so at worst
- * one concurrent flush's count is lost. */
-int dp_ct_account(struct dp *dp, __u64 swept, __u64 swept_new, __u64 flushed_new)
-{
-	struct sluice_meta meta;
-	int ret = dp_meta_read(dp, &meta);
-
-	if (ret)
-		return ret;
-	meta.ct_swept += swept;
-	meta.ct_swept_new += swept_new;
-	meta.ct_flushed_new += flushed_new;
-	return dp_meta_write(dp, &meta);
-}
-
-/* Flows were removed from the connection table: a new policy generation
- * (+2: the same rule slot), so that no CPU's flow cache forwards them on
- * (bpf/flowcache.h). Each open flow's next packet asks the policy again. */
-int dp_flows_removed(struct dp *dp)
-{
-	struct sluice_dp_config c;
-	__u32 key0 = 0;
-
-	if (bpf_map_lookup_elem(dp_fd(dp, MAP_CONFIG), &key0, &c))
-		return -errno;
-	c.policy_gen += 2;
-	return bpf_map_update_elem(dp_fd(dp, MAP_CONFIG), &key0, &c, BPF_ANY) ? -errno : 0;
 }
 
 void dp_stats_add(struct sluice_port_stats *sum, const struct sluice_port_stats *s)
@@ -2574,7 +2262,7 @@ int dp_view_read(struct dp *dp, struct dp_view *view)
 	memset(view, 0, sizeof(*view));
 	dp_meta_read(dp, &view->meta);
 	view->daemon_pid = dp_daemon_pid(dp->pin);
-	if (!pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP) &&
+	if (!dp_pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP) &&
 	    (fd = bpf_obj_get(path)) >= 0) {
 		view->prog_id = prog_id_of(fd);
 		close(fd);

@@ -6,7 +6,7 @@
 #define SLUICE_FDB_H
 
 #include <linux/types.h>
-#include "datapath.h"
+#include "instance.h"
 #include "nl.h"
 
 /* Bring sluice_fdb in line with the ports map and the kernel: drop learned

@@ -26,7 +26,7 @@
 #include "qdisc.h"
 #include "sluice_shape.h"
 #include "util.h"
-#include "datapath.h"
+#include "run.h"
 #include "nl.h"
 
 #define QDISC_HANDLE	0x51c0000U	/* sluice's fq: 51c: */

@@ -6,7 +6,7 @@
 #include <net/if.h>
 #include "sluice_shape.h"
 #include "config.h"
-#include "datapath.h"
+#include "instance.h"
 
 struct shape_port {
 	char name[IF_NAMESIZE];
@@ -26,6 +26,15 @@ int shape_ports(struct dp *dp, const struct sluice_config *cfg, const struct sha
 /* `sluice shape set ZONE upload RATE download RATE`. */
 int shape_set(struct dp *dp, const char *zone, __u64 up, __u64 down);
 
+/* One shaped direction as `sluice status` and `sluice stats` show it. */
+struct shape_view {
+	char zone[32];
+	int dir;			/* enum shape_dir */
+	struct sluice_shape_cfg cfg;
+	struct sluice_shape_state st;
+	__u64 backlog_ns, delivered;	/* delivered: bits/s over the last second */
+	__u32 hosts, flows;		/* with traffic scheduled ahead now */
+};
 
 int shape_stats_read(struct dp *dp, struct shape_view out[SHAPE_PIPES], int *n);
 

@@ -149,3 +149,10 @@ int verifier_reason(const char *log, char *reason, size_t len, int context,
 	*ctx_len = start - *ctx;
 	return 0;
 }
+
+void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}

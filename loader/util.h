@@ -32,6 +32,9 @@ int fmt_path(char *buf, size_t len, const char *fmt, ...) __attribute__((format(
 int verifier_reason(const char *log, char *reason, size_t len, int context,
 		    const char **ctx, size_t *ctx_len);
 
+/* Close *FD unless it is -1, and set it to -1. */
+void close_fd(int *fd);
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* An instance's files in /run/sluice, and the daemon's lifetime lock
+ * among them (run.c says how the lock works). */
+#ifndef SLUICE_RUN_H
+#define SLUICE_RUN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define SLUICE_RUN_DIR "/run/sluice"
+
+/* A file of this instance's in SLUICE_RUN_DIR: WHAT-<the pin folder's
+ * path, escaped>. 0, or -1 when the name would be too long. */
+int dp_run_path(const char *pin, const char *what, char *buf, size_t len);
+
+/* dp_daemon_lock returns the held fd, or -EWOULDBLOCK when a daemon of
+ * this pin folder runs; dp_daemon_pid returns that daemon's pid, or 0 when
+ * none runs. */
+int dp_daemon_lock(const char *pin);
+pid_t dp_daemon_pid(const char *pin);
+
+#endif
