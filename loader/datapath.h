@@ -13,23 +13,15 @@
 #include <sys/types.h>
 #include "config.h"
 #include "conntrack.h"
+#include "bpflog.h"
 #include "instance.h"
+#include "load.h"
 #include "nl.h"
 #include "run.h"
 #include "shape.h"
 #include "sluice.h"
 #include "sluice_shape.h"
 
-/* Load fresh programs from the embedded skeleton, reusing pinned maps. */
-int dp_load(struct dp *dp);
-/* Use the pinned program and maps of a running instance. -ENOENT: no
- * instance (said unless QUIET); -ESRCH: maps but no pinned program (use
- * dp_load). */
-int dp_use_pinned(struct dp *dp, bool quiet);
-/* A hash of the embedded BPF object (sluice_meta.object_hash). */
-__u64 dp_object_hash(void);
-/* Rules per slot the pinned rule tables hold, 0 when unknown. */
-__u32 dp_rules_room(const struct dp *dp);
 
 /* Make the datapath match CFG: attach to new ports, update the program of
  * kept ports (if dp_load() ran), detach ports no longer wanted, write the
@@ -105,8 +97,5 @@ void dp_stats_add(struct sluice_port_stats *sum, const struct sluice_port_stats 
 /* The daemon's last word: stop holding out-of-order fragments for it. */
 void dp_frag_hold_off(const char *pin);
 
-/* libbpf's messages: shown with -v, otherwise kept so a failed load can
- * print the tail of the verifier log. */
-void dp_libbpf_logging(void);
 
 #endif
