@@ -25,6 +25,8 @@
 #include "attach.h"
 #include "uapi_compat.h"
 #include "datapath.h"
+#include "filter.h"
+#include "ports.h"
 #include "backstop.h"
 #include "conntrack.h"
 #include "fdb.h"
@@ -33,289 +35,6 @@
 #include "qdisc.h"
 #include "shape.h"
 #include "util.h"
-
-/* ---- what the config asks for ----------------------------------------------- */
-
-struct want {
-	int ifindex;
-	int zone;
-	struct sluice_port port;
-	enum cfg_port_mode cfg_mode;	/* what the config forces, or auto */
-	enum att_kind kind;		/* how it is attached (kept or new) */
-	int link_fd;		/* a new link (clsact: -1) */
-	int keep;		/* the index of its kept attachment in have, or -1 */
-	int keep_tc;		/* XDP port: its kept tc attachment beside, or -1 */
-	int swap;		/* an XDP link in have to remove first (mode change), or -1 */
-	enum sluice_attach_mode swap_mode;	/* ... and its mode, to restore on failure */
-	bool is_new;
-	enum att_kind tc_kind;	/* a new tc attachment beside XDP ... */
-	int tc_fd;		/* ... its link (clsact: -1) */
-	bool tc_new;
-	bool vlan_offload;	/* a VLAN-aware bridge port with rx-vlan-offload on */
-};
-
-struct wants {
-	int n;
-	struct want v[SLUICE_MAX_PORTS];
-};
-
-/* BRIDGED: the port is here as a member of a bridge named in the zone (a
- * bond or VRF member named directly is a port of its own). UP: up with a
- * carrier; an L3 device's carrier is its own business (a TUN device has
- * one only while a reader holds it; PPP and WireGuard devices have one
- * from creation): up is enough, the kernel too forwards into it then. */
-static int port_flags(const struct nl_link *port, const struct nl_link *l3)
-{
-	int up = (port->flags & IFF_UP) &&
-		 ((port->flags & IFF_LOWER_UP) || port->type != ARPHRD_ETHER);
-	bool peer_stack = !strcmp(port->kind, "veth") || !strcmp(port->kind, "tun");
-
-	return (up ? SLUICE_PORT_UP : 0) | (port != l3 ? SLUICE_PORT_BRIDGED : 0) |
-	       (peer_stack ? SLUICE_PORT_PEER_STACK : 0);
-}
-
-/* ---- bridge state ------------------------------------------------------------ */
-
-/* Bridged frames meet rules the fast path would bypass when the bridge
- * family of nftables has a base chain, or when br_netfilter hands them to
- * IPv4/IPv6/ARP rules: the module is loaded (its sysctls exist), the global
- * sysctl or the bridge's own nf_call_* option asks for it, and there are
- * such rules (nftables base chains, or a legacy x_tables table loaded).
- * Then the bridge's frames go to the kernel. */
-static struct {
-	bool br_nf_loaded, br_nf_sysctl, ip_rules;
-	int nft_bridge;
-	int fwmark_rules;	/* policy routing by firewall mark (write_config) */
-	int l4_routes;		/* routes that depend on ports: rules, multipath hash */
-} filt;
-
-/* A sysctl's first character ('0' when it cannot be read). */
-static char sysctl_char(const char *path)
-{
-	char c = '0';
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return c;
-	if (read(fd, &c, 1) != 1)
-		c = '0';
-	close(fd);
-	return c;
-}
-
-static bool sysctl_on(const char *path)
-{
-	return sysctl_char(path) == '1';
-}
-
-static bool file_empty(const char *path)
-{
-	char c;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	bool empty;
-
-	if (fd < 0)
-		return true;
-	empty = read(fd, &c, 1) != 1;
-	close(fd);
-	return empty;
-}
-
-int dp_filter_probe(void)
-{
-	static const char *const calls[] = {
-		"/proc/sys/net/bridge/bridge-nf-call-iptables",
-		"/proc/sys/net/bridge/bridge-nf-call-ip6tables",
-		"/proc/sys/net/bridge/bridge-nf-call-arptables",
-	};
-	static const char *const mp_hash[] = {
-		"/proc/sys/net/ipv4/fib_multipath_hash_policy",
-		"/proc/sys/net/ipv6/fib_multipath_hash_policy",
-	};
-	static const char *const legacy[] = {
-		"/proc/net/ip_tables_names", "/proc/net/ip6_tables_names",
-		"/proc/net/arp_tables_names",
-	};
-	int nft_ip = 0;
-
-	nl_nft_base_chains(&filt.nft_bridge, &nft_ip);
-	filt.br_nf_loaded = access(calls[0], F_OK) == 0;
-	filt.br_nf_sysctl = false;
-	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
-		filt.br_nf_sysctl |= sysctl_on(calls[i]);
-	filt.ip_rules = nft_ip > 0;
-	for (size_t i = 0; i < ARRAY_SIZE(legacy); i++)
-		filt.ip_rules |= !file_empty(legacy[i]);
-	nl_route_rules(&filt.fwmark_rules, &filt.l4_routes);
-	/* (multipath hash policies 1 and 3 may hash ports; 0 and 2 addresses) */
-	for (size_t i = 0; i < ARRAY_SIZE(mp_hash); i++)
-		filt.l4_routes += sysctl_char(mp_hash[i]) == '1' || sysctl_char(mp_hash[i]) == '3';
-	return filt.br_nf_loaded | filt.br_nf_sysctl << 1 | filt.ip_rules << 2 |
-	       (filt.nft_bridge > 0) << 3 | (filt.fwmark_rules > 0) << 4 |
-	       (filt.l4_routes > 0) << 5;
-}
-
-bool dp_bridge_filtered(const struct nl_link *br)
-{
-	return filt.nft_bridge > 0 ||
-	       (filt.br_nf_loaded && filt.ip_rules && (filt.br_nf_sysctl || br->br.nf_call));
-}
-
-/* The bridge fields of a member port's entry, from the kernel's view. */
-static void bridge_port(struct sluice_port *sp, const struct nl_link *port,
-			const struct nl_link *br)
-{
-	__u64 hold_cs = br->br.topology_change ? br->br.forward_delay_cs : br->br.ageing_cs;
-
-	memcpy(sp->br_mac, br->mac, sizeof(sp->br_mac));
-	sp->hold_ns = hold_cs * 10000000ULL;
-	sp->stp_state = port->port.valid ? port->port.state : SLUICE_STP_DISABLED;
-	sp->flags |= (port->port.learning ? SLUICE_PORT_LEARNING : 0) |
-		     (port->port.locked ? SLUICE_PORT_LOCKED : 0) |
-		     (port->port.isolated ? SLUICE_PORT_ISOLATED : 0) |
-		     (port->port.hairpin ? SLUICE_PORT_HAIRPIN : 0) |
-		     (dp_bridge_filtered(br) ? SLUICE_PORT_FILTERED : 0);
-	if (br->br.vlan_filtering) {
-		sp->flags |= SLUICE_PORT_VLAN_AWARE;
-		sp->pvid = port->pvid;
-		/* 802.1ad bridges and per-VLAN spanning trees: the kernel's
-		 * (so is an XDP port with rx-vlan-offload, see vlan_offload) */
-		if (br->br.vlan_proto != ETH_P_8021Q || br->br.mst)
-			sp->flags |= SLUICE_PORT_VLAN_OTHER;
-	}
-}
-
-static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
-		    const struct nl_link *port, const struct nl_link *l3)
-{
-	struct want *x;
-
-	for (int i = 0; i < w->n; i++) {
-		if (w->v[i].ifindex != port->ifindex)
-			continue;
-		log_err("%s: port %s is in zone %s and zone %s", cfg->path, port->name,
-			cfg->zones[w->v[i].zone].name, cfg->zones[zone].name);
-		return -EINVAL;
-	}
-	if (w->n >= SLUICE_MAX_PORTS - 1) {
-		log_err("%s: more than %d ports", cfg->path, SLUICE_MAX_PORTS - 1);
-		return -E2BIG;
-	}
-	x = &w->v[w->n++];
-	memset(x, 0, sizeof(*x));
-	x->ifindex = port->ifindex;
-	x->zone = zone;
-	x->cfg_mode = cfg_port_mode(cfg, port->name);
-	x->link_fd = -1;
-	x->keep = x->keep_tc = x->swap = -1;
-	x->tc_fd = -1;
-	x->port.zone = zone;
-	x->port.l3_ifindex = l3->ifindex;
-	x->port.flags = port_flags(port, l3);
-	x->port.ipv4 = l3->ipv4;
-	if (port != l3) {
-		bridge_port(&x->port, port, l3);
-		x->vlan_offload = (x->port.flags & SLUICE_PORT_VLAN_AWARE) &&
-				  nl_rx_vlan_offload(port->name);
-	} else	/* a routed port: the l3 stage takes frames for its own MAC */
-		memcpy(x->port.br_mac, port->mac, sizeof(x->port.br_mac));
-	snprintf(x->port.name, sizeof(x->port.name), "%s", port->name);
-	return 0;
-}
-
-/* An L3 device in a zone (WireGuard, PPP, TUN): no Ethernet header, so no
- * XDP; the tc program takes what arrives on it (SLUICE_PORT_L3: it puts a
- * synthetic Ethernet header in front, see tc_l3_head). Otherwise a routed
- * port: its own sluice_l3 entry (zone, address, masquerade). */
-static int add_l3dev(struct wants *w, const struct sluice_config *cfg, int zone,
-		     const struct nl_link *l)
-{
-	enum cfg_port_mode mode = cfg_port_mode(cfg, l->name);
-	int ret;
-
-	if (mode == CFG_MODE_XDP || mode == CFG_MODE_GENERIC) {
-		log_err("%s: port %s mode %s: %s is not an Ethernet device (an L3 device "
-			"takes tc only)", cfg->path, l->name,
-			mode == CFG_MODE_XDP ? "xdp" : "generic", l->name);
-		return -EINVAL;
-	}
-	ret = add_want(w, cfg, zone, l, l);
-	if (ret)
-		return ret;
-	w->v[w->n - 1].cfg_mode = CFG_MODE_TC;
-	w->v[w->n - 1].port.flags |= SLUICE_PORT_L3;
-	log_info("%s (zone %s): an L3 device: tc ingress, no XDP", l->name,
-		 cfg->zones[zone].name);
-	return 0;
-}
-
-/* A `port` line for an interface that is no zone's port does nothing:
- * probably a typo, or a bridge named instead of its member. The daemon
- * only notes it: at boot it starts before the network is configured, so
- * a bridge's members join later, and it follows them. */
-static void unmatched_modes(const struct sluice_config *cfg, const struct wants *w,
-			    enum dp_follow follow)
-{
-	for (int i = 0; i < cfg->n_ports && follow != DP_FOLLOW_QUIET; i++) {
-		const struct cfg_port *c = &cfg->ports[i];
-		int j = 0;
-
-		while (j < w->n && strcmp(w->v[j].port.name, c->name))
-			j++;
-		if (j < w->n)
-			continue;
-		if (follow == DP_FOLLOW)
-			log_notice("%s:%d:%d: port %s is no zone's port yet: its mode applies "
-				   "when it becomes one", cfg->path, c->loc.line, c->loc.col, c->name);
-		else
-			log_warn("%s:%d:%d: port %s is not a port of any zone (a bridge's "
-				 "member ports are): its mode line does nothing", cfg->path,
-				 c->loc.line, c->loc.col, c->name);
-	}
-}
-
-/* A bridge named in a zone stands for its member ports; anything else is a
- * port itself. */
-static int resolve_ports(const struct sluice_config *cfg, const struct nl_links *links,
-			 struct wants *w, enum dp_follow follow)
-{
-	memset(w, 0, sizeof(*w));
-	for (int z = 0; z < cfg->n_zones; z++) {
-		const struct cfg_zone *zone = &cfg->zones[z];
-
-		for (int i = 0; i < zone->n_ifs; i++) {
-			const struct nl_link *l = nl_by_name(links, zone->ifs[i]);
-			int ret = 0;
-
-			if (!l && follow == DP_FOLLOW) {	/* it comes later, at boot */
-				log_notice("interface %s of zone %s does not exist yet: attached "
-					   "when it appears", zone->ifs[i], zone->name);
-				continue;
-			}
-			if (!l && follow == DP_FOLLOW_QUIET)
-				continue;
-			if (!l) {
-				log_err("%s:%d:%d: interface %s of zone %s does not exist",
-					cfg->path, zone->if_loc[i].line, zone->if_loc[i].col,
-					zone->ifs[i], zone->name);
-				return -ENODEV;
-			}
-			if (l->type != ARPHRD_ETHER) {
-				ret = add_l3dev(w, cfg, z, l);
-			} else if (strcmp(l->kind, "bridge")) {
-				ret = add_want(w, cfg, z, l, l);
-			} else {
-				for (int j = 0; j < links->n && !ret; j++)
-					if (links->v[j].master == l->ifindex)
-						ret = add_want(w, cfg, z, &links->v[j], l);
-			}
-			if (ret)
-				return ret;
-		}
-	}
-	unmatched_modes(cfg, w, follow);
-	return 0;
-}
 
 /* ---- attachments -------------------------------------------------------------- */
 
@@ -786,14 +505,6 @@ static int zero_stats(struct dp *dp, __u32 slot)
 	return ret;
 }
 
-static bool wanted(const struct wants *w, __u32 ifindex)
-{
-	for (int i = 0; i < w->n; i++)
-		if ((__u32)w->v[i].ifindex == ifindex)
-			return true;
-	return false;
-}
-
 /* Delete the __u32 keys of FD that KEEP does not want. The walk restarts
  * after each delete since the hash may reorder. */
 static int delete_unwanted(int fd, const struct wants *w,
@@ -876,14 +587,6 @@ static int write_ports(struct dp *dp, struct wants *w)
 
 	dp_ports_changed(dp);
 	return ret;
-}
-
-static const struct want *want_of(const struct wants *w, __u32 ifindex)
-{
-	for (int i = 0; i < w->n; i++)
-		if ((__u32)w->v[i].ifindex == ifindex)
-			return &w->v[i];
-	return NULL;
 }
 
 /* sluice_tx, the devmap of egress ports: ADD puts the native ports in (run
@@ -996,16 +699,6 @@ static int write_zones(struct dp *dp, const struct sluice_config *cfg, const str
 	return 0;
 }
 
-/* Every L3 interface of the wanted ports (a port itself, or its bridge) ->
- * its zone; interfaces no longer wanted leave. */
-static bool wanted_l3(const struct wants *w, __u32 ifindex)
-{
-	for (int i = 0; i < w->n; i++)
-		if (w->v[i].port.l3_ifindex == ifindex)
-			return true;
-	return false;
-}
-
 /* The masquerade address of an interface changed (DHCP gave another, PPP
  * reconnected): the flows translated to the old one cannot work any more
  * (replies go to an address the router no longer has), and their ports
@@ -1058,6 +751,8 @@ static void masq_gone(struct dp *dp, const struct sluice_config *cfg, const stru
 	}
 }
 
+/* Every L3 interface of the wanted ports (a port itself, or its bridge) ->
+ * its zone; interfaces no longer wanted leave. */
 static int write_l3(struct dp *dp, const struct sluice_config *cfg, const struct wants *w)
 {
 	for (int i = 0; i < w->n; i++) {
@@ -1260,9 +955,9 @@ static int write_config(struct dp *dp, const struct sluice_config *cfg, __u32 st
 	/* Marks are set by netfilter, after XDP: the fast path cannot know
 	 * which packets fwmark rules would route elsewhere, so with any such
 	 * rule routed packets go to the kernel after the verdict. */
-	v.flags = filt.fwmark_rules > 0 ? SLUICE_CFG_ROUTE_BY_KERNEL : 0;
+	v.flags = dp_filter_last()->fwmark_rules > 0 ? SLUICE_CFG_ROUTE_BY_KERNEL : 0;
 	/* The next-hop cache keys on addresses (route.h). */
-	if (filt.l4_routes > 0)
+	if (dp_filter_last()->l4_routes > 0)
 		v.flags |= SLUICE_CFG_NH_OFF;
 	if (cfg->n_shapes > 0)
 		v.flags |= SLUICE_CFG_SHAPED;

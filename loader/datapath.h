@@ -14,6 +14,7 @@
 #include "config.h"
 #include "conntrack.h"
 #include "bpflog.h"
+#include "filter.h"
 #include "instance.h"
 #include "load.h"
 #include "nl.h"
@@ -82,14 +83,6 @@ int dp_view_read(struct dp *dp, struct dp_view *view);
 
 /* sluice_gstats summed over CPUs. */
 int dp_gstats_read(struct dp *dp, struct sluice_gstats *g);
-
-/* The bridge state the maps mirror, recomputed from LINKS (also used by the
- * daemon's periodic check): whether a bridge's frames pass through
- * br_netfilter or bridge-family nftables rules. */
-bool dp_bridge_filtered(const struct nl_link *bridge);
-/* Re-read br_netfilter and nftables state; returns a value that changes
- * when what dp_bridge_filtered() may say changes. */
-int dp_filter_probe(void);
 
 /* SUM += S, counter by counter. */
 void dp_stats_add(struct sluice_port_stats *sum, const struct sluice_port_stats *s);
