@@ -2,7 +2,7 @@
 /* Attaching the datapath's programs to one port, per mode (docs/guide.md, "Port
  * modes"): an XDP link (native or generic), or tc ingress as a TCX link
  * where the kernel has TCX (6.6+), else a filter on a clsact qdisc (6.1).
- * Pins and bookkeeping are datapath.c's; this file only talks to the
+ * Pins and bookkeeping are attached.c's; this file only talks to the
  * kernel. Functions return a file descriptor or 0, or -errno.
  */
 #ifndef SLUICE_ATTACH_H
