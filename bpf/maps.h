@@ -19,7 +19,7 @@ struct {
 } sluice_ports SEC(".maps");
 
 /* The ports' generation: the loader adds one after every change to
- * sluice_ports (datapath.c ports_changed()). */
+ * sluice_ports (loader/instance.c dp_ports_changed()). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include "attached.h"
 #include "uapi_compat.h"
 #include "util.h"

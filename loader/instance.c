@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/file.h>
@@ -14,7 +13,6 @@
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include "instance.h"
 #include "util.h"
 #include "sluice.skel.h"

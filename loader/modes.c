@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Attaching each port in its mode (modes.h). */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/if_link.h>

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <bpf/bpf.h>
+#include "instance.h"
 #include "run.h"
 #include "util.h"
 
@@ -91,4 +93,20 @@ pid_t dp_daemon_pid(const char *pin)
 		pid = atoi(buf);
 	close(fd);
 	return pid;
+}
+
+/* The daemon is going: out-of-order fragments would be held for nobody. */
+void dp_frag_hold_off(const char *pin)
+{
+	struct sluice_dp_config v;
+	__u32 key = 0;
+	struct dp dp;
+
+	if (dp_open(&dp, pin, DP_WRITE))
+		return;
+	if (!dp_open_maps(&dp) && !bpf_map_lookup_elem(dp_fd(&dp, MAP_CONFIG), &key, &v)) {
+		v.flags &= ~SLUICE_CFG_FRAG_HOLD;
+		bpf_map_update_elem(dp_fd(&dp, MAP_CONFIG), &key, &v, BPF_ANY);
+	}
+	dp_close(&dp);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* An instance's files in /run/sluice, and the daemon's lifetime lock
- * among them (run.c says how the lock works). */
+/* An instance's files in /run/sluice, the daemon's lifetime lock among
+ * them (run.c says how the lock works), and the daemon's last word. */
 #ifndef SLUICE_RUN_H
 #define SLUICE_RUN_H
 
@@ -18,5 +18,9 @@ int dp_run_path(const char *pin, const char *what, char *buf, size_t len);
  * none runs. */
 int dp_daemon_lock(const char *pin);
 pid_t dp_daemon_pid(const char *pin);
+
+/* The daemon's last word: stop holding out-of-order fragments for it
+ * (write_config holds them only while a daemon runs to replay them). */
+void dp_frag_hold_off(const char *pin);
 
 #endif
