@@ -27,24 +27,31 @@ static int zero_stats(struct dp *dp, __u32 slot)
 	return ret;
 }
 
-/* Delete the __u32 keys of FD that KEEP does not want. The walk restarts
- * after each delete since the hash may reorder. */
-int delete_unwanted(int fd, const struct wants *w,
-		    bool (*keep)(const struct wants *, __u32))
+int map_prune(int fd, size_t key_size, bool (*keep)(const void *key, const void *ctx),
+	      const void *ctx)
 {
-	__u32 key, next, *prev = NULL;
+	unsigned char key[MAP_PRUNE_KEY_MAX], next[MAP_PRUNE_KEY_MAX];
+	void *prev = NULL;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (!keep(w, next)) {
-			if (bpf_map_delete_elem(fd, &next))
+	if (key_size > sizeof(key))
+		return -E2BIG;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		if (!keep(next, ctx)) {
+			/* (the walk starts over: a hash map may order its keys anew) */
+			if (bpf_map_delete_elem(fd, next) && errno != ENOENT)
 				return -errno;
 			prev = NULL;
 			continue;
 		}
-		key = next;
-		prev = &key;
+		memcpy(key, next, key_size);
+		prev = key;
 	}
 	return 0;
+}
+
+static bool port_wanted(const void *key, const void *w)
+{
+	return wanted(w, *(const __u32 *)key);
 }
 
 /* Delete the entries of ports that leave, first: their slots become free
@@ -52,7 +59,7 @@ int delete_unwanted(int fd, const struct wants *w,
  * hash never holds old and new ports at once. */
 static int delete_leavers(struct dp *dp, const struct wants *w)
 {
-	return delete_unwanted(dp_fd(dp, MAP_PORTS), w, wanted);
+	return map_prune(dp_fd(dp, MAP_PORTS), sizeof(__u32), port_wanted, w);
 }
 
 /* Keep the slot (and so the counters) of ports that stay; give new ports
@@ -111,38 +118,51 @@ int write_ports(struct dp *dp, struct wants *w)
 	return ret;
 }
 
+static bool tx_wanted(const void *key, const void *w)
+{
+	const struct want *x = want_of(w, *(const __u32 *)key);
+
+	return x && (x->port.flags & SLUICE_PORT_XDP_TX);
+}
+
 /* sluice_tx, the devmap of egress ports: ADD puts the native ports in (run
  * before the ports map says they take redirects), !ADD removes the others
  * (after it stopped saying so). */
 int write_tx(struct dp *dp, const struct wants *w, bool add)
 {
-	__u32 key, next, *prev = NULL;
-	const struct want *x;
+	__u32 key;
 
-	if (add) {
-		for (int i = 0; i < w->n; i++) {
-			key = w->v[i].ifindex;
-			if ((w->v[i].port.flags & SLUICE_PORT_XDP_TX) &&
-			    bpf_map_update_elem(dp_fd(dp, MAP_TX), &key, &key, BPF_ANY)) {
-				log_err("%s: adding it to sluice_tx: %s", w->v[i].port.name,
-					strerror(errno));
-				return -errno;
-			}
+	if (!add)
+		return map_prune(dp_fd(dp, MAP_TX), sizeof(__u32), tx_wanted, w);
+	for (int i = 0; i < w->n; i++) {
+		key = w->v[i].ifindex;
+		if ((w->v[i].port.flags & SLUICE_PORT_XDP_TX) &&
+		    bpf_map_update_elem(dp_fd(dp, MAP_TX), &key, &key, BPF_ANY)) {
+			log_err("%s: adding it to sluice_tx: %s", w->v[i].port.name,
+				strerror(errno));
+			return -errno;
 		}
-		return 0;
-	}
-	while (!bpf_map_get_next_key(dp_fd(dp, MAP_TX), prev, &next)) {
-		x = want_of(w, next);
-		if (!x || !(x->port.flags & SLUICE_PORT_XDP_TX)) {
-			if (bpf_map_delete_elem(dp_fd(dp, MAP_TX), &next) && errno != ENOENT)
-				return -errno;
-			prev = NULL;
-			continue;
-		}
-		key = next;
-		prev = &key;
 	}
 	return 0;
+}
+
+struct vlans_wanted {
+	const struct wants *w;
+	const struct nl_links *links;
+};
+
+/* A VLAN of a VLAN-aware port the kernel still has. */
+static bool vlan_wanted(const void *key, const void *ctx)
+{
+	const struct sluice_vlan_key *k = key;
+	const struct vlans_wanted *c = ctx;
+	const struct want *x = want_of(c->w, k->ifindex);
+	const struct nl_links *l = c->links;
+	bool keep = false;
+
+	for (int i = 0; x && (x->port.flags & SLUICE_PORT_VLAN_AWARE) && i < l->n_vlans; i++)
+		keep |= l->vlans[i].ifindex == (int)k->ifindex && l->vlans[i].vid == k->vid;
+	return keep;
 }
 
 /* sluice_vlans from the kernel's per-port VLANs of VLAN-aware bridges:
@@ -150,11 +170,13 @@ int write_tx(struct dp *dp, const struct wants *w, bool add)
 int write_vlans(struct dp *dp, const struct wants *w, const struct nl_links *links,
 		bool add)
 {
-	struct sluice_vlan_key key, next, *prev = NULL;
+	struct vlans_wanted ctx = { w, links };
+	struct sluice_vlan_key key;
 	const struct want *x;
-	int i;
 
-	for (i = 0; add && i < links->n_vlans; i++) {
+	if (!add)
+		return map_prune(dp_fd(dp, MAP_VLANS), sizeof(key), vlan_wanted, &ctx);
+	for (int i = 0; i < links->n_vlans; i++) {
 		const struct nl_vlan *v = &links->vlans[i];
 		struct sluice_vlan val = { SLUICE_VLAN_MEMBER };
 
@@ -169,24 +191,6 @@ int write_vlans(struct dp *dp, const struct wants *w, const struct nl_links *lin
 				strerror(errno));
 			return -errno;
 		}
-	}
-	if (add)
-		return 0;
-	while (!bpf_map_get_next_key(dp_fd(dp, MAP_VLANS), prev, &next)) {
-		bool keep = false;
-
-		x = want_of(w, next.ifindex);
-		for (i = 0; x && (x->port.flags & SLUICE_PORT_VLAN_AWARE) && i < links->n_vlans; i++)
-			keep |= links->vlans[i].ifindex == (int)next.ifindex &&
-				links->vlans[i].vid == next.vid;
-		if (!keep) {
-			if (bpf_map_delete_elem(dp_fd(dp, MAP_VLANS), &next) && errno != ENOENT)
-				return -errno;
-			prev = NULL;
-			continue;
-		}
-		key = next;
-		prev = &key;
 	}
 	return 0;
 }

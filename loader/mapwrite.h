@@ -8,6 +8,7 @@
 #define SLUICE_MAPWRITE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 #include "config.h"
 #include "instance.h"
@@ -15,9 +16,12 @@
 #include "ports.h"
 #include "rules.h"
 
-/* Delete the __u32 keys of FD that KEEP does not want. */
-int delete_unwanted(int fd, const struct wants *w,
-		    bool (*keep)(const struct wants *, __u32));
+/* Delete every key of FD that KEEP(KEY, CTX) does not want: the one way
+ * the loader prunes a map. A key already gone is no error; 0 or -errno.
+ * KEY_SIZE: the map's, at most MAP_PRUNE_KEY_MAX bytes. */
+#define MAP_PRUNE_KEY_MAX 64
+int map_prune(int fd, size_t key_size, bool (*keep)(const void *key, const void *ctx),
+	      const void *ctx);
 
 /* sluice_ports: every wanted port, keeping the slot (and counters) of
  * ports that stay. */

@@ -66,6 +66,11 @@ static void masq_gone(struct dp *dp, const struct sluice_config *cfg, const stru
 	}
 }
 
+static bool l3_wanted(const void *key, const void *w)
+{
+	return wanted_l3(w, *(const __u32 *)key);
+}
+
 /* Every L3 interface of the wanted ports (a port itself, or its bridge) ->
  * its zone; interfaces no longer wanted leave. */
 int write_l3(struct dp *dp, const struct sluice_config *cfg, const struct wants *w)
@@ -88,7 +93,7 @@ int write_l3(struct dp *dp, const struct sluice_config *cfg, const struct wants 
 			return -errno;
 	}
 	masq_gone(dp, cfg, w);
-	return delete_unwanted(dp_fd(dp, MAP_L3), w, wanted_l3);
+	return map_prune(dp_fd(dp, MAP_L3), sizeof(__u32), l3_wanted, w);
 }
 
 /* A port forward is a reserved mapping in sluice_nat4_ext, one for each
@@ -181,13 +186,27 @@ static void fwd_evict(struct dp *dp, const struct sluice_nat4_key *k)
 		bpf_map_delete_elem(dp_fd(dp, MAP_NAT_INT), &ik);
 }
 
+struct fwd_keep {
+	int fd;			/* sluice_nat4_ext */
+	const struct fwd_set *s;
+};
+
+/* Every mapping but a reserved one no forward wants any more. */
+static bool fwd_kept(const void *key, const void *ctx)
+{
+	const struct fwd_keep *c = ctx;
+	struct sluice_nat4_map v;
+
+	return bpf_map_lookup_elem(c->fd, key, &v) || !(v.flags & SLUICE_NAT_RESERVED) ||
+	       fwd_has(c->s, key);
+}
+
 int write_forwards(struct dp *dp, const struct sluice_config *cfg, const struct wants *w)
 {
-	struct sluice_nat4_key k, next, *kp = NULL;
 	struct bpf_map_info info = {};
 	struct fwd_set s = { 0 };
+	struct fwd_keep keep = { dp_fd(dp, MAP_NAT_EXT), &s };
 	__u32 len = sizeof(info);
-	struct sluice_nat4_map v;
 	int ret = fwd_wanted(cfg, w, &s);
 
 	if (!ret && !bpf_obj_get_info_by_fd(dp_fd(dp, MAP_NAT_EXT), &info, &len) &&
@@ -202,14 +221,8 @@ int write_forwards(struct dp *dp, const struct sluice_config *cfg, const struct 
 		if (bpf_map_update_elem(dp_fd(dp, MAP_NAT_EXT), &s.k[i], &s.v[i], BPF_ANY))
 			ret = -errno;
 	}
-	/* then the forwards (or addresses) that are gone */
-	while (!ret && !bpf_map_get_next_key(dp_fd(dp, MAP_NAT_EXT), kp, &next)) {
-		k = next;
-		kp = &k;
-		if (!bpf_map_lookup_elem(dp_fd(dp, MAP_NAT_EXT), &k, &v) &&
-		    (v.flags & SLUICE_NAT_RESERVED) && !fwd_has(&s, &k))
-			bpf_map_delete_elem(dp_fd(dp, MAP_NAT_EXT), &k);
-	}
+	if (!ret)	/* then the forwards (or addresses) that are gone */
+		map_prune(keep.fd, sizeof(struct sluice_nat4_key), fwd_kept, &keep);
 	free(s.k);
 	free(s.v);
 	return ret;
