@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* The rule commands that read or change the running instance directly:
  * `rule list`, `set add|del|list`, `log`. (`rule add|del` edit the config
- * file and apply it: main.c.) */
+ * file and apply it: cmd_apply.c.) */
 #ifndef SLUICE_RULECLI_H
 #define SLUICE_RULECLI_H
 

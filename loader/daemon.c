@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `sluice run`: apply the config, then follow interface changes, the
+ * kernel bridges' static entries and the clock until a signal ends it. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include "backstop.h"
+#include "cli.h"
+#include "cmd_apply.h"
+#include "cmd_show.h"
+#include "conntrack.h"
+#include "daemon.h"
+#include "datapath.h"
+#include "fdb.h"
+#include "frag.h"
+#include "nl.h"
+#include "rules.h"
+#include "util.h"
+
+#define DEBOUNCE_MS	100	/* netlink events come in bursts */
+
+struct daemon {
+	struct args *a;
+	struct sluice_config cfg;
+	char config[PATH_MAX];	/* absolute path of cfg */
+	__u64 generation;	/* of our last apply */
+	struct nl_batch *batch;	/* NTF_USE refreshes of the kernel's FDB */
+	__u64 last_refresh;	/* fdb_now() of the last one */
+	int filter_state;	/* dp_filter_probe() at the last tick */
+	long long next_sweep;	/* now_ms() of the next conntrack sweep */
+	struct frag_keeper *frags;	/* out-of-order fragments held (frag.h) */
+	__u32 nft_gen;		/* nftables' ruleset generation when last seen */
+	bool nft_gen_known;
+};
+
+static int read_generation(const char *pin, __u64 *generation)
+{
+	struct sluice_meta meta;
+	struct dp dp;
+	int ret;
+
+	ret = dp_open(&dp, pin, DP_READ);
+	if (!ret && !(ret = dp_meta_read(&dp, &meta)))
+		*generation = meta.generation;
+	dp_close(&dp);
+	return ret;
+}
+
+/* Bring the datapath in line with the interfaces as they are now. If another
+ * process applied a config since our last apply, follow its config file.
+ * -ENOENT: the instance is gone (`sluice down`). */
+static int reconcile(struct daemon *d, bool reload_programs)
+{
+	struct sluice_meta meta;
+	struct sluice_config cfg;
+	char err[1024];
+	struct dp dp;
+	int ret;
+
+	ret = dp_open(&dp, d->a->pin, DP_WRITE);
+	dp.fdb_size = d->cfg.fdb_size;	/* a new fdb-size takes effect at the next load */
+	dp.ct_flows = d->cfg.ct.size;
+	dp.rules_room = rules_room(d->cfg.n_rules);
+	if (!ret)
+		ret = reload_programs ? dp_load(&dp) : dp_use_pinned(&dp, false);
+	if (ret == -ESRCH)
+		ret = dp_load(&dp);
+	if (ret)
+		goto out;
+	dp.follow = DP_FOLLOW_QUIET;
+	dp_meta_read(&dp, &meta);
+	if ((meta.generation != d->generation || reload_programs) && meta.config[0]) {
+		if (cfg_parse_file(meta.config, &cfg, err, sizeof(err))) {
+			log_err("%s (keeping the previous config)", err);
+		} else {
+			cfg_free(&d->cfg);
+			d->cfg = cfg;
+			snprintf(d->config, sizeof(d->config), "%s", meta.config);
+		}
+	}
+	dp.config = d->config;
+	ret = dp_apply(&dp, &d->cfg);
+	if (!ret && !dp_meta_read(&dp, &meta))
+		d->generation = meta.generation;
+out:
+	dp_close(&dp);
+	return ret;
+}
+
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/* Events come in bursts: apply DEBOUNCE_MS after the last one, but never
+ * later than MAX_DELAY_MS after the first (a flapping link must not starve
+ * the others). A failed apply is retried after RETRY_MS. */
+#define MAX_DELAY_MS	500
+#define RETRY_MS	1000
+#define TICK_MS		1000
+#define CT_SWEEP_MS	5000	/* expired connections are also ignored before */
+
+/* Every few seconds: remove connections whose both directions timed out
+ * (the datapath already treats them as gone). */
+static void ct_tick(struct daemon *d, struct dp *dp)
+{
+	struct sluice_dp_config c;
+	struct ct_sweep_stats st;
+	struct ct_maps m;
+	struct timespec ts;
+
+	if (now_ms() < d->next_sweep || read_dp_config(dp, &c))
+		return;
+	d->next_sweep = now_ms() + CT_SWEEP_MS;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ct_maps_of(dp, &m);
+	if (ct_sweep(&m, &c.timeouts, ts.tv_sec * 1000000000ULL + ts.tv_nsec, &st))
+		return;
+	if (st.expired)
+		dp_ct_account(dp, st.expired, st.expired_new, 0);
+	if (verbose && (st.expired || st.orphans))
+		log_info("conntrack: %llu expired, %llu orphaned halves removed, %llu flows",
+			 (unsigned long long)st.expired, (unsigned long long)st.orphans,
+			 (unsigned long long)st.flows);
+}
+
+/* The kernel backstop stays in place whatever else happens to nftables
+ * (`systemctl restart nftables`, `nft flush ruleset`): at every change of
+ * the ruleset's generation it is written again (missing, with a notice). */
+static void backstop_tick(struct daemon *d, struct dp *dp)
+{
+	__u32 gen;
+	bool had;
+
+	if (backstop_genid(&gen) || (d->nft_gen_known && gen == d->nft_gen))
+		return;
+	had = backstop_present();
+	if (!backstop_apply_pinned(dp->ports_fd) && !had)
+		log_notice("the kernel backstop (nftables table inet sluice) was gone: put back");
+	d->nft_gen_known = !backstop_genid(&d->nft_gen);
+}
+
+/* Once a second: age and flush the FDB, mirror the kernel's static
+ * entries, refresh the kernel's entries of hosts the fast path serves
+ * (each is refreshed while it is active, well within any ageing time),
+ * and notice br_netfilter or nftables bridge rules coming or going (no
+ * rtnetlink event says so). Returns true when that needs an apply. */
+static bool daemon_tick(struct daemon *d)
+{
+	__u64 now = fdb_now(), since;
+	int filter_state;
+	struct dp dp;
+
+	if (dp_open(&dp, d->a->pin, DP_READ))
+		return false;
+	backstop_tick(d, &dp);
+	fdb_sync(&dp);
+	ct_tick(d, &dp);
+	if (!d->batch)
+		d->batch = nl_batch_open();
+	since = d->last_refresh > SLUICE_FDB_TOUCH_NS ? d->last_refresh - SLUICE_FDB_TOUCH_NS : 0;
+	if (d->batch && fdb_refresh(&dp, d->batch, since) >= 0)
+		d->last_refresh = now;
+	dp_close(&dp);
+	if (!d->frags)	/* (an instance from before the ring existed: after its reload) */
+		d->frags = frag_open(d->a->pin);
+	if (frag_expire(d->frags) && verbose)
+		log_info("fragments: held fragments expired before their first fragment came");
+	filter_state = dp_filter_probe();
+	if (filter_state == d->filter_state)
+		return false;
+	d->filter_state = filter_state;
+	return true;
+}
+
+/* A static or local entry the user added to or removed from a kernel
+ * bridge: mirror it now rather than at the next tick. */
+static void daemon_fdb_event(struct daemon *d)
+{
+	struct dp dp;
+
+	if (dp_open(&dp, d->a->pin, DP_READ))
+		return;
+	fdb_sync(&dp);
+	dp_close(&dp);
+}
+
+static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl,
+		       struct mnl_socket *fdb_nl)
+{
+	struct pollfd pfd[4] = { { sfd, POLLIN, 0 }, { nl_monitor_fd(nl), POLLIN, 0 },
+				 { fdb_nl ? nl_monitor_fd(fdb_nl) : -1, POLLIN, 0 },
+				 { frag_fd(d->frags), POLLIN, 0 } };
+	long long first = 0, due = 0;	/* due 0: nothing pending */
+	long long tick = now_ms() + TICK_MS;
+	bool reload = false;
+	int ret, timeout;
+
+	d->filter_state = dp_filter_probe();
+	for (;;) {
+		long long until = due && due < tick ? due : tick;
+
+		timeout = (int)(until > now_ms() ? until - now_ms() : 0);
+		pfd[3].fd = frag_fd(d->frags);
+		ret = poll(pfd, 4, timeout);
+		if (ret < 0 && errno != EINTR)
+			return -errno;
+		if (ret > 0 && (pfd[0].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+
+			if (read(sfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGHUP)
+				return 0;
+			log_notice("SIGHUP: reloading programs and config");
+			service_notify("RELOADING=1");
+			reload = true;
+			first = due = now_ms();
+		}
+		/* POLLERR: an overrun (ENOBUFS); draining reads it, and a resync
+		 * covers whatever was lost. */
+		if (ret > 0 && (pfd[1].revents & (POLLIN | POLLERR)) && nl_monitor_drain(nl) > 0) {
+			if (!due)
+				first = now_ms();
+			due = now_ms() + DEBOUNCE_MS;
+			if (due > first + MAX_DELAY_MS)
+				due = first + MAX_DELAY_MS;
+		}
+		if (ret > 0 && (pfd[2].revents & (POLLIN | POLLERR)) &&
+		    nl_fdb_monitor_drain(fdb_nl) > 0)
+			daemon_fdb_event(d);
+		if (ret > 0 && (pfd[3].revents & POLLIN))
+			frag_poll(d->frags);
+		if (now_ms() >= tick) {
+			tick = now_ms() + TICK_MS;
+			if (daemon_tick(d) && !due)
+				first = due = now_ms();
+		}
+		if (!due || now_ms() < due)
+			continue;
+		ret = reconcile(d, reload);
+		if (ret == -ENOENT)
+			return ret;
+		if (reload) {
+			if (ret)
+				log_err("reload failed: the previous programs and config stay");
+			else
+				log_notice("reloaded %s (generation %llu)", d->config,
+					   (unsigned long long)d->generation);
+			service_notify("READY=1\nSTATUS=%s", ret ? "reload failed, previous config "
+				       "running" : "forwarding");
+		}
+		first = due = ret ? now_ms() + RETRY_MS : 0;
+		reload = false;	/* a failed reload is not retried: the old program stays */
+	}
+}
+
+/* on-stop down: remove everything, as `sluice down` would. */
+static int daemon_down(const char *pin)
+{
+	struct dp dp;
+	int ret = dp_open(&dp, pin, DP_WRITE);
+
+	if (!ret)
+		ret = dp_down(&dp);
+	dp_close(&dp);
+	if (ret)
+		log_err("on-stop down: removing the datapath: %s", strerror(-ret));
+	else
+		log_notice("stopped; on-stop down: the datapath is removed");
+	return ret;
+}
+
+/* on-stop keep (the default): a stopped daemon must never cut the network.
+ * Nobody replays held fragments any more: stop holding them. */
+static void daemon_keep(const char *pin)
+{
+	dp_frag_hold_off(pin);
+	log_notice("stopped; on-stop keep: the datapath keeps forwarding "
+		   "(interface changes are not followed until sluice runs again)");
+}
+
+int cmd_run(struct args *a)
+{
+	struct daemon d = { .a = a };
+	struct mnl_socket *nl = NULL, *fdb_nl = NULL;
+	sigset_t mask;
+	int lock, sfd = -1, ret = 1;
+
+	/* Held for the daemon's whole life: a second `run` sees it at once. */
+	lock = dp_daemon_lock(a->pin);
+	if (lock == -EWOULDBLOCK) {
+		log_err("%s: already followed by sluice run (pid %d)", a->pin,
+			(int)dp_daemon_pid(a->pin));
+		return 1;
+	}
+	if (lock < 0) {
+		log_err("%s: the daemon lock in %s: %s", a->pin, SLUICE_RUN_DIR, strerror(-lock));
+		return 1;
+	}
+	if (load_config(a->config, &d.cfg, a->config_abs))
+		goto out;
+	snprintf(d.config, sizeof(d.config), "%s", a->config_abs);
+	/* Subscribe before the first apply so no change falls in between. */
+	nl = nl_monitor_open();
+	if (!nl) {
+		log_err("netlink: %s", strerror(errno));
+		goto out;
+	}
+	/* Without it static entries are still mirrored, at the next tick. */
+	fdb_nl = nl_fdb_monitor_open();
+	if (!fdb_nl)
+		log_info("netlink: no FDB events (%s); static entries follow each second",
+			 strerror(errno));
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		log_err("signalfd: %s", strerror(errno));
+		goto out;
+	}
+	if (load_and_apply(a, &d.cfg, false, DP_FOLLOW) || read_generation(a->pin, &d.generation))
+		goto out;
+	log_notice("%s applied; following interface changes (pid %d)", d.config, getpid());
+	service_notify("READY=1\nSTATUS=forwarding\nMAINPID=%d", getpid());
+	d.frags = frag_open(a->pin);
+	ret = daemon_loop(&d, sfd, nl, fdb_nl);
+	service_notify("STOPPING=1");
+	if (ret == -ENOENT)
+		log_err("%s: the instance was removed; exiting", a->pin);
+	else if (ret)
+		log_err("daemon: %s", strerror(-ret));
+	if (!ret && d.cfg.on_stop == CFG_ON_STOP_DOWN)
+		ret = daemon_down(a->pin);
+	else if (ret != -ENOENT)
+		daemon_keep(a->pin);
+	ret = ret && ret != -ENOENT ? 1 : 0;
+out:
+	if (sfd >= 0)
+		close(sfd);
+	nl_monitor_close(nl);
+	nl_monitor_close(fdb_nl);
+	nl_batch_close(d.batch);
+	frag_close(d.frags);
+	cfg_free(&d.cfg);
+	close(lock);
+	return ret;
+}
