@@ -60,15 +60,19 @@ $(BUILD)/sluice.objhash.h: $(BUILD)/sluice.bpf.o
 $(BUILD)/sluice: loader/main.c $(LOADER_SRC) $(LOADER_HDRS) $(BPF_HDRS) $(BUILD)/sluice.skel.h $(BUILD)/sluice.objhash.h
 	$(CC) $(ALL_CFLAGS) loader/main.c $(LOADER_SRC) -o $@ $(LDFLAGS) $(LIBS)
 
-TEST_XDP_SRC := loader/util.c loader/config.c loader/rules.c
+# The config parser, which the unit tests build on its own.
+CONFIG_SRC := loader/config.c loader/config_lex.c loader/config_names.c loader/config_addr.c
+CONFIG_HDRS := loader/config.h loader/config_lex.h loader/config_names.h loader/config_addr.h
+
+TEST_XDP_SRC := loader/util.c $(CONFIG_SRC) loader/rules.c
 # The runner (test_xdp.c), the fixtures of each stage and their shared pairs.
 TEST_XDP_FX := $(wildcard selftests/unit/fx_*.c) selftests/unit/fixture.c selftests/unit/pkt.c
 TEST_XDP_FX_HDRS := selftests/unit/fixture.h selftests/unit/pkt.h
-$(BUILD)/test_xdp: selftests/unit/test_xdp.c $(TEST_XDP_FX) $(TEST_XDP_FX_HDRS) $(TEST_XDP_SRC) loader/rules.h loader/config.h $(BPF_HDRS) $(BUILD)/sluice.skel.h
+$(BUILD)/test_xdp: selftests/unit/test_xdp.c $(TEST_XDP_FX) $(TEST_XDP_FX_HDRS) $(TEST_XDP_SRC) loader/rules.h $(CONFIG_HDRS) $(BPF_HDRS) $(BUILD)/sluice.skel.h
 	$(CC) $(ALL_CFLAGS) -Iselftests/unit $< $(TEST_XDP_FX) $(TEST_XDP_SRC) -o $@ $(LDFLAGS) $(LIBS)
 
-$(BUILD)/test_config: selftests/unit/test_config.c loader/config.c loader/config.h
-	$(CC) $(ALL_CFLAGS) $< loader/config.c -o $@
+$(BUILD)/test_config: selftests/unit/test_config.c $(CONFIG_SRC) $(CONFIG_HDRS)
+	$(CC) $(ALL_CFLAGS) $< $(CONFIG_SRC) -o $@
 
 # Man pages (tools/mkman.sh): prose from loader/man/*.in, the commands and
 # options from the built binary's --help, the example config verbatim.
