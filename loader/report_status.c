@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/* `sluice status`: the instance, its ports and why each runs in its mode,
+ * as text or JSON. */
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include "backstop.h"
+#include "report.h"
+#include "report_common.h"
+
+/* Why a port runs in its mode, in words. */
+static const char *mode_why(const struct sluice_port *p, char *buf, size_t len)
+{
+	switch (p->mode_why) {
+	case SLUICE_WHY_CONFIG:
+		return "set in the config";
+	case SLUICE_WHY_DRIVER:
+		if (p->flags & SLUICE_PORT_TC_RX)
+			return "native XDP keeps no metadata to hand frames to tc: tc does the work";
+		return "the driver has native XDP";
+	case SLUICE_WHY_NO_NATIVE:
+		snprintf(buf, len, "no native XDP in the driver (%s)", strerror(p->mode_err));
+		return buf;
+	case SLUICE_WHY_L3:
+		return "an L3 device (no Ethernet header): tc only";
+	case SLUICE_WHY_PEER_STACK:
+		return "a veth or tap: a local stack at its other end (partial checksums): tc";
+	case SLUICE_WHY_HW_GRO:
+		return "the NIC merges TCP segments (rx-gro-hw), which native XDP turns off: tc";
+	}
+	return "-";
+}
+
+static void fmt_time(char *buf, size_t len, __u64 t)
+{
+	time_t tt = t;
+	struct tm tm;
+
+	if (!t || !localtime_r(&tt, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S %Z", &tm))
+		snprintf(buf, len, "-");
+}
+
+static void via_name(const struct dp_view *v, const struct dp_port_view *p, char *buf, size_t len)
+{
+	const char *n = NULL;
+
+	if (p->port.l3_ifindex != p->ifindex) {
+		n = ifname_of(v, p->port.l3_ifindex);
+		if (!n) {
+			char tmp[IF_NAMESIZE];
+
+			n = if_indextoname(p->port.l3_ifindex, tmp) ? tmp : "?";
+			snprintf(buf, len, "%s", n);
+			return;
+		}
+	}
+	snprintf(buf, len, "%s", n ? n : "-");
+}
+
+static const char *stp_name(const struct sluice_port *p)
+{
+	static const char *const names[] = { "disabled", "listening", "learning", "forwarding",
+					     "blocking" };
+
+	if (!(p->flags & SLUICE_PORT_BRIDGED))
+		return "";
+	return p->stp_state < ARRAY_SIZE(names) ? names[p->stp_state] : "?";
+}
+
+static double mib(uint64_t b)
+{
+	return b / 1048576.0;
+}
+
+/* Bytes per flow of a table (two entries a flow). */
+static uint64_t per_flow(const struct ct_census *c, int t)
+{
+	return c->max_entries[t] ? c->bytes[t] / (c->max_entries[t] / 2) : 0;
+}
+
+static uint64_t ct_bytes(const struct ct_census *c)
+{
+	return c->bytes[0] + c->bytes[1] + c->bytes[2] + c->bytes[3];
+}
+
+/* The connection table's fill and memory (design.md section 3: the kernel
+ * figure on 6.1 leaves element headers out; this one counts them). */
+static void report_ct_status(FILE *f, const struct dp_view *v)
+{
+	const struct ct_census *c = &v->ct;
+
+	if (!v->ct_ok) {
+		fprintf(f, "  conntrack    (tables not readable)\n");
+		return;
+	}
+	fprintf(f, "  conntrack    IPv4 %llu flows + %llu unconfirmed, IPv6 %llu + %llu; room for "
+		"%u flows per family (%u unconfirmed)\n",
+		(unsigned long long)c->flows[0], (unsigned long long)c->flows[1],
+		(unsigned long long)c->flows[2], (unsigned long long)c->flows[3],
+		c->max_entries[0] / 2, c->max_entries[1] / 2);
+	fprintf(f, "               memory %.1f MiB, all allocated up front (%llu B per IPv4 flow, "
+		"%llu B per IPv6 flow)\n", mib(ct_bytes(c)),
+		(unsigned long long)per_flow(c, 0), (unsigned long long)per_flow(c, 2));
+}
+
+static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
+{
+	char via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN], why[80];
+
+	json_kv(f, "{", "pin", dp->pin);
+	json_kv(f, ",", "config", v->meta.config);
+	fprintf(f, ",\"load_time\":%llu,\"reload_time\":%llu,\"generation\":%llu,"
+		"\"daemon_pid\":%u,\"daemon_running\":%s,\"prog_id\":%u,\"zones\":[",
+		(unsigned long long)v->meta.load_time, (unsigned long long)v->meta.reload_time,
+		(unsigned long long)v->meta.generation, (unsigned int)v->daemon_pid,
+		v->daemon_pid ? "true" : "false", v->prog_id);
+	for (int z = 0; z < v->n_zones; z++) {
+		json_kv(f, z ? ",{" : "{", "name", v->zones[z].name);
+		fprintf(f, ",\"input\":\"%s\",\"masquerade\":%s,\"bogons\":\"%s\",\"ports\":%u}",
+			v->zones[z].flags & SLUICE_ZONE_INPUT_DROP ? "drop" : "accept",
+			v->zones[z].flags & SLUICE_ZONE_MASQUERADE ? "true" : "false",
+			v->zones[z].flags & SLUICE_ZONE_BOGONS ? "drop" : "accept",
+			v->zones[z].n_ports);
+	}
+	fprintf(f, "],\"conntrack\":{\"flows\":{\"ipv4\":%llu,\"ipv4_unconfirmed\":%llu,"
+		"\"ipv6\":%llu,\"ipv6_unconfirmed\":%llu},\"size\":%u,\"unconfirmed_size\":%u,"
+		"\"bytes\":%llu,\"bytes_per_ipv4_flow\":%llu,\"bytes_per_ipv6_flow\":%llu}",
+		(unsigned long long)v->ct.flows[0], (unsigned long long)v->ct.flows[1],
+		(unsigned long long)v->ct.flows[2], (unsigned long long)v->ct.flows[3],
+		v->ct.max_entries[0] / 2, v->ct.max_entries[1] / 2,
+		(unsigned long long)ct_bytes(&v->ct), (unsigned long long)per_flow(&v->ct, 0),
+		(unsigned long long)per_flow(&v->ct, 2));
+	fputc(',', f);
+	backstop_report(f, true);
+	fprintf(f, ",\"ports\":[");
+	for (int i = 0; i < v->n_ports; i++) {
+		const struct dp_port_view *p = &v->ports[i];
+
+		via_name(v, p, via, sizeof(via));
+		inet_ntop(AF_INET, &p->port.ipv4, ip, sizeof(ip));
+		json_kv(f, i ? ",{" : "{", "name", p->port.name);
+		fprintf(f, ",\"ifindex\":%u", p->ifindex);
+		json_kv(f, ",", "zone", zone_name(v, p->port.zone));
+		json_kv(f, ",", "via", via);
+		json_kv(f, ",", "mode_reason", mode_why(&p->port, why, sizeof(why)));
+		fprintf(f, ",\"mode\":\"%s\",\"up\":%s,\"ipv4\":\"%s\",\"slot\":%u,"
+			"\"link_id\":%u,\"prog_id\":%u,\"stp\":\"%s\",\"fast_path\":%s,"
+			"\"filtered\":%s,\"tc_beside\":%s}", mode_name(p->port.mode),
+			p->port.flags & SLUICE_PORT_UP ? "true" : "false",
+			p->port.ipv4 ? ip : "", p->port.slot, p->link_id, p->prog_id,
+			stp_name(&p->port),
+			(p->port.flags & SLUICE_PORT_BRIDGED) &&
+			((p->port.flags & SLUICE_PORT_XDP_TX) || p->port.mode == SLUICE_MODE_TC)
+				? "true" : "false",
+			p->port.flags & SLUICE_PORT_FILTERED ? "true" : "false",
+			p->port.flags & (SLUICE_PORT_TC_TOO | SLUICE_PORT_TC_RX) ? "true" : "false");
+	}
+	fprintf(f, "]}\n");
+}
+
+void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool json)
+{
+	char t1[64], t2[64], via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN], why[80], ids[24];
+
+	if (json) {
+		status_json(f, dp, v);
+		return;
+	}
+	fmt_time(t1, sizeof(t1), v->meta.load_time);
+	fmt_time(t2, sizeof(t2), v->meta.reload_time);
+	fprintf(f, "sluice is up since %s\n", t1);
+	fprintf(f, "  last change  %s (generation %llu)\n", t2,
+		(unsigned long long)v->meta.generation);
+	fprintf(f, "  config       %s\n", v->meta.config[0] ? v->meta.config : "-");
+	fprintf(f, "  pin folder   %s\n", dp->pin);
+	if (v->daemon_pid)
+		fprintf(f, "  daemon       running (pid %d)\n", (int)v->daemon_pid);
+	else
+		fprintf(f, "  daemon       not running (changes to interfaces are not followed)\n");
+	fprintf(f, "  program      xdp id %u\n", v->prog_id);
+	report_ct_status(f, v);
+	fputs("  ", f);
+	backstop_report(f, false);
+	fputc('\n', f);
+	fprintf(f, "%-16s %-8s %-7s %-16s %-8s %-5s %-15s %-11s %s\n", "PORT", "IFINDEX", "ZONE",
+		"VIA", "MODE", "LINK", "IPV4", "LINK/PROG", "WHY");
+	for (int i = 0; i < v->n_ports; i++) {
+		const struct dp_port_view *p = &v->ports[i];
+
+		via_name(v, p, via, sizeof(via));
+		inet_ntop(AF_INET, &p->port.ipv4, ip, sizeof(ip));
+		snprintf(ids, sizeof(ids), "%u/%u", p->link_id, p->prog_id);
+		fprintf(f, "%-16s %-8u %-7s %-16s %-8s %-5s %-15s %-11s %s\n", p->port.name,
+			p->ifindex, zone_name(v, p->port.zone), via, port_mode(&p->port),
+			p->port.flags & SLUICE_PORT_UP ? "up" : "down",
+			p->port.ipv4 ? ip : "-", ids, mode_why(&p->port, why, sizeof(why)));
+	}
+	if (!v->n_ports)
+		fprintf(f, "(no ports: the zones' interfaces have no members)\n");
+}
