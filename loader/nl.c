@@ -1,28 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
+/* rtnetlink queries: the links with their addresses, bridge settings and
+ * VLANs; the policy routing rules and nftables base chains the fast path
+ * must know of. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <arpa/inet.h>
-#include <linux/ethtool.h>
 #include <linux/if_addr.h>
 #include <linux/if_bridge.h>
-#include <linux/if_ether.h>
 #include <linux/if_link.h>
-#include <linux/neighbour.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/rtnetlink.h>
 #include <linux/fib_rules.h>
-#include <linux/sockios.h>
 #include <libmnl/libmnl.h>
 #include "nl.h"
-#include "util.h"
+#include "nl_attr.h"
 
 static int links_add(struct nl_links *links, const struct nl_link *l)
 {
@@ -33,16 +30,6 @@ static int links_add(struct nl_links *links, const struct nl_link *l)
 	links->v = v;
 	v[links->n++] = *l;
 	return 0;
-}
-
-static uint8_t attr_u8(const struct nlattr *a)
-{
-	return mnl_attr_get_payload_len(a) >= 1 ? mnl_attr_get_u8(a) : 0;
-}
-
-static uint32_t attr_u32(const struct nlattr *a)
-{
-	return mnl_attr_get_payload_len(a) >= 4 ? mnl_attr_get_u32(a) : 0;
 }
 
 static int bridge_attr_cb(const struct nlattr *attr, void *data)
@@ -395,349 +382,6 @@ const struct nl_link *nl_by_index(const struct nl_links *links, int ifindex)
 		if (links->v[i].ifindex == ifindex)
 			return &links->v[i];
 	return NULL;
-}
-
-struct mnl_socket *nl_monitor_open(void)
-{
-	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
-
-	if (!nl)
-		return NULL;
-	if (mnl_socket_bind(nl, RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR,
-			    MNL_SOCKET_AUTOPID) < 0) {
-		int err = errno;
-
-		mnl_socket_close(nl);
-		errno = err;
-		return NULL;
-	}
-	return nl;
-}
-
-int nl_monitor_fd(struct mnl_socket *nl)
-{
-	return mnl_socket_get_fd(nl);
-}
-
-int nl_monitor_drain(struct mnl_socket *nl)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	int n = 0, ret;
-
-	for (;;) {
-		ret = recv(mnl_socket_get_fd(nl), buf, sizeof(buf), MSG_DONTWAIT);
-		if (ret > 0) {
-			n++;
-			continue;
-		}
-		if (ret < 0 && errno == ENOBUFS) {	/* overrun: events were lost */
-			n++;
-			continue;
-		}
-		return n;
-	}
-}
-
-/* Bridge FDB changes: static and local entries only (the ones sluice
- * mirrors); learned entries come and go with traffic and are the
- * datapath's own. */
-struct mnl_socket *nl_fdb_monitor_open(void)
-{
-	struct mnl_socket *nl = mnl_socket_open(NETLINK_ROUTE);
-
-	if (!nl)
-		return NULL;
-	if (mnl_socket_bind(nl, RTMGRP_NEIGH, MNL_SOCKET_AUTOPID) < 0) {
-		int err = errno;
-
-		mnl_socket_close(nl);
-		errno = err;
-		return NULL;
-	}
-	return nl;
-}
-
-static int fdb_event_cb(const struct nlmsghdr *nlh, void *data)
-{
-	const struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
-	int *n = data;
-
-	if ((nlh->nlmsg_type == RTM_NEWNEIGH || nlh->nlmsg_type == RTM_DELNEIGH) &&
-	    nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(*ndm)) && ndm->ndm_family == AF_BRIDGE &&
-	    !(ndm->ndm_flags & NTF_SELF) && (ndm->ndm_state & (NUD_PERMANENT | NUD_NOARP)))
-		(*n)++;
-	return MNL_CB_OK;
-}
-
-int nl_fdb_monitor_drain(struct mnl_socket *nl)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	int n = 0, ret;
-
-	for (;;) {
-		ret = recv(mnl_socket_get_fd(nl), buf, sizeof(buf), MSG_DONTWAIT);
-		if (ret > 0) {
-			mnl_cb_run(buf, ret, 0, 0, fdb_event_cb, &n);
-			continue;
-		}
-		if (ret < 0 && errno == ENOBUFS) {	/* overrun: events were lost */
-			n++;
-			continue;
-		}
-		return n;
-	}
-}
-
-void nl_monitor_close(struct mnl_socket *nl)
-{
-	if (nl)
-		mnl_socket_close(nl);
-}
-
-/* One SIOCETHTOOL request on IFNAME; 0 or -errno. */
-static int ethtool_call(const char *ifname, void *req)
-{
-	struct ifreq ifr = {};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = req;
-	err = ioctl(fd, SIOCETHTOOL, &ifr) ? -errno : 0;
-	close(fd);
-	return err;
-}
-
-bool nl_rx_vlan_offload(const char *ifname)
-{
-	struct ethtool_value v = { .cmd = ETHTOOL_GFLAGS };
-
-	/* (unknown: assume the tag may be stripped) */
-	return ethtool_call(ifname, &v) || (v.data & ETH_FLAG_RXVLAN);
-}
-
-/* The feature bits come by name: their order is the kernel's, not ABI. */
-bool nl_hw_gro(const char *ifname)
-{
-	union {
-		struct ethtool_sset_info i;
-		char room[sizeof(struct ethtool_sset_info) + sizeof(__u32)];
-	} set = { .i = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ULL << ETH_SS_FEATURES } };
-	struct ethtool_gstrings *names = NULL;
-	struct ethtool_gfeatures *feat = NULL;
-	bool on = false;
-	__u32 n, words;
-
-	if (ethtool_call(ifname, &set) || !set.i.sset_mask)
-		return false;
-	n = set.i.data[0];
-	words = (n + 31) / 32;
-	names = calloc(1, sizeof(*names) + (size_t)n * ETH_GSTRING_LEN);
-	feat = calloc(1, sizeof(*feat) + words * sizeof(feat->features[0]));
-	if (!names || !feat)
-		goto out;
-	*names = (struct ethtool_gstrings){ .cmd = ETHTOOL_GSTRINGS,
-					    .string_set = ETH_SS_FEATURES, .len = n };
-	*feat = (struct ethtool_gfeatures){ .cmd = ETHTOOL_GFEATURES, .size = words };
-	if (ethtool_call(ifname, names) || ethtool_call(ifname, feat))
-		goto out;
-	for (__u32 i = 0; i < n; i++) {
-		if (strncmp((char *)names->data + i * ETH_GSTRING_LEN, "rx-gro-hw", ETH_GSTRING_LEN))
-			continue;
-		on = feat->features[i / 32].active & (1U << (i % 32));
-		break;
-	}
-out:
-	free(names);
-	free(feat);
-	return on;
-}
-
-void nl_driver_name(const char *ifname, char *buf, size_t len)
-{
-	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
-
-	snprintf(buf, len, "%s", ethtool_call(ifname, &info) ? "?" : info.driver);
-}
-
-/* ---- the kernel bridges' FDB ------------------------------------------------- */
-
-struct fdb_ctx {
-	const int *bridges;
-	int n_bridges;
-	struct nl_fdb *v;
-	int n;
-	int err;
-};
-
-struct fdb_attrs {
-	const uint8_t *mac;
-	uint16_t vlan;
-	int master;
-};
-
-static int fdb_attr_cb(const struct nlattr *attr, void *data)
-{
-	struct fdb_attrs *a = data;
-
-	switch (mnl_attr_get_type(attr)) {
-	case NDA_LLADDR:
-		if (mnl_attr_get_payload_len(attr) == 6)
-			a->mac = mnl_attr_get_payload(attr);
-		break;
-	case NDA_VLAN:
-		if (mnl_attr_get_payload_len(attr) >= 2)
-			a->vlan = mnl_attr_get_u16(attr);
-		break;
-	case NDA_MASTER:
-		a->master = attr_u32(attr);
-		break;
-	}
-	return MNL_CB_OK;
-}
-
-static bool in_list(const int *v, int n, int x)
-{
-	for (int i = 0; i < n; i++)
-		if (v[i] == x)
-			return true;
-	return false;
-}
-
-static int fdb_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
-	struct fdb_attrs a = { 0 };
-	struct fdb_ctx *c = data;
-	struct nl_fdb *v;
-	int bridge;
-
-	/* NTF_SELF entries are a device's own address lists, not the bridge's;
-	 * dynamic entries are learned, which the datapath does itself. */
-	if (ndm->ndm_family != AF_BRIDGE || (ndm->ndm_flags & NTF_SELF) ||
-	    !(ndm->ndm_state & (NUD_PERMANENT | NUD_NOARP)))
-		return MNL_CB_OK;
-	mnl_attr_parse(nlh, sizeof(*ndm), fdb_attr_cb, &a);
-	bridge = a.master ? a.master : ndm->ndm_ifindex;
-	if (!a.mac || !in_list(c->bridges, c->n_bridges, bridge))
-		return MNL_CB_OK;
-	v = realloc(c->v, (c->n + 1) * sizeof(*v));
-	if (!v) {
-		c->err = -ENOMEM;
-		return MNL_CB_ERROR;
-	}
-	c->v = v;
-	v = &c->v[c->n++];
-	memset(v, 0, sizeof(*v));
-	v->ifindex = ndm->ndm_ifindex;
-	v->bridge = bridge;
-	memcpy(v->mac, a.mac, 6);
-	v->vlan = a.vlan;
-	v->local = !!(ndm->ndm_state & NUD_PERMANENT);
-	return MNL_CB_OK;
-}
-
-int nl_fdb_dump(const int *bridges, int n_bridges, struct nl_fdb **out, int *n)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct fdb_ctx c = { .bridges = bridges, .n_bridges = n_bridges };
-	struct ndmsg *ndm;
-	int ret;
-
-	*out = NULL;
-	*n = 0;
-	nlh->nlmsg_type = RTM_GETNEIGH;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
-	ndm->ndm_family = AF_BRIDGE;
-	ret = nl_talk(NETLINK_ROUTE, nlh, fdb_cb, &c);
-	if (!ret)
-		ret = c.err;
-	if (ret) {
-		free(c.v);
-		return ret;
-	}
-	*out = c.v;
-	*n = c.n;
-	return 0;
-}
-
-/* ---- NTF_USE batches ------------------------------------------------------------ */
-
-struct nl_batch {
-	struct mnl_socket *nl;
-	char buf[8192];
-	size_t len;
-	unsigned int seq;
-};
-
-struct nl_batch *nl_batch_open(void)
-{
-	struct nl_batch *b = calloc(1, sizeof(*b));
-
-	if (!b)
-		return NULL;
-	b->nl = mnl_socket_open(NETLINK_ROUTE);
-	if (!b->nl || mnl_socket_bind(b->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		nl_batch_close(b);
-		return NULL;
-	}
-	return b;
-}
-
-/* Errors come back as NLMSG_ERROR (no ACK is asked for): read and drop
- * them; an entry that could not be refreshed is retried next time. */
-static void batch_drain(struct nl_batch *b)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-
-	while (recv(mnl_socket_get_fd(b->nl), buf, sizeof(buf), MSG_DONTWAIT) > 0)
-		;
-}
-
-int nl_batch_flush(struct nl_batch *b)
-{
-	int ret = 0;
-
-	if (b->len && mnl_socket_sendto(b->nl, b->buf, b->len) < 0)
-		ret = -errno;
-	b->len = 0;
-	batch_drain(b);
-	return ret;
-}
-
-int nl_fdb_use(struct nl_batch *b, int ifindex, const uint8_t *mac, uint16_t vlan)
-{
-	struct nlmsghdr *nlh;
-	struct ndmsg *ndm;
-
-	if (b->len + 128 > sizeof(b->buf) && nl_batch_flush(b))
-		return -errno;
-	nlh = mnl_nlmsg_put_header(b->buf + b->len);
-	nlh->nlmsg_type = RTM_NEWNEIGH;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE;
-	nlh->nlmsg_seq = ++b->seq;
-	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
-	ndm->ndm_family = AF_BRIDGE;
-	ndm->ndm_ifindex = ifindex;
-	ndm->ndm_state = NUD_REACHABLE;
-	ndm->ndm_flags = NTF_USE | NTF_MASTER;
-	mnl_attr_put(nlh, NDA_LLADDR, 6, mac);
-	if (vlan)
-		mnl_attr_put_u16(nlh, NDA_VLAN, vlan);
-	b->len += NLMSG_ALIGN(nlh->nlmsg_len);
-	return 0;
-}
-
-void nl_batch_close(struct nl_batch *b)
-{
-	if (!b)
-		return;
-	if (b->nl)
-		mnl_socket_close(b->nl);
-	free(b);
 }
 
 /* ---- nftables: base chains of the bridge family ------------------------------- */

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The kernel's view of interfaces, read over rtnetlink (libmnl). */
+/* The kernel's view of interfaces, read over rtnetlink (libmnl): nl.c
+ * dumps links and asks the other queries, nl_fdb.c reads and refreshes the
+ * bridges' FDB, nl_monitor.c follows changes, nl_ethtool.c asks drivers. */
 #ifndef SLUICE_NL_H
 #define SLUICE_NL_H
 
