@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* The connection table from user space: sweeping expired flows (the
- * daemon), listing and flushing (`sluice conntrack`), and what the tables
- * cost in memory (`sluice status`). docs/design.md section 3. */
+ * daemon, conntrack_sweep.c), listing and flushing (`sluice conntrack`,
+ * conntrack_list.c), and what the tables hold and cost in memory (`sluice
+ * status`, conntrack.c). docs/design.md section 3. */
 #ifndef SLUICE_LOADER_CONNTRACK_H
 #define SLUICE_LOADER_CONNTRACK_H
 

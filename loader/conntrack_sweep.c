@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The daemon's sweep of the connection table: flows whose both directions
+ * timed out, orphaned reply halves, NAT mappings no flow uses, and the
+ * per-host counts the datapath only ever counts up. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "conntrack.h"
+#include "conntrack_walk.h"
+
+struct sweep_ctx {
+	const struct sluice_ct_timeouts *t;
+	uint64_t now;
+	struct ct_sweep_stats *st;
+	bool unconfirmed;	/* walking an LRU table */
+	struct sluice_nat4_key *used;	/* external endpoints of live translated flows */
+	size_t n_used, cap_used;
+	struct sluice_host_key *openers;	/* the host that opened each live flow */
+	size_t n_openers, cap_openers;
+	bool openers_short;		/* (memory ran out: not all are there) */
+};
+
+/* A live flow's originator: it counts against its host-flows. */
+static void note_opener(struct sweep_ctx *s, bool v6, const void *key)
+{
+	struct sluice_host_key h = { .v6 = v6 };
+
+	if (v6) {
+		memcpy(h.addr, ((const struct sluice_ct6_key *)key)->src, 16);
+		h.zone = ((const struct sluice_ct6_key *)key)->zone;
+	} else {
+		h.addr[0] = ((const struct sluice_ct4_key *)key)->src;
+		h.zone = ((const struct sluice_ct4_key *)key)->zone;
+	}
+	if (s->n_openers == s->cap_openers) {
+		size_t cap = s->cap_openers ? 2 * s->cap_openers : 256;
+		void *v = realloc(s->openers, cap * sizeof(*s->openers));
+
+		if (!v) {
+			s->openers_short = true;
+			return;
+		}
+		s->openers = v;
+		s->cap_openers = cap;
+	}
+	s->openers[s->n_openers++] = h;
+}
+
+static int cmp_opener(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct sluice_host_key));
+}
+
+/* Each host's flow count (sluice_host_flows) set to the live flows it
+ * opened: the datapath only counts up, and LRU evictions and expiries
+ * are never counted down. A host with none and no refusals goes. */
+static void count_host_flows(const struct ct_maps *m, struct sweep_ctx *s)
+{
+	struct sluice_host_key k, next, *prev = NULL, *at;
+	struct sluice_host_flows h;
+
+	if (m->host_flows < 0 || s->openers_short)
+		return;
+	qsort(s->openers, s->n_openers, sizeof(*s->openers), cmp_opener);
+	while (!bpf_map_get_next_key(m->host_flows, prev, &next)) {
+		__u32 flows = 0;
+
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(m->host_flows, &k, &h))
+			continue;
+		at = s->n_openers ? bsearch(&k, s->openers, s->n_openers, sizeof(k), cmp_opener)
+				  : NULL;
+		while (at && at > s->openers && !cmp_opener(at - 1, &k))
+			at--;
+		for (; at && at < s->openers + s->n_openers && !cmp_opener(at, &k); at++)
+			flows++;
+		if (!flows && !h.refused) {
+			bpf_map_delete_elem(m->host_flows, &k);
+		} else if (flows != h.flows) {
+			h.flows = flows;
+			bpf_map_update_elem(m->host_flows, &k, &h, BPF_EXIST);
+		}
+	}
+}
+
+/* A live flow's external endpoint: its mapping stays. */
+static void note_mapping(struct sweep_ctx *s, const void *key, const struct sluice_ct_nat4 *nat)
+{
+	struct sluice_nat4_key k = { .addr = nat->saddr, .port = nat->sport,
+				     .proto = ((const struct sluice_ct4_key *)key)->proto };
+
+	if (s->n_used == s->cap_used) {
+		size_t cap = s->cap_used ? 2 * s->cap_used : 256;
+		void *v = realloc(s->used, cap * sizeof(*s->used));
+
+		if (!v)
+			return;	/* (then a mapping may go early: its flows keep their entries) */
+		s->used = v;
+		s->cap_used = cap;
+	}
+	s->used[s->n_used++] = k;
+}
+
+/* Every key of a NAT mapping table (*KEYS malloc'ed, *N of them). */
+static int nat_keys(int fd, struct sluice_nat4_key **keys, size_t *n)
+{
+	struct sluice_nat4_key k, *kp = NULL;
+	size_t cap = 0;
+
+	*keys = NULL;
+	*n = 0;
+	while (!bpf_map_get_next_key(fd, kp, &k)) {
+		if (*n == cap) {
+			void *v = realloc(*keys, (cap = cap ? 2 * cap : 256) * sizeof(k));
+
+			if (!v) {
+				free(*keys);
+				*keys = NULL;
+				return -ENOMEM;
+			}
+			*keys = v;
+		}
+		(*keys)[(*n)++] = k;
+		kp = &(*keys)[*n - 1];
+	}
+	return 0;
+}
+
+static int cmp_nat_key(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct sluice_nat4_key));
+}
+
+/* Mappings no live flow uses go (after a grace period: a mapping is made
+ * just before its flow's entries), so their ports return to the range;
+ * used ones are refreshed, so the datapath never takes them over while a
+ * long quiet connection still holds them. Port forwards' reservations
+ * stay. */
+#define NAT_GRACE_NS	(10 * 1000000000ULL)
+
+static int cmp_host_key(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct sluice_nat4_host_key));
+}
+
+/* Each inside host's port count (sluice_nat4_hosts) set to the mappings it
+ * holds after the sweep: the datapath only counts up. */
+static void count_host_ports(const struct ct_maps *m)
+{
+	struct sluice_nat4_key *keys = NULL;
+	struct sluice_nat4_host_key *hosts, hk, next, *prev = NULL, *at;
+	struct sluice_nat4_host h;
+	struct sluice_nat4_map v;
+	size_t n = 0, nh = 0;
+
+	if (m->nat_hosts < 0 || nat_keys(m->nat_ext, &keys, &n))
+		return;
+	hosts = calloc(n + 1, sizeof(*hosts));
+	for (size_t i = 0; hosts && i < n; i++) {
+		if (bpf_map_lookup_elem(m->nat_ext, &keys[i], &v) || (v.flags & SLUICE_NAT_RESERVED))
+			continue;
+		memset(&hosts[nh], 0, sizeof(hosts[nh]));
+		hosts[nh].addr = v.addr;
+		hosts[nh++].zone = v.zone;
+	}
+	free(keys);
+	if (!hosts)
+		return;
+	qsort(hosts, nh, sizeof(*hosts), cmp_host_key);
+	while (!bpf_map_get_next_key(m->nat_hosts, prev, &next)) {
+		hk = next;
+		prev = &hk;
+		if (bpf_map_lookup_elem(m->nat_hosts, &hk, &h))
+			continue;
+		at = bsearch(&hk, hosts, nh, sizeof(*hosts), cmp_host_key);
+		__u32 ports = 0;
+
+		/* (the run of equal keys: its length is the count) */
+		while (at && at > hosts && !cmp_host_key(at - 1, &hk))
+			at--;
+		for (; at && at < hosts + nh && !cmp_host_key(at, &hk); at++)
+			ports++;
+		if (ports != h.ports) {
+			h.ports = ports;
+			bpf_map_update_elem(m->nat_hosts, &hk, &h, BPF_EXIST);
+		}
+	}
+	free(hosts);
+}
+
+static void sweep_mappings(const struct ct_maps *m, struct sweep_ctx *s)
+{
+	struct sluice_nat4_key k, *keys = NULL;
+	struct sluice_nat4_map v;
+	size_t n = 0;
+
+	if (m->nat_ext < 0 || m->nat_int < 0)
+		return;
+	qsort(s->used, s->n_used, sizeof(*s->used), cmp_nat_key);
+	/* The keys first: an update re-inserts the element at the head of
+	 * its hash bucket, so refreshing while walking with get_next_key can
+	 * visit two elements of one bucket in turn forever. */
+	if (nat_keys(m->nat_ext, &keys, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		k = keys[i];
+		if (bpf_map_lookup_elem(m->nat_ext, &k, &v) || (v.flags & SLUICE_NAT_RESERVED))
+			continue;
+		if (s->used && bsearch(&k, s->used, s->n_used, sizeof(k), cmp_nat_key)) {
+			v.last_seen = s->now;
+			bpf_map_update_elem(m->nat_ext, &k, &v, BPF_EXIST);
+			continue;
+		}
+		if (s->now < v.last_seen + NAT_GRACE_NS)
+			continue;
+		{
+			struct sluice_nat4_key ik = { .addr = v.addr, .port = v.port,
+						      .proto = k.proto, .zone = v.zone };
+			struct sluice_nat4_map iv;
+
+			if (!bpf_map_lookup_elem(m->nat_int, &ik, &iv) && iv.addr == k.addr &&
+			    iv.port == k.port)
+				bpf_map_delete_elem(m->nat_int, &ik);
+		}
+		bpf_map_delete_elem(m->nat_ext, &k);
+		s->st->mappings_freed++;
+	}
+	free(keys);
+}
+
+static int sweep_one(void *c, int fd, bool v6, const void *key, const struct sluice_ct_entry *e)
+{
+	struct sweep_ctx *s = c;
+	char rkey[sizeof(struct sluice_ct6_key)];
+	struct sluice_ct_entry peer;
+	uint64_t last = e->last_seen;
+	int proto = v6 ? ((const struct sluice_ct6_key *)key)->proto :
+			 ((const struct sluice_ct4_key *)key)->proto;
+	bool have_peer;
+
+	reverse_key(v6, key, e, rkey);
+	have_peer = !bpf_map_lookup_elem(fd, rkey, &peer);
+	if (e->flags & SLUICE_CT_REPLY) {
+		if (!have_peer) {	/* its originator went: nothing uses it */
+			bpf_map_delete_elem(fd, key);
+			s->st->orphans++;
+		}
+		return 0;
+	}
+	s->st->flows++;
+	if (have_peer && peer.last_seen > last)
+		last = peer.last_seen;
+	if (s->now <= last + (uint64_t)ct_timeout_s(s->t, proto, e->state) * 1000000000ULL) {
+		/* the flow's external endpoint: where the originator's packets
+		 * leave from (masquerade, hairpin), or what it connected to
+		 * (an open mapping's inbound connection, the reply's source) */
+		if (!v6 && (e->flags & SLUICE_CT_NAT)) {
+			note_mapping(s, key, &e->nat);
+			if (have_peer)
+				note_mapping(s, key, &peer.nat);
+		}
+		note_opener(s, v6, key);
+		return 0;
+	}
+	bpf_map_delete_elem(fd, key);
+	if (have_peer)
+		bpf_map_delete_elem(fd, rkey);
+	s->st->expired++;
+	s->st->expired_new += s->unconfirmed;
+	return 0;
+}
+
+int ct_sweep(const struct ct_maps *m, const struct sluice_ct_timeouts *t, uint64_t now,
+	     struct ct_sweep_stats *st)
+{
+	struct sweep_ctx c = { .t = t, .now = now, .st = st };
+	int fds[4] = { m->v4, m->v4_new, m->v6, m->v6_new }, ret = 0;
+
+	memset(st, 0, sizeof(*st));
+	for (int i = 0; i < 4 && !ret; i++) {
+		c.unconfirmed = i & 1;
+		ret = ct_walk(fds[i], i >= 2, sweep_one, &c);
+	}
+	if (!ret) {	/* (only after a complete walk: else live mappings would look unused) */
+		sweep_mappings(m, &c);
+		count_host_ports(m);
+		count_host_flows(m, &c);
+	}
+	free(c.used);
+	free(c.openers);
+	return ret;
+}
