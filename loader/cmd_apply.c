@@ -186,7 +186,7 @@ int load_and_apply(struct args *a, const struct sluice_config *cfg, bool reload,
 	if (!ret)
 		ret = dp_load(&dp);
 	if (!ret)	/* (a kernel that tracks nothing leaves nothing to pick up) */
-		pickup_seed(dp.pickup_fd);
+		pickup_seed(dp_fd(&dp, MAP_PICKUP));
 	if (!ret)
 		ret = dp_apply(&dp, cfg);
 	dp_close(&dp);

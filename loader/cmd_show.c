@@ -67,19 +67,12 @@ int cmd_fdb(struct args *a)
 	return ret;
 }
 
-void ct_maps_of(const struct dp *dp, struct ct_maps *m)
-{
-	*m = (struct ct_maps){ dp->ct4_fd, dp->ct4_new_fd, dp->ct6_fd, dp->ct6_new_fd,
-			       dp->nat_ext_fd, dp->nat_int_fd, dp->nat_hosts_fd,
-			     dp->host_flows_fd };
-}
-
 int read_dp_config(const struct dp *dp, struct sluice_dp_config *c)
 {
 	__u32 key = 0;
 
 	memset(c, 0, sizeof(*c));
-	return bpf_map_lookup_elem(dp->config_fd, &key, c) ? -errno : 0;
+	return bpf_map_lookup_elem(dp_fd(dp, MAP_CONFIG), &key, c) ? -errno : 0;
 }
 
 int cmd_conntrack(struct args *a)
@@ -94,9 +87,9 @@ int cmd_conntrack(struct args *a)
 
 	if (open_view(a, &dp))
 		return 3;
-	ct_maps_of(&dp, &m);
+	dp_ct_maps(&dp, &m);
 	for (__u32 z = 0; z < SLUICE_MAX_ZONES; z++)
-		if (!bpf_map_lookup_elem(dp.zones_fd, &z, &zones[z]) && zones[z].name[0])
+		if (!bpf_map_lookup_elem(dp_fd(&dp, MAP_ZONES), &z, &zones[z]) && zones[z].name[0])
 			names[z] = zones[z].name;
 	if (a->flush) {
 		long unconfirmed;
@@ -113,7 +106,7 @@ int cmd_conntrack(struct args *a)
 		return n < 0;
 	}
 	read_dp_config(&dp, &c);
-	ret = ct_list(&m, &a->ct, names, SLUICE_MAX_ZONES, &c.timeouts, dp.fc_fd, a->json, stdout);
+	ret = ct_list(&m, &a->ct, names, SLUICE_MAX_ZONES, &c.timeouts, dp_fd(&dp, MAP_FC), a->json, stdout);
 	if (ret)
 		log_err("%s: reading the connection table: %s", dp.pin, strerror(-ret));
 	dp_close(&dp);

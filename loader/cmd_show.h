@@ -11,9 +11,6 @@
 /* Open the instance at a->pin read-only; "not loaded" is reported. */
 int open_view(struct args *a, struct dp *dp);
 
-/* DP's connection tables as conntrack.c takes them. */
-void ct_maps_of(const struct dp *dp, struct ct_maps *m);
-
 /* The datapath's settings (sluice_config map). 0 or -errno. */
 int read_dp_config(const struct dp *dp, struct sluice_dp_config *c);
 

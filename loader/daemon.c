@@ -121,7 +121,7 @@ static void ct_tick(struct daemon *d, struct dp *dp)
 		return;
 	d->next_sweep = now_ms() + CT_SWEEP_MS;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ct_maps_of(dp, &m);
+	dp_ct_maps(dp, &m);
 	if (ct_sweep(&m, &c.timeouts, ts.tv_sec * 1000000000ULL + ts.tv_nsec, &st))
 		return;
 	if (st.expired)
@@ -143,7 +143,7 @@ static void backstop_tick(struct daemon *d, struct dp *dp)
 	if (backstop_genid(&gen) || (d->nft_gen_known && gen == d->nft_gen))
 		return;
 	had = backstop_present();
-	if (!backstop_apply_pinned(dp->ports_fd) && !had)
+	if (!backstop_apply_pinned(dp_fd(dp, MAP_PORTS)) && !had)
 		log_notice("the kernel backstop (nftables table inet sluice) was gone: put back");
 	d->nft_gen_known = !backstop_genid(&d->nft_gen);
 }
