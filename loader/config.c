@@ -54,11 +54,11 @@ static const char *const filterings[] = {
 static int check_ifname(struct parser *p, const struct token *t)
 {
 	if (t->len > IFNAME_MAX)
-		return perr(p, t->loc, "interface name %s is too long (max %d characters)",
-			    qtok(p, t), IFNAME_MAX);
+		return lex_err(p, t->loc, "interface name %s is too long (max %d characters)",
+			    lex_qtok(p, t), IFNAME_MAX);
 	if (tok_is(t, ".") || tok_is(t, "..") || memchr(t->s, '/', t->len) ||
 	    memchr(t->s, ':', t->len))
-		return perr(p, t->loc, "invalid interface name %s", qtok(p, t));
+		return lex_err(p, t->loc, "invalid interface name %s", lex_qtok(p, t));
 	return 0;
 }
 
@@ -73,14 +73,14 @@ static int add_interface(struct parser *p, struct cfg_zone *z)
 		for (int j = 0; j < cfg->zones[i].n_ifs; j++)
 			if (strlen(cfg->zones[i].ifs[j]) == t->len &&
 			    !memcmp(cfg->zones[i].ifs[j], t->s, t->len))
-				return perr(p, t->loc, "interface %s already in zone \"%s\"",
-					    qtok(p, t), cfg->zones[i].name);
+				return lex_err(p, t->loc, "interface %s already in zone \"%s\"",
+					    lex_qtok(p, t), cfg->zones[i].name);
 	if (z->n_ifs == CFG_ZONE_IFS)
-		return perr(p, t->loc, "too many interfaces in zone \"%s\" (max %d)", z->name,
+		return lex_err(p, t->loc, "too many interfaces in zone \"%s\" (max %d)", z->name,
 			    CFG_ZONE_IFS);
 	memcpy(z->ifs[z->n_ifs], t->s, t->len);
 	z->if_loc[z->n_ifs++] = t->loc;
-	return next(p);
+	return lex_next(p);
 }
 
 /* The list runs until the next zone keyword or "}", so an interface cannot
@@ -94,19 +94,19 @@ static int parse_interfaces(struct parser *p, struct cfg_zone *z)
 			return -1;
 		n++;
 	}
-	return n ? 0 : expected(p, "an interface name");
+	return n ? 0 : lex_expected(p, "an interface name");
 }
 
 static int parse_mss_clamp(struct parser *p, struct cfg_zone *z)
 {
 	if (p->tok.type != T_WORD)
-		return expected(p, "\"auto\" or an MSS");
+		return lex_expected(p, "\"auto\" or an MSS");
 	if (tok_is(&p->tok, KW_AUTO))
 		z->mss_clamp = -1;
 	else if (!parse_int(p->tok.s, p->tok.len, MSS_MIN, MSS_MAX, &z->mss_clamp))
-		return perr(p, p->tok.loc, "invalid mss-clamp %s (expected \"auto\" or %d..%d)",
-			    qtok(p, &p->tok), MSS_MIN, MSS_MAX);
-	return next(p);
+		return lex_err(p, p->tok.loc, "invalid mss-clamp %s (expected \"auto\" or %d..%d)",
+			    lex_qtok(p, &p->tok), MSS_MIN, MSS_MAX);
+	return lex_next(p);
 }
 
 static int parse_zone_item(struct parser *p, struct cfg_zone *z, unsigned *seen)
@@ -117,9 +117,9 @@ static int parse_zone_item(struct parser *p, struct cfg_zone *z, unsigned *seen)
 	if (item < 0)
 		return expected_choice(p, zone_items, Z_COUNT, "\"}\"");
 	if (item != Z_INTERFACES && (*seen & 1u << item))
-		return perr(p, p->tok.loc, "duplicate %s", qtok(p, &p->tok));
+		return lex_err(p, p->tok.loc, "duplicate %s", lex_qtok(p, &p->tok));
 	*seen |= 1u << item;
-	if (next(p))
+	if (lex_next(p))
 		return -1;
 	switch ((enum zone_item)item) {
 	case Z_INTERFACES:
@@ -167,21 +167,21 @@ static int parse_zone(struct parser *p, struct cfg_loc at)
 	if (s < 0)
 		return -1;
 	if (cfg->n_zones == CFG_ZONE_MAX)
-		return perr(p, t->loc, "too many zones (max %d)", CFG_ZONE_MAX);
+		return lex_err(p, t->loc, "too many zones (max %d)", CFG_ZONE_MAX);
 	p->zones.v[s].target = cfg->n_zones;
 	p->zones.v[s].line = at.line;
 	z = &cfg->zones[cfg->n_zones++];
 	memcpy(z->name, t->s, t->len);
 	z->loc = at;
-	if (next(p) || take(p, T_LBRACE, "\"{\""))
+	if (lex_next(p) || lex_take(p, T_LBRACE, "\"{\""))
 		return -1;
 	while (p->tok.type != T_RBRACE) {
 		if (p->tok.type == T_EOF)
-			return expected(p, "\"}\"");
+			return lex_expected(p, "\"}\"");
 		if (parse_zone_item(p, z, &seen))
 			return -1;
 	}
-	return next(p);
+	return lex_next(p);
 }
 
 /* ---- forward, port-forward -------------------------------------------------- */
@@ -192,10 +192,10 @@ static int parse_forward(struct parser *p, struct cfg_loc at)
 	struct sluice_config *cfg = p->cfg;
 	struct cfg_forward *v;
 
-	if (zone_ref(p, false, &f.from) || take(p, T_ARROW, "\"->\"") ||
+	if (zone_ref(p, false, &f.from) || lex_take(p, T_ARROW, "\"->\"") ||
 	    zone_ref(p, false, &f.to))
 		return -1;
-	v = reserve(p, cfg->forwards, cfg->n_forwards, &p->cap_forwards, sizeof(*v));
+	v = lex_reserve(p, cfg->forwards, cfg->n_forwards, &p->cap_forwards, sizeof(*v));
 	if (!v)
 		return -1;
 	cfg->forwards = v;
@@ -211,12 +211,12 @@ static int take_target(struct parser *p, struct cfg_port_forward *f)
 	int family = AF_INET;
 
 	if (t->type != T_WORD)
-		return expected(p, "an address");
+		return lex_expected(p, "an address");
 	if (s[0] == '[') {
 		const char *rb = memchr(s, ']', t->len);
 
 		if (!rb || (rb + 1 < end && rb[1] != ':'))
-			return perr(p, t->loc, "invalid address %s", qtok(p, t));
+			return lex_err(p, t->loc, "invalid address %s", lex_qtok(p, t));
 		family = AF_INET6;
 		addr = s + 1;
 		addr_end = rb;
@@ -232,11 +232,11 @@ static int take_target(struct parser *p, struct cfg_port_forward *f)
 		}
 	}
 	if (!parse_host(family, addr, addr_end - addr, &f->to))
-		return perr(p, t->loc, "invalid address %s", qtok(p, t));
+		return lex_err(p, t->loc, "invalid address %s", lex_qtok(p, t));
 	if (port && !parse_port(port, end - port, &f->to_port))
-		return perr(p, t->loc, "invalid port %s (expected 1..65535)",
-			    quote(p, port, end - port));
-	return next(p);
+		return lex_err(p, t->loc, "invalid port %s (expected 1..65535)",
+			    lex_quote(p, port, end - port));
+	return lex_next(p);
 }
 
 static const char *const pf_protos[] = { "tcp", "udp" };
@@ -249,17 +249,17 @@ static int parse_port_forward(struct parser *p, struct cfg_loc at)
 	int proto;
 
 	if (zone_ref(p, false, &f.zone) || take_choice(p, pf_protos, 2, &proto) ||
-	    take_ports(p, &f.port_lo, &f.port_hi) || take(p, T_ARROW, "\"->\"") ||
+	    take_ports(p, &f.port_lo, &f.port_hi) || lex_take(p, T_ARROW, "\"->\"") ||
 	    take_target(p, &f))
 		return -1;
 	f.proto = proto ? IPPROTO_UDP : IPPROTO_TCP;
 	if (f.to.family == AF_INET6)
-		return perr(p, at, "port-forward to an IPv6 address: sluice translates IPv4 only "
+		return lex_err(p, at, "port-forward to an IPv6 address: sluice translates IPv4 only "
 			    "(IPv6 is routed; open the port with a forward or a rule)");
 	if (f.to_port && f.to_port + (f.port_hi - f.port_lo) > 65535)
-		return perr(p, at, "port-forward %u-%u -> port %u: the target range ends past 65535",
+		return lex_err(p, at, "port-forward %u-%u -> port %u: the target range ends past 65535",
 			    f.port_lo, f.port_hi, f.to_port);
-	v = reserve(p, cfg->port_forwards, cfg->n_port_forwards, &p->cap_port_forwards,
+	v = lex_reserve(p, cfg->port_forwards, cfg->n_port_forwards, &p->cap_port_forwards,
 		    sizeof(*v));
 	if (!v)
 		return -1;
@@ -315,10 +315,10 @@ static int parse_match(struct parser *p, struct cfg_rule *r, struct rule_ctx *c,
 		       const struct match *m)
 {
 	if (c->at[m->slot].line)
-		return perr(p, p->tok.loc, "duplicate %s%s", m->slot == M_PROTO ? "protocol " : "",
-			    qtok(p, &p->tok));
+		return lex_err(p, p->tok.loc, "duplicate %s%s", m->slot == M_PROTO ? "protocol " : "",
+			    lex_qtok(p, &p->tok));
 	c->at[m->slot] = p->tok.loc;
-	if (next(p))
+	if (lex_next(p))
 		return -1;
 	switch (m->slot) {
 	case M_SRC:
@@ -350,7 +350,7 @@ static int take_limit(struct parser *p, struct cfg_rule *r)
 	uint64_t n;
 
 	if (t->type != T_WORD)
-		return expected(p, "N/second or N/minute");
+		return lex_expected(p, "N/second or N/minute");
 	if (slash && parse_u64(t->s, slash - t->s, UINT32_MAX, &n) && n) {
 		struct token unit = { .type = T_WORD, .s = slash + 1,
 				      .len = t->s + t->len - slash - 1 };
@@ -359,9 +359,9 @@ static int take_limit(struct parser *p, struct cfg_rule *r)
 		r->limit_unit = tok_is(&unit, KW_SECOND) ? CFG_LIMIT_SECOND :
 				tok_is(&unit, KW_MINUTE) ? CFG_LIMIT_MINUTE : CFG_LIMIT_NONE;
 		if (r->limit_unit != CFG_LIMIT_NONE)
-			return next(p);
+			return lex_next(p);
 	}
-	return perr(p, t->loc, "invalid limit %s (expected N/second or N/minute)", qtok(p, t));
+	return lex_err(p, t->loc, "invalid limit %s (expected N/second or N/minute)", lex_qtok(p, t));
 }
 
 static int parse_rule_opts(struct parser *p, struct cfg_rule *r, struct rule_ctx *c)
@@ -370,9 +370,9 @@ static int parse_rule_opts(struct parser *p, struct cfg_rule *r, struct rule_ctx
 
 	while ((o = word_index(&p->tok, rule_opts, O_COUNT)) >= 0) {
 		if (c->opt_seen[o])
-			return perr(p, p->tok.loc, "duplicate %s", qtok(p, &p->tok));
+			return lex_err(p, p->tok.loc, "duplicate %s", lex_qtok(p, &p->tok));
 		c->opt_seen[o] = true;
-		if (next(p))
+		if (lex_next(p))
 			return -1;
 		if (o == O_LIMIT && take_limit(p, r))
 			return -1;
@@ -380,11 +380,11 @@ static int parse_rule_opts(struct parser *p, struct cfg_rule *r, struct rule_ctx
 			r->log = 1;
 		if (o == O_COMMENT) {
 			if (p->tok.type != T_STRING)
-				return expected(p, "a quoted string");
+				return lex_expected(p, "a quoted string");
 			r->comment = unescape(&p->tok);
 			if (!r->comment)
-				return oom(p, p->tok.loc);
-			if (next(p))
+				return lex_oom(p, p->tok.loc);
+			if (lex_next(p))
 				return -1;
 		}
 	}
@@ -410,16 +410,16 @@ static int check_families(struct parser *p, const struct cfg_rule *r, const stru
 		if (a[i]->kind != CFG_ADDR_PREFIX)
 			continue;
 		if (r->proto == IPPROTO_ICMP && f == AF_INET6)
-			return perr(p, c->addr_at[i], "icmp cannot match an IPv6 address (use icmpv6)");
+			return lex_err(p, c->addr_at[i], "icmp cannot match an IPv6 address (use icmpv6)");
 		if (r->proto == IPPROTO_ICMPV6 && f == AF_INET)
-			return perr(p, c->addr_at[i], "icmpv6 cannot match an IPv4 address (use icmp)");
+			return lex_err(p, c->addr_at[i], "icmpv6 cannot match an IPv4 address (use icmp)");
 	}
 	if (a[0]->kind != CFG_ADDR_PREFIX || a[1]->kind != CFG_ADDR_PREFIX ||
 	    a[0]->prefix.family == a[1]->prefix.family)
 		return 0;
 	/* the address given second is the one that conflicts */
 	late = loc_before(c->addr_at[0], c->addr_at[1]);
-	return perr(p, c->addr_at[late], "%s is %s but %s is %s", side[late],
+	return lex_err(p, c->addr_at[late], "%s is %s but %s is %s", side[late],
 		    family_name(a[late]->prefix.family), side[!late],
 		    family_name(a[!late]->prefix.family));
 }
@@ -430,11 +430,11 @@ static int check_rule(struct parser *p, const struct cfg_rule *r, const struct r
 	bool icmp = r->proto == IPPROTO_ICMP || r->proto == IPPROTO_ICMPV6;
 
 	if (c->at[M_SPORT].line && !ports)
-		return perr(p, c->at[M_SPORT], "sport needs tcp or udp");
+		return lex_err(p, c->at[M_SPORT], "sport needs tcp or udp");
 	if (c->at[M_DPORT].line && !ports)
-		return perr(p, c->at[M_DPORT], "dport needs tcp or udp");
+		return lex_err(p, c->at[M_DPORT], "dport needs tcp or udp");
 	if (c->at[M_TYPE].line && !icmp)
-		return perr(p, c->at[M_TYPE], "icmp type needs icmp or icmpv6");
+		return lex_err(p, c->at[M_TYPE], "icmp type needs icmp or icmpv6");
 	return check_families(p, r, c);
 }
 
@@ -444,7 +444,7 @@ static int parse_rule_body(struct parser *p, struct cfg_rule *r)
 	const struct match *m;
 	int action;
 
-	if (zone_ref(p, true, &r->from) || take(p, T_ARROW, "\"->\"") ||
+	if (zone_ref(p, true, &r->from) || lex_take(p, T_ARROW, "\"->\"") ||
 	    zone_ref(p, true, &r->to))
 		return -1;
 	while ((m = find_match(&p->tok)))
@@ -464,7 +464,7 @@ static int parse_rule(struct parser *p, struct cfg_loc at)
 
 	if (parse_rule_body(p, &r))
 		goto fail;
-	v = reserve(p, cfg->rules, cfg->n_rules, &p->cap_rules, sizeof(*v));
+	v = lex_reserve(p, cfg->rules, cfg->n_rules, &p->cap_rules, sizeof(*v));
 	if (!v)
 		goto fail;
 	cfg->rules = v;
@@ -532,13 +532,13 @@ static int take_rate(struct parser *p, uint64_t *bps)
 	const struct token *t = &p->tok;
 
 	if (t->type != T_WORD)
-		return expected(p, "a rate");
+		return lex_expected(p, "a rate");
 	if (!parse_rate(t->s, t->len, bps))
-		return perr(p, t->loc, "invalid rate %s (expected a number and bit, kbit, mbit or gbit)",
-			    qtok(p, t));
+		return lex_err(p, t->loc, "invalid rate %s (expected a number and bit, kbit, mbit or gbit)",
+			    lex_qtok(p, t));
 	if (!*bps)
-		return perr(p, t->loc, "rate %s must be greater than 0", qtok(p, t));
-	return next(p);
+		return lex_err(p, t->loc, "rate %s must be greater than 0", lex_qtok(p, t));
+	return lex_next(p);
 }
 
 /* In enum cfg_overhead_kind order, from CFG_OH_ETHERNET on. */
@@ -563,7 +563,7 @@ static int take_overhead(struct parser *p, struct cfg_shape *s)
 		return expected_choice(p, overheads, ARRAY_SIZE(overheads),
 				       "a byte count (-64..256)");
 	}
-	if (next(p))
+	if (lex_next(p))
 		return -1;
 	/* cell framing on top: `N atm`, `N ptm` */
 	int f = word_index(&p->tok, framings, 2);
@@ -571,7 +571,7 @@ static int take_overhead(struct parser *p, struct cfg_shape *s)
 	if (f < 0)
 		return 0;
 	s->framing = CFG_FRAME_ATM + f;
-	return next(p);
+	return lex_next(p);
 }
 
 enum shape_opt { S_OVERHEAD, S_MPU, S_ISOLATION, S_ECN, S_COUNT };
@@ -619,12 +619,12 @@ static int parse_shape(struct parser *p, struct cfg_loc at)
 		return -1;
 	while ((o = word_index(&p->tok, shape_opts, S_COUNT)) >= 0) {
 		if (seen & 1u << o)
-			return perr(p, p->tok.loc, "duplicate %s", qtok(p, &p->tok));
+			return lex_err(p, p->tok.loc, "duplicate %s", lex_qtok(p, &p->tok));
 		seen |= 1u << o;
-		if (next(p) || parse_shape_opt(p, &s, o))
+		if (lex_next(p) || parse_shape_opt(p, &s, o))
 			return -1;
 	}
-	v = reserve(p, cfg->shapes, cfg->n_shapes, &p->cap_shapes, sizeof(*v));
+	v = lex_reserve(p, cfg->shapes, cfg->n_shapes, &p->cap_shapes, sizeof(*v));
 	if (!v)
 		return -1;
 	cfg->shapes = v;
@@ -640,14 +640,14 @@ static int parse_fdb_size(struct parser *p, struct cfg_loc at)
 	struct sluice_config *cfg = p->cfg;
 
 	if (cfg->fdb_size)
-		return perr(p, at, "duplicate fdb-size (first on line %d)", cfg->fdb_size_loc.line);
+		return lex_err(p, at, "duplicate fdb-size (first on line %d)", cfg->fdb_size_loc.line);
 	if (p->tok.type != T_WORD)
-		return expected(p, "a number of entries");
+		return lex_expected(p, "a number of entries");
 	if (!parse_int(p->tok.s, p->tok.len, CFG_FDB_SIZE_MIN, CFG_FDB_SIZE_MAX, &cfg->fdb_size))
-		return perr(p, p->tok.loc, "invalid fdb-size %s (expected %d..%d)",
-			    qtok(p, &p->tok), CFG_FDB_SIZE_MIN, CFG_FDB_SIZE_MAX);
+		return lex_err(p, p->tok.loc, "invalid fdb-size %s (expected %d..%d)",
+			    lex_qtok(p, &p->tok), CFG_FDB_SIZE_MIN, CFG_FDB_SIZE_MAX);
 	cfg->fdb_size_loc = at;
-	return next(p);
+	return lex_next(p);
 }
 
 /* nat-ports LO-HI: masquerade's external ports. Port preservation may use
@@ -660,12 +660,12 @@ static int parse_nat_ports(struct parser *p, struct cfg_loc at)
 	int ret;
 
 	if (cfg->nat_port_min)
-		return perr(p, at, "duplicate nat-ports (first on line %d)", cfg->nat_ports_loc.line);
+		return lex_err(p, at, "duplicate nat-ports (first on line %d)", cfg->nat_ports_loc.line);
 	ret = take_ports(p, &cfg->nat_port_min, &cfg->nat_port_max);
 	if (ret)
 		return ret;
 	if (cfg->nat_port_max - cfg->nat_port_min < 63)
-		return perr(p, at, "nat-ports %u-%u: at least 64 ports needed", cfg->nat_port_min,
+		return lex_err(p, at, "nat-ports %u-%u: at least 64 ports needed", cfg->nat_port_min,
 			    cfg->nat_port_max);
 	cfg->nat_ports_loc = at;
 	return 0;
@@ -673,40 +673,40 @@ static int parse_nat_ports(struct parser *p, struct cfg_loc at)
 
 /* nat-host-ports N: the external ports one inside host may hold at once
  * (its NAT mappings), so that no host can take NAT away from the others.
- * The default is in write_config (datapath.c). */
+ * The default is in write_config (mapwrite.c). */
 static int parse_nat_host_ports(struct parser *p, struct cfg_loc at)
 {
 	struct sluice_config *cfg = p->cfg;
 
 	if (cfg->nat_host_ports)
-		return perr(p, at, "duplicate nat-host-ports (first on line %d)",
+		return lex_err(p, at, "duplicate nat-host-ports (first on line %d)",
 			    cfg->nat_host_ports_loc.line);
 	if (p->tok.type != T_WORD)
-		return expected(p, "a number of ports");
+		return lex_expected(p, "a number of ports");
 	if (!parse_int(p->tok.s, p->tok.len, 16, 65535, &cfg->nat_host_ports))
-		return perr(p, p->tok.loc, "invalid nat-host-ports %s (expected 16..65535)",
-			    qtok(p, &p->tok));
+		return lex_err(p, p->tok.loc, "invalid nat-host-ports %s (expected 16..65535)",
+			    lex_qtok(p, &p->tok));
 	cfg->nat_host_ports_loc = at;
-	return next(p);
+	return lex_next(p);
 }
 
 /* host-flows N: the connections one host may have tracked at once (those
  * it opened), so that no host can fill the table for the others. The
- * default is in write_config (datapath.c). */
+ * default is in write_config (mapwrite.c). */
 static int parse_host_flows(struct parser *p, struct cfg_loc at)
 {
 	struct sluice_config *cfg = p->cfg;
 
 	if (cfg->host_flows)
-		return perr(p, at, "duplicate host-flows (first on line %d)",
+		return lex_err(p, at, "duplicate host-flows (first on line %d)",
 			    cfg->host_flows_loc.line);
 	if (p->tok.type != T_WORD)
-		return expected(p, "a number of connections");
+		return lex_expected(p, "a number of connections");
 	if (!parse_int(p->tok.s, p->tok.len, 16, CFG_CT_SIZE_MAX, &cfg->host_flows))
-		return perr(p, p->tok.loc, "invalid host-flows %s (expected 16..%d)",
-			    qtok(p, &p->tok), CFG_CT_SIZE_MAX);
+		return lex_err(p, p->tok.loc, "invalid host-flows %s (expected 16..%d)",
+			    lex_qtok(p, &p->tok), CFG_CT_SIZE_MAX);
 	cfg->host_flows_loc = at;
-	return next(p);
+	return lex_next(p);
 }
 
 /* on-stop keep|down: what the daemon leaves behind on SIGTERM. */
@@ -717,7 +717,7 @@ static int parse_on_stop(struct parser *p, struct cfg_loc at)
 	struct sluice_config *cfg = p->cfg;
 
 	if (cfg->on_stop_loc.line)
-		return perr(p, at, "duplicate on-stop (first on line %d)", cfg->on_stop_loc.line);
+		return lex_err(p, at, "duplicate on-stop (first on line %d)", cfg->on_stop_loc.line);
 	cfg->on_stop_loc = at;
 	return take_choice(p, on_stop_words, ARRAY_SIZE(on_stop_words), &cfg->on_stop);
 }
@@ -740,35 +740,35 @@ static int parse_conntrack(struct parser *p, struct cfg_loc at)
 	int item;
 
 	if (ct->loc.line)
-		return perr(p, at, "duplicate conntrack (first on line %d)", ct->loc.line);
+		return lex_err(p, at, "duplicate conntrack (first on line %d)", ct->loc.line);
 	ct->loc = at;
-	if (take(p, T_LBRACE, "\"{\""))
+	if (lex_take(p, T_LBRACE, "\"{\""))
 		return -1;
 	while (p->tok.type != T_RBRACE) {
 		if (p->tok.type == T_EOF)
-			return expected(p, "\"}\"");
+			return lex_expected(p, "\"}\"");
 		item = word_index(&p->tok, ct_items, ARRAY_SIZE(ct_items));
 		if (item < 0)
 			return expected_choice(p, ct_items, ARRAY_SIZE(ct_items), "\"}\"");
 		if (seen & 1u << item)
-			return perr(p, p->tok.loc, "duplicate %s", qtok(p, &p->tok));
+			return lex_err(p, p->tok.loc, "duplicate %s", lex_qtok(p, &p->tok));
 		seen |= 1u << item;
-		if (next(p))
+		if (lex_next(p))
 			return -1;
 		if (p->tok.type != T_WORD)
-			return expected(p, item == CFG_CT_TIMEOUTS ? "a number of flows" : "seconds");
+			return lex_expected(p, item == CFG_CT_TIMEOUTS ? "a number of flows" : "seconds");
 		if (item == CFG_CT_TIMEOUTS) {
 			if (!parse_int(p->tok.s, p->tok.len, CFG_CT_SIZE_MIN, CFG_CT_SIZE_MAX, &ct->size))
-				return perr(p, p->tok.loc, "invalid conntrack size %s (expected %d..%d)",
-					    qtok(p, &p->tok), CFG_CT_SIZE_MIN, CFG_CT_SIZE_MAX);
+				return lex_err(p, p->tok.loc, "invalid conntrack size %s (expected %d..%d)",
+					    lex_qtok(p, &p->tok), CFG_CT_SIZE_MIN, CFG_CT_SIZE_MAX);
 		} else if (!parse_int(p->tok.s, p->tok.len, 1, CFG_CT_TIMEOUT_MAX, &ct->timeout[item])) {
-			return perr(p, p->tok.loc, "invalid %s timeout %s (expected 1..%d seconds)",
-				    ct_items[item], qtok(p, &p->tok), CFG_CT_TIMEOUT_MAX);
+			return lex_err(p, p->tok.loc, "invalid %s timeout %s (expected 1..%d seconds)",
+				    ct_items[item], lex_qtok(p, &p->tok), CFG_CT_TIMEOUT_MAX);
 		}
-		if (next(p))
+		if (lex_next(p))
 			return -1;
 	}
-	return next(p);
+	return lex_next(p);
 }
 
 /* ---- port ----------------------------------------------------------------------- */
@@ -784,20 +784,20 @@ static int parse_port_mode(struct parser *p, struct cfg_loc at)
 	int mode;
 
 	if (p->tok.type != T_WORD)
-		return expected(p, "an interface name");
+		return lex_expected(p, "an interface name");
 	if (check_ifname(p, &p->tok))
 		return -1;
 	for (int i = 0; i < cfg->n_ports; i++)
 		if (strlen(cfg->ports[i].name) == p->tok.len &&
 		    !memcmp(cfg->ports[i].name, p->tok.s, p->tok.len))
-			return perr(p, p->tok.loc, "duplicate port %s (first on line %d)",
-				    qtok(p, &p->tok), cfg->ports[i].loc.line);
+			return lex_err(p, p->tok.loc, "duplicate port %s (first on line %d)",
+				    lex_qtok(p, &p->tok), cfg->ports[i].loc.line);
 	if (cfg->n_ports == CFG_PORT_MAX)
-		return perr(p, at, "too many port statements (max %d)", CFG_PORT_MAX);
+		return lex_err(p, at, "too many port statements (max %d)", CFG_PORT_MAX);
 	port = &cfg->ports[cfg->n_ports];
 	memcpy(port->name, p->tok.s, p->tok.len);
 	port->loc = at;
-	if (next(p) || take_keyword(p, KW_MODE) ||
+	if (lex_next(p) || take_keyword(p, KW_MODE) ||
 	    take_choice(p, port_modes, ARRAY_SIZE(port_modes), &mode))
 		return -1;
 	port->mode = CFG_MODE_XDP + mode;
@@ -836,7 +836,7 @@ static int parse_statement(struct parser *p)
 
 	if (i < 0)
 		return expected_choice(p, statement_words, ARRAY_SIZE(statement_words), NULL);
-	if (next(p))
+	if (lex_next(p))
 		return -1;
 	return statement_fns[i](p, at);
 }
@@ -851,11 +851,11 @@ static int check_shapes(struct parser *p)
 		const struct cfg_shape *s = &cfg->shapes[i];
 
 		if (shaped[s->zone])
-			return perr(p, s->loc, "zone \"%s\" is already shaped (line %d)",
+			return lex_err(p, s->loc, "zone \"%s\" is already shaped (line %d)",
 				    cfg->zones[s->zone].name, cfg->shapes[shaped[s->zone] - 1].loc.line);
 		shaped[s->zone] = i + 1;
 		if (i >= CFG_SHAPED_ZONES_MAX)
-			return perr(p, s->loc, "too many shaped zones (at most %d)",
+			return lex_err(p, s->loc, "too many shaped zones (at most %d)",
 				    CFG_SHAPED_ZONES_MAX);
 	}
 	return 0;
@@ -887,7 +887,7 @@ static int check_port_forwards(struct parser *p)
 		return 0;
 	v = malloc(n * sizeof(*v));
 	if (!v)
-		return oom(p, cfg->port_forwards[0].loc);
+		return lex_oom(p, cfg->port_forwards[0].loc);
 	for (int i = 0; i < n; i++)
 		v[i] = &cfg->port_forwards[i];
 	qsort(v, n, sizeof(*v), pf_cmp);
@@ -898,7 +898,7 @@ static int check_port_forwards(struct parser *p)
 		    f->port_lo <= widest->port_hi) {
 			bool later = loc_before(widest->loc, f->loc);
 
-			ret = perr(p, later ? f->loc : widest->loc,
+			ret = lex_err(p, later ? f->loc : widest->loc,
 				   "port-forward overlaps the one at line %d",
 				   later ? widest->loc.line : f->loc.line);
 		}
@@ -915,12 +915,12 @@ static int parse_all(struct parser *p, const char *text, size_t len)
 	p->lx.end = text + len;
 	p->lx.pos = p->lx.line_start = skip_bom(text, p->lx.end);
 	p->lx.line = 1;
-	if (next(p))
+	if (lex_next(p))
 		return -1;
 	while (p->tok.type != T_EOF)
 		if (parse_statement(p))
 			return -1;
-	if (resolve(p) || check_shapes(p) || check_port_forwards(p))
+	if (names_resolve(p) || check_shapes(p) || check_port_forwards(p))
 		return -1;
 	return 0;
 }
@@ -939,7 +939,7 @@ static int parse_text(const char *name, const char *text, size_t len,
 	p.err = err;
 	p.errlen = errlen;
 	cfg.path = strdup(name);
-	ret = cfg.path ? parse_all(&p, text, len) : oom(&p, (struct cfg_loc){ 1, 1 });
+	ret = cfg.path ? parse_all(&p, text, len) : lex_oom(&p, (struct cfg_loc){ 1, 1 });
 	sym_free(&p.zones);
 	sym_free(&p.sets);
 	if (ret) {

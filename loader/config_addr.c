@@ -48,14 +48,14 @@ int parse_prefix(struct parser *p, const struct token *t, struct cfg_prefix *out
 	uint64_t len;
 
 	if (!parse_host(family, t->s, alen, out))
-		return perr(p, t->loc, "invalid %s %s", slash ? "prefix" : "address", qtok(p, t));
+		return lex_err(p, t->loc, "invalid %s %s", slash ? "prefix" : "address", lex_qtok(p, t));
 	if (!slash)
 		return 0;
 	if (!parse_u64(slash + 1, t->len - alen - 1, out->len, &len))
-		return perr(p, t->loc, "invalid prefix %s", qtok(p, t));
+		return lex_err(p, t->loc, "invalid prefix %s", lex_qtok(p, t));
 	out->len = (int)len;
 	if (host_bits_set(out))
-		return perr(p, t->loc, "host bits set in prefix %s", qtok(p, t));
+		return lex_err(p, t->loc, "host bits set in prefix %s", lex_qtok(p, t));
 	return 0;
 }
 
@@ -76,20 +76,20 @@ int take_ports(struct parser *p, uint16_t *lo, uint16_t *hi)
 	const char *dash;
 
 	if (t->type != T_WORD)
-		return expected(p, "a port or port range");
+		return lex_expected(p, "a port or port range");
 	dash = memchr(t->s, '-', t->len);
 	if (!dash) {
 		if (!parse_port(t->s, t->len, lo))
-			return perr(p, t->loc, "invalid port %s (expected 1..65535)", qtok(p, t));
+			return lex_err(p, t->loc, "invalid port %s (expected 1..65535)", lex_qtok(p, t));
 		*hi = *lo;
-		return next(p);
+		return lex_next(p);
 	}
 	if (!parse_port(t->s, dash - t->s, lo) ||
 	    !parse_port(dash + 1, t->s + t->len - dash - 1, hi))
-		return perr(p, t->loc, "invalid port range %s (expected 1..65535)", qtok(p, t));
+		return lex_err(p, t->loc, "invalid port range %s (expected 1..65535)", lex_qtok(p, t));
 	if (*lo > *hi)
-		return perr(p, t->loc, "port range %.*s is reversed", (int)t->len, t->s);
-	return next(p);
+		return lex_err(p, t->loc, "port range %.*s is reversed", (int)t->len, t->s);
+	return lex_next(p);
 }
 
 /* src/dst value: an address, a prefix or @set. */
@@ -98,7 +98,7 @@ int take_addr_match(struct parser *p, struct cfg_addr_match *m)
 	const struct token *t = &p->tok;
 
 	if (t->type != T_WORD)
-		return expected(p, "an address, prefix or @set");
+		return lex_expected(p, "an address, prefix or @set");
 	if (t->s[0] == '@') {
 		m->kind = CFG_ADDR_SET;
 		if (check_name(p, t, 1, "set") || sym_ref(p, &p->sets, t, 1, &m->set))
@@ -108,7 +108,7 @@ int take_addr_match(struct parser *p, struct cfg_addr_match *m)
 		if (parse_prefix(p, t, &m->prefix))
 			return -1;
 	}
-	return next(p);
+	return lex_next(p);
 }
 
 /* ---- set -------------------------------------------------------------------- */
@@ -116,7 +116,7 @@ int take_addr_match(struct parser *p, struct cfg_addr_match *m)
 static int add_entry(struct parser *p, int set, int *cap, const struct cfg_prefix *pfx)
 {
 	struct cfg_set *s = &p->cfg->sets[set];
-	struct cfg_prefix *v = reserve(p, s->entries, s->n, cap, sizeof(*v));
+	struct cfg_prefix *v = lex_reserve(p, s->entries, s->n, cap, sizeof(*v));
 
 	if (!v)
 		return -1;
@@ -130,23 +130,23 @@ static int parse_set_body(struct parser *p, int set)
 	struct cfg_prefix pfx;
 	int cap = 0;
 
-	if (next(p))		/* the "{" */
+	if (lex_next(p))		/* the "{" */
 		return -1;
 	while (p->tok.type != T_RBRACE) {
 		if (p->tok.type == T_EOF)
-			return expected(p, "\"}\"");
+			return lex_expected(p, "\"}\"");
 		if (p->tok.type != T_WORD)
-			return expected(p, "an address or prefix");
-		if (parse_prefix(p, &p->tok, &pfx) || add_entry(p, set, &cap, &pfx) || next(p))
+			return lex_expected(p, "an address or prefix");
+		if (parse_prefix(p, &p->tok, &pfx) || add_entry(p, set, &cap, &pfx) || lex_next(p))
 			return -1;
 		if (p->tok.type == T_COMMA) {
-			if (next(p))
+			if (lex_next(p))
 				return -1;
 		} else if (p->tok.type != T_RBRACE) {
-			return expected(p, "\",\" or \"}\"");
+			return lex_expected(p, "\",\" or \"}\"");
 		}
 	}
-	return next(p);
+	return lex_next(p);
 }
 
 /* One line of a set file: blank, a comment, or one entry with an optional
@@ -173,8 +173,8 @@ static int set_file_line(struct parser *p, int set, int *cap, const char *s, con
 	if (b < eol && *b != '#') {
 		for (a = b; b < eol && !is_space(*b) && *b != '#'; b++)
 			;
-		return perr(p, (struct cfg_loc){ .line = line, .col = (int)(a - s) + 1 },
-			    "expected one address or prefix per line, got %s", quote(p, a, b - a));
+		return lex_err(p, (struct cfg_loc){ .line = line, .col = (int)(a - s) + 1 },
+			    "expected one address or prefix per line, got %s", lex_quote(p, a, b - a));
 	}
 	return add_entry(p, set, cap, &pfx);
 }
@@ -221,7 +221,7 @@ static int load_set_file(struct parser *p, int set, const char *path, struct cfg
 
 	buf = read_all(path, &len);
 	if (!buf)
-		return perr(p, at, "cannot read set file %s: %s", quote(p, path, strlen(path)),
+		return lex_err(p, at, "cannot read set file %s: %s", lex_quote(p, path, strlen(path)),
 			    strerror(errno));
 	p->file = path;		/* errors inside are reported against the set file */
 	ret = parse_set_lines(p, set, buf, len);
@@ -237,17 +237,17 @@ static int parse_set_file(struct parser *p, int set)
 	int ret = -1;
 
 	if (t->type != T_WORD && t->type != T_STRING)
-		return expected(p, "a file name");
+		return lex_expected(p, "a file name");
 	name = t->type == T_STRING ? unescape(t) : strndup(t->s, t->len);
 	if (name)
 		path = set_file_path(p->cfg_path, name);
 	if (!path)
-		oom(p, t->loc);
+		lex_oom(p, t->loc);
 	else
 		ret = load_set_file(p, set, path, t->loc);
 	free(name);
 	free(path);
-	return ret ? ret : next(p);
+	return ret ? ret : lex_next(p);
 }
 
 int parse_set(struct parser *p, struct cfg_loc at)
@@ -261,7 +261,7 @@ int parse_set(struct parser *p, struct cfg_loc at)
 	if (s < 0)
 		return -1;
 	p->sets.v[s].line = at.line;
-	v = reserve(p, cfg->sets, cfg->n_sets, &p->cap_sets, sizeof(*v));
+	v = lex_reserve(p, cfg->sets, cfg->n_sets, &p->cap_sets, sizeof(*v));
 	if (!v)
 		return -1;
 	cfg->sets = v;
@@ -269,11 +269,11 @@ int parse_set(struct parser *p, struct cfg_loc at)
 	memcpy(v[cfg->n_sets].name, t->s, t->len);
 	v[cfg->n_sets].loc = at;
 	p->sets.v[s].target = cfg->n_sets++;
-	if (next(p))
+	if (lex_next(p))
 		return -1;
 	if (p->tok.type == T_LBRACE)
 		return parse_set_body(p, cfg->n_sets - 1);
 	if (tok_is(&p->tok, KW_FILE))
-		return next(p) || parse_set_file(p, cfg->n_sets - 1) ? -1 : 0;
-	return expected(p, "\"{\" or \"file\"");
+		return lex_next(p) || parse_set_file(p, cfg->n_sets - 1) ? -1 : 0;
+	return lex_expected(p, "\"{\" or \"file\"");
 }

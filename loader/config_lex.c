@@ -15,7 +15,7 @@
 
 /* ---- errors ----------------------------------------------------------------- */
 
-int perr(struct parser *p, struct cfg_loc loc, const char *fmt, ...)
+int lex_err(struct parser *p, struct cfg_loc loc, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -31,14 +31,14 @@ int perr(struct parser *p, struct cfg_loc loc, const char *fmt, ...)
 	return -1;
 }
 
-int oom(struct parser *p, struct cfg_loc loc)
+int lex_oom(struct parser *p, struct cfg_loc loc)
 {
-	return perr(p, loc, "out of memory");
+	return lex_err(p, loc, "out of memory");
 }
 
 /* User text in double quotes, shortened and with control bytes masked so a
  * message stays one readable line whatever the input holds. */
-const char *quote(struct parser *p, const char *s, size_t len)
+const char *lex_quote(struct parser *p, const char *s, size_t len)
 {
 	char *b = p->qbuf[p->qi++ % 3];
 	size_t i, o = 0;
@@ -58,15 +58,15 @@ const char *quote(struct parser *p, const char *s, size_t len)
 	return b;
 }
 
-const char *qtok(struct parser *p, const struct token *t)
+const char *lex_qtok(struct parser *p, const struct token *t)
 {
-	return quote(p, t->s, t->len);
+	return lex_quote(p, t->s, t->len);
 }
 
 static const char *describe(struct parser *p, const struct token *t)
 {
 	switch (t->type) {
-	case T_WORD:	return qtok(p, t);
+	case T_WORD:	return lex_qtok(p, t);
 	case T_STRING:	return "a quoted string";
 	case T_LBRACE:	return "\"{\"";
 	case T_RBRACE:	return "\"}\"";
@@ -78,11 +78,11 @@ static const char *describe(struct parser *p, const struct token *t)
 }
 
 /* Complain that the current token is not WHAT. */
-int expected(struct parser *p, const char *what)
+int lex_expected(struct parser *p, const char *what)
 {
 	if (p->tok.type == T_EOF)
-		return perr(p, p->tok.loc, "unexpected end of file, expected %s", what);
-	return perr(p, p->tok.loc, "expected %s, got %s", what, describe(p, &p->tok));
+		return lex_err(p, p->tok.loc, "unexpected end of file, expected %s", what);
+	return lex_err(p, p->tok.loc, "expected %s, got %s", what, describe(p, &p->tok));
 }
 
 /* "a", "b" or EXTRA, built from the table the parser matches against so a
@@ -109,7 +109,7 @@ int expected_choice(struct parser *p, const char *const *words, int n, const cha
 {
 	char list[256];
 
-	return expected(p, choice_list(words, n, extra, list, sizeof(list)));
+	return lex_expected(p, choice_list(words, n, extra, list, sizeof(list)));
 }
 
 /* ---- lexer ------------------------------------------------------------------ */
@@ -172,16 +172,16 @@ static int lex_string(struct parser *p)
 
 		if (c == '\\' && lx->pos + 1 < lx->end && lx->pos[1] != '\n') {
 			if (lx->pos[1] != '"' && lx->pos[1] != '\\')
-				return perr(p, lex_loc(lx, lx->pos), "invalid escape %s in string",
-					    quote(p, lx->pos, 2));
+				return lex_err(p, lex_loc(lx, lx->pos), "invalid escape %s in string",
+					    lex_quote(p, lx->pos, 2));
 			lx->pos++;
 		} else if ((c < 0x20 && c != '\t') || c == 0x7f) {
-			return perr(p, lex_loc(lx, lx->pos),
+			return lex_err(p, lex_loc(lx, lx->pos),
 				    "unexpected character 0x%02x in string", c);
 		}
 	}
 	if (lx->pos == lx->end || *lx->pos != '"')
-		return perr(p, p->tok.loc, "unterminated string");
+		return lex_err(p, p->tok.loc, "unterminated string");
 	p->tok.s = s;
 	p->tok.len = lx->pos++ - s;
 	return 0;
@@ -196,7 +196,7 @@ static int punct(struct parser *p, enum tok_type type, size_t len)
 }
 
 /* Advance to the next token. */
-int next(struct parser *p)
+int lex_next(struct parser *p)
 {
 	struct lexer *lx = &p->lx;
 	unsigned char c;
@@ -218,7 +218,7 @@ int next(struct parser *p)
 	if (at_arrow(lx))
 		return punct(p, T_ARROW, 2);
 	if (!is_word_byte(c))
-		return perr(p, p->tok.loc, "unexpected character 0x%02x", c);
+		return lex_err(p, p->tok.loc, "unexpected character 0x%02x", c);
 	while (lx->pos < lx->end && is_word_byte(*lx->pos) && !at_arrow(lx))
 		lx->pos++;
 	p->tok.type = T_WORD;
@@ -239,11 +239,11 @@ int word_index(const struct token *t, const char *const *words, int n)
 
 
 /* Consume a token of TYPE, which is described as WHAT if it is missing. */
-int take(struct parser *p, enum tok_type type, const char *what)
+int lex_take(struct parser *p, enum tok_type type, const char *what)
 {
 	if (p->tok.type != type)
-		return expected(p, what);
-	return next(p);
+		return lex_expected(p, what);
+	return lex_next(p);
 }
 
 int take_keyword(struct parser *p, const char *word)
@@ -251,9 +251,9 @@ int take_keyword(struct parser *p, const char *word)
 	char what[64];
 
 	if (tok_is(&p->tok, word))
-		return next(p);
+		return lex_next(p);
 	snprintf(what, sizeof(what), "\"%s\"", word);
-	return expected(p, what);
+	return lex_expected(p, what);
 }
 
 /* One of WORDS; *OUT is its index. */
@@ -264,7 +264,7 @@ int take_choice(struct parser *p, const char *const *words, int n, int *out)
 	if (i < 0)
 		return expected_choice(p, words, n, NULL);
 	*out = i;
-	return next(p);
+	return lex_next(p);
 }
 
 /* Plain decimal, no sign, nothing after the digits. */
@@ -305,16 +305,16 @@ int take_number(struct parser *p, int min, int max, const char *what, int *out)
 
 	snprintf(desc, sizeof(desc), "a%s %s", strchr("aeiou", what[0]) ? "n" : "", what);
 	if (p->tok.type != T_WORD)
-		return expected(p, desc);
+		return lex_expected(p, desc);
 	if (!parse_int(p->tok.s, p->tok.len, min, max, out))
-		return perr(p, p->tok.loc, "invalid %s %s (expected %d..%d)", what,
-			    qtok(p, &p->tok), min, max);
-	return next(p);
+		return lex_err(p, p->tok.loc, "invalid %s %s (expected %d..%d)", what,
+			    lex_qtok(p, &p->tok), min, max);
+	return lex_next(p);
 }
 
 /* Room for one more element in a growing array; doubling keeps appends
  * amortised O(1). Returns the (possibly moved) array or NULL. */
-void *reserve(struct parser *p, void *arr, int n, int *cap, size_t size)
+void *lex_reserve(struct parser *p, void *arr, int n, int *cap, size_t size)
 {
 	void *v;
 	int ncap;
@@ -322,13 +322,13 @@ void *reserve(struct parser *p, void *arr, int n, int *cap, size_t size)
 	if (n < *cap)
 		return arr;
 	if (*cap > INT_MAX / 2) {
-		oom(p, p->tok.loc);
+		lex_oom(p, p->tok.loc);
 		return NULL;
 	}
 	ncap = *cap ? *cap * 2 : 16;
 	v = realloc(arr, (size_t)ncap * size);
 	if (!v) {
-		oom(p, p->tok.loc);
+		lex_oom(p, p->tok.loc);
 		return NULL;
 	}
 	*cap = ncap;

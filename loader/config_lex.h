@@ -58,20 +58,20 @@ struct parser {
 	char *err;
 	size_t errlen;
 	bool failed;
-	char qbuf[3][QUOTE_MAX + 8];	/* quote() results, so one message can hold three */
+	char qbuf[3][QUOTE_MAX + 8];	/* lex_quote() results, so one message can hold three */
 	int qi;
 };
 
 /* ---- errors: "FILE:LINE:COL: message" into p->err, the first one only ---- */
 
-int perr(struct parser *p, struct cfg_loc loc, const char *fmt, ...)
+int lex_err(struct parser *p, struct cfg_loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-int oom(struct parser *p, struct cfg_loc loc);
+int lex_oom(struct parser *p, struct cfg_loc loc);
 /* User text in quotes, fit for a message (three may be in use at once). */
-const char *quote(struct parser *p, const char *s, size_t len);
-const char *qtok(struct parser *p, const struct token *t);
+const char *lex_quote(struct parser *p, const char *s, size_t len);
+const char *lex_qtok(struct parser *p, const struct token *t);
 /* Complain that the current token is not WHAT, or not one of WORDS (or EXTRA). */
-int expected(struct parser *p, const char *what);
+int lex_expected(struct parser *p, const char *what);
 int expected_choice(struct parser *p, const char *const *words, int n, const char *extra);
 
 /* ---- the lexer ---- */
@@ -88,7 +88,7 @@ static inline bool is_digit(unsigned char c)
 
 const char *skip_bom(const char *s, const char *end);
 /* Advance to the next token. */
-int next(struct parser *p);
+int lex_next(struct parser *p);
 
 /* ---- taking tokens ---- */
 
@@ -106,7 +106,7 @@ static inline bool loc_before(struct cfg_loc a, struct cfg_loc b)
 
 /* The index of T in WORDS, or -1. */
 int word_index(const struct token *t, const char *const *words, int n);
-int take(struct parser *p, enum tok_type type, const char *what);
+int lex_take(struct parser *p, enum tok_type type, const char *what);
 int take_keyword(struct parser *p, const char *word);
 int take_choice(struct parser *p, const char *const *words, int n, int *out);
 bool parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
@@ -115,7 +115,7 @@ int take_number(struct parser *p, int min, int max, const char *what, int *out);
 
 /* ---- memory and files ---- */
 
-void *reserve(struct parser *p, void *arr, int n, int *cap, size_t size);
+void *lex_reserve(struct parser *p, void *arr, int n, int *cap, size_t size);
 char *unescape(const struct token *t);
 char *read_all(const char *path, size_t *len);
 

@@ -44,12 +44,12 @@ int check_name(struct parser *p, const struct token *t, size_t skip, const char 
 	size_t len = t->len - skip;
 
 	if (len >= CFG_NAME_MAX && name_ok(s, len))
-		return perr(p, t->loc, "%s name %s is too long (max %d characters)", kind,
-			    qtok(p, t), CFG_NAME_MAX - 1);
+		return lex_err(p, t->loc, "%s name %s is too long (max %d characters)", kind,
+			    lex_qtok(p, t), CFG_NAME_MAX - 1);
 	if (!name_ok(s, len))
-		return perr(p, t->loc, "invalid %s name %s", kind, qtok(p, t));
+		return lex_err(p, t->loc, "invalid %s name %s", kind, lex_qtok(p, t));
 	if (is_reserved(&(struct token){ .type = T_WORD, .s = s, .len = len }))
-		return perr(p, t->loc, "%s name %s is reserved", kind, qtok(p, t));
+		return lex_err(p, t->loc, "%s name %s is reserved", kind, lex_qtok(p, t));
 	return 0;
 }
 
@@ -129,7 +129,7 @@ int sym_ref(struct parser *p, struct symtab *t, const struct token *tok, size_t 
 	int s = sym_get(t, tok->s + skip, tok->len - skip);
 
 	if (s < 0)
-		return oom(p, tok->loc);
+		return lex_oom(p, tok->loc);
 	if (!t->v[s].ref.line)
 		t->v[s].ref = tok->loc;
 	*out = s;
@@ -142,14 +142,14 @@ int zone_ref(struct parser *p, bool special, int *out)
 	const struct token *t = &p->tok;
 
 	if (t->type != T_WORD || (!special && is_reserved(t)))
-		return expected(p, "a zone name");
+		return lex_expected(p, "a zone name");
 	if (tok_is(t, KW_ANY))
 		*out = CFG_ZONE_ANY;
 	else if (tok_is(t, KW_ROUTER))
 		*out = CFG_ZONE_ROUTER;
 	else if (check_name(p, t, 0, "zone") || sym_ref(p, &p->zones, t, 0, out))
 		return -1;
-	return next(p);
+	return lex_next(p);
 }
 
 /* The name token of a zone or set definition: valid, not defined before.
@@ -162,15 +162,15 @@ int define_name(struct parser *p, struct symtab *tab, const char *kind)
 
 	snprintf(what, sizeof(what), "a %s name", kind);
 	if (t->type != T_WORD)
-		return expected(p, what);
+		return lex_expected(p, what);
 	if (check_name(p, t, 0, kind))
 		return -1;
 	s = sym_get(tab, t->s, t->len);
 	if (s < 0)
-		return oom(p, t->loc);
+		return lex_oom(p, t->loc);
 	if (tab->v[s].target >= 0)
-		return perr(p, t->loc, "duplicate %s %s (first defined at line %d)", kind,
-			    qtok(p, t), tab->v[s].line);
+		return lex_err(p, t->loc, "duplicate %s %s (first defined at line %d)", kind,
+			    lex_qtok(p, t), tab->v[s].line);
 	return s;
 }
 
@@ -202,15 +202,15 @@ static void resolve_rule(const struct parser *p, struct cfg_rule *r)
 }
 
 /* Turn the symbol indexes left by the parser into zone and set indexes. */
-int resolve(struct parser *p)
+int names_resolve(struct parser *p)
 {
 	const struct sym *z = first_undefined(&p->zones), *s = first_undefined(&p->sets);
 	struct sluice_config *cfg = p->cfg;
 
 	if (z && (!s || loc_before(z->ref, s->ref)))
-		return perr(p, z->ref, "unknown zone \"%s\"", z->name);
+		return lex_err(p, z->ref, "unknown zone \"%s\"", z->name);
 	if (s)
-		return perr(p, s->ref, "unknown set \"@%s\"", s->name);
+		return lex_err(p, s->ref, "unknown set \"@%s\"", s->name);
 	for (int i = 0; i < cfg->n_forwards; i++) {
 		cfg->forwards[i].from = zone_of(p, cfg->forwards[i].from);
 		cfg->forwards[i].to = zone_of(p, cfg->forwards[i].to);

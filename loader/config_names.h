@@ -25,6 +25,6 @@ int zone_ref(struct parser *p, bool special, int *out);
 int define_name(struct parser *p, struct symtab *tab, const char *kind);
 
 /* Turn the symbol indexes left by the parser into zone and set indexes. */
-int resolve(struct parser *p);
+int names_resolve(struct parser *p);
 
 #endif

@@ -75,7 +75,7 @@ void json_kv(FILE *f, const char *sep, const char *key, const char *value)
 	json_str(f, value);
 }
 
-const struct sluice_ctr *ctr(const struct sluice_port_stats *s, int verdict)
+const struct sluice_ctr *port_ctr(const struct sluice_port_stats *s, int verdict)
 {
 	return &s->pass + verdict;
 }

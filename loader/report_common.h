@@ -26,7 +26,7 @@ const char *ifname_of(const struct dp_view *v, __u32 ifindex);
 void host_addr(const struct sluice_host_key *k, char *buf, size_t len);
 
 /* A port's counters: by verdict, by drop reason, by pass reason. */
-const struct sluice_ctr *ctr(const struct sluice_port_stats *s, int verdict);
+const struct sluice_ctr *port_ctr(const struct sluice_port_stats *s, int verdict);
 __u64 drop_count(const struct sluice_port_stats *s, int reason);
 __u64 pass_count(const struct sluice_port_stats *s, int reason);
 

@@ -143,12 +143,12 @@ static const struct sluice_port_stats *prom_port(const struct dp_view *v, int i,
 
 static __u64 verdict_packets(const struct sluice_port_stats *s, int verdict)
 {
-	return ctr(s, verdict)->packets;
+	return port_ctr(s, verdict)->packets;
 }
 
 static __u64 verdict_bytes(const struct sluice_port_stats *s, int verdict)
 {
-	return ctr(s, verdict)->bytes;
+	return port_ctr(s, verdict)->bytes;
 }
 
 /* One counter family over every port (and the unknown slot), labelled

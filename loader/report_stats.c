@@ -10,8 +10,8 @@ static void rx_total(const struct sluice_port_stats *s, __u64 *pkts, __u64 *byte
 {
 	*pkts = *bytes = 0;
 	for (int i = 0; i < SLUICE_VERDICT_MAX; i++) {
-		*pkts += ctr(s, i)->packets;
-		*bytes += ctr(s, i)->bytes;
+		*pkts += port_ctr(s, i)->packets;
+		*bytes += port_ctr(s, i)->bytes;
 	}
 }
 
@@ -62,7 +62,7 @@ static void stats_json_one(FILE *f, const char *name, __u32 ifindex, const char 
 	json_kv(f, ",", "zone", zone);
 	for (int i = 0; i < SLUICE_VERDICT_MAX; i++)
 		fprintf(f, ",\"%s\":{\"packets\":%llu,\"bytes\":%llu}", verdict_names[i],
-			(unsigned long long)ctr(s, i)->packets, (unsigned long long)ctr(s, i)->bytes);
+			(unsigned long long)port_ctr(s, i)->packets, (unsigned long long)port_ctr(s, i)->bytes);
 	fprintf(f, ",\"drop_reasons\":{");
 	for (int r = 0; r < SLUICE_DROP_MAX; r++)
 		fprintf(f, "%s\"%s\":%llu", r ? "," : "", drop_names[r],
@@ -273,7 +273,7 @@ static void stats_row(FILE *f, const char *name, const char *zone,
 
 	fprintf(f, "%-16s %-7s", name, zone);
 	for (int i = 0; i < SLUICE_VERDICT_MAX; i++)
-		fprintf(f, " %12llu", (unsigned long long)ctr(s, i)->packets);
+		fprintf(f, " %12llu", (unsigned long long)port_ctr(s, i)->packets);
 	if (prev && interval > 0) {
 		rates(prev, s, interval, &pps, &bps);
 		human(pps_s, sizeof(pps_s), pps, "pps");

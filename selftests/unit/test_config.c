@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Unit tests for the config parser (loader/config.c).
  *
- *   gcc -Iloader selftests/unit/test_config.c loader/config.c -o /tmp/test_config
+ *   gcc -Iloader selftests/unit/test_config.c loader/config*.c -o /tmp/test_config
  *
  * One line per case: "PASS config: NAME" or "FAIL config: NAME: WHY";
  * exits 1 if anything failed. Error cases compare the complete message,
