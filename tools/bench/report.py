@@ -198,8 +198,10 @@ def shape_table(cases, order):
 def box_table(cases, order):
     """Scenario 9: each sluice row beside the kernel's path on the same pair."""
     rows = ["The box suite's Debian 13 box (selftests/box/bench.sh), its NICs and CPU emulated:",
-            "sluice installed from its .deb (tc on e1000e, native XDP on virtio unless the row says",
-            "otherwise; PPPoE: ppp0 from pppd against pppoe-server in a guest of its own) against the same box",
+            "sluice installed from its .deb in its default port modes (tc on e1000e, which has no native",
+            "XDP, and on virtio, whose NIC merges segments that native XDP would turn off; the rows",
+            "\"virtio forced to native XDP\" set `port IF mode xdp`; PPPoE: ppp0 from pppd against",
+            "pppoe-server in a guest of its own) against the same box",
             "with sluice stopped and the kernel's path (nftables masquerade + ct state through NAT,",
             "the kernel bridge between LAN ports). One TCP stream from a LAN host for some seconds;",
             "the box's CPU time (all its CPUs) per Mbit delivered. Only the ratios mean anything.", "",
