@@ -133,7 +133,11 @@ t_soak_pppoe() {
 		fi
 	done
 	# the last session up: every loop completes again
-	BOX_T=5 wait_for $((120 * 1000)) box "ip -4 -o addr show ppp0 | grep -q 'inet 100.64.0.'"
+	if ! BOX_T=5 wait_for $((120 * 1000)) box "ip -4 -o addr show ppp0 | grep -q 'inet 100.64.0.'"; then
+		fail "soak over PPPoE: pppd on the box dials again after the last re-dial"
+		box "journalctl -u ppp-isp --no-pager -n 40; ip -4 a; ip -4 r" | indent | head -n 60
+		isp "pgrep -a pppoe-server; pgrep -a pppd; ip -4 a" | indent | head -n 20
+	fi
 	sleep $((30 * SLOW))
 	soak_mark soakp.l1 soakp.l2 soakp.br
 	sleep $((30 * SLOW))
