@@ -26,6 +26,11 @@ static void masq_moved(struct dp *dp, __u32 ifindex, __be32 old, __be32 now)
 	char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN], name[IF_NAMESIZE] = "?";
 	long n, unconfirmed = 0, maps;
 
+	/* The generation first: a packet between the flush and a later bump
+	 * would find the old address in the next-hop cache and open its flow
+	 * again from it, for good. After the flush, once more for the flow
+	 * cache's copies of what was removed. */
+	dp_flows_removed(dp);
 	dp_ct_maps(dp, &m);
 	n = ct_flush(&m, &f, &unconfirmed);
 	maps = ct_nat_forget(&m, old);
