@@ -259,10 +259,12 @@ static __always_inline int bridge_vlan_out(struct pkt *p, const struct sluice_po
 		return -1;
 	tagged_in = p->f.vlan_depth > 0;
 	tagged_out = !(v->flags & SLUICE_VLAN_UNTAGGED);
-	if (tagged_in && !tagged_out)
-		p->vlan_op = PKT_VLAN_POP;
-	else if (!tagged_in && tagged_out)
-		p->vlan_op = PKT_VLAN_PUSH;
+	if (tagged_in && !tagged_out) {
+		p->fwd.vlan_op = SLUICE_VLAN_POP;
+	} else if (!tagged_in && tagged_out) {
+		p->fwd.vlan_op = SLUICE_VLAN_PUSH;
+		p->fwd.vlan = p->vlan;
+	}
 	return 0;
 }
 
@@ -331,9 +333,9 @@ static __always_inline int bridge_l2(struct pkt *p)
 		return pkt_pass(p, SLUICE_PASS_EGRESS_DOWN);
 	if (bridge_vlan_out(p, in, egress))
 		return pkt_pass(p, SLUICE_PASS_VLAN);
-	p->egress_xdp = !!(out->flags & SLUICE_PORT_XDP_TX);	/* the entry point's concern */
-	p->egress = egress;
-	p->egress_slot = out->slot;
+	p->fwd.hop.egress = egress;
+	p->fwd.hop.slot = out->slot;
+	p->fwd.hop.xdp = !!(out->flags & SLUICE_PORT_XDP_TX);	/* the entry point's concern */
 	return SLUICE_VERDICT_REDIRECT;
 }
 

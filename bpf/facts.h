@@ -24,7 +24,7 @@ static __always_inline int l3_facts(struct pkt *p, const struct l3_call *c,
 	f->icmp_type = l4->icmp_type;
 	f->len = p->len;
 	f->zone_in = c->port_zone_1 - 1;
-	f->l3_ifindex = c->egress;	/* (in: the ingress port's L3 interface) */
+	f->l3_ifindex = c->in_l3;
 	f->later_fragment = p->f.fragment == FRAG_LATER;
 	f->first_fragment = p->f.fragment == FRAG_FIRST;
 	if (p->f.eth_proto == bpf_htons(ETH_P_IP)) {
@@ -62,7 +62,7 @@ static __always_inline int l3_facts(struct pkt *p, const struct l3_call *c,
 	f->kind = l3_kind(f);
 	f->echo = l3_echo(f->proto, f->icmp_type);
 	f->local = (p->f.eth->h_dest[0] & 1) || l3_dst_local_scope(f);
-	f->not_ours = c->reason == L3_CALL_NOT_OURS;
+	f->not_ours = c->not_ours;
 	return 0;
 }
 

@@ -123,17 +123,13 @@ static __attribute__((noinline)) int fc_fill(__u32 ifindex)
 	v->last = s->now;
 	v->ifindex = ifindex;
 	v->policy_gen = f->gen;
-	v->egress = f->egress;
-	v->egress_slot = f->egress_slot;
+	v->hop = f->hop;
 	v->rule = f->fc_rule;
 	v->xlat = f->xlat;
 	v->ok_len = len;
 	v->seq_end = f->fc_seq_end;	/* (the tracker's: a packet's own may be forged) */
 	v->seq_ack = f->fc_seq_ack;
 	v->nat = f->nat;
-	v->egress_xdp = f->egress_xdp;
-	__builtin_memcpy(v->dmac, f->dmac, ETH_ALEN);
-	__builtin_memcpy(v->smac, f->smac, ETH_ALEN);
 	return 0;
 }
 
@@ -184,19 +180,14 @@ static __always_inline int fc_seq(struct sluice_fc *c, const struct iphdr *ip, c
 	return 0;
 }
 
-/* The flow's slot decides the packet: 1 with C holding the redirect as the
- * l3 stage's call would, 0: the full pipeline's. C's inputs are the l3
- * call's (offsets, ingress port, zone, length). A translated flow's packet
- * is translated here at XDP, whose frame has no checksum state (what
- * nat_run() would do, without its call and its second look at the
- * headers); tc's goes the l3 scratch's way to tc_nat(), which keeps the
- * skb's checksum state right. */
-static __always_inline int fc_run(void *data, void *end, struct l3_call *r, const int hook)
+/* The flow's slot decides the packet: 1 with R holding the decision as the
+ * l3 stage's call would, 0: the full pipeline's. R's inputs are the l3
+ * call's (offsets, ingress port, zone, length). */
+static __always_inline int fc_run(void *data, void *end, struct l3_call *r)
 {
 	const struct sluice_dp_config *cfg;
 	struct sluice_fc *c, *v;
 	__u64 w0, w1;
-	struct l3_scratch *s;
 	struct iphdr *ip;
 	__u32 key0 = 0;
 	__u8 *l4, tflags = 0;
@@ -232,26 +223,16 @@ static __always_inline int fc_run(void *data, void *end, struct l3_call *r, cons
 		fc_settle(c);
 		return 0;
 	}
-	if (c->nat && hook == SLUICE_HOOK_XDP) {
-		nat_rewrite(ip, (__u16 *)l4, ip->protocol, end, &c->xlat);
-	} else if (c->nat) {
-		s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
-		if (!s)
-			return 0;
-		s->f.xlat = c->xlat;
+	if (c->nat) {
+		r->fwd.nat = c->nat;
+		r->to.xlat = c->xlat;
 	}
 	if (c->rule)
 		rule_count(&c->rule, r->len, now);
 	c->pk++;
 	c->by += r->len;
 	c->last = now;
-	r->routed = 1;
-	r->nat = hook == SLUICE_HOOK_XDP ? L3_NAT_NONE : c->nat;
-	r->egress = c->egress;
-	r->egress_slot = c->egress_slot;
-	r->egress_xdp = c->egress_xdp;
-	__builtin_memcpy(r->dmac, c->dmac, ETH_ALEN);
-	__builtin_memcpy(r->smac, c->smac, ETH_ALEN);
+	r->fwd.hop = c->hop;
 	return 1;
 }
 
@@ -262,14 +243,14 @@ __attribute__((noinline)) int sluice_fc_xdp(struct xdp_md *ctx, struct l3_call *
 {
 	if (!ctx || !c)
 		return 0;
-	return fc_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, c, SLUICE_HOOK_XDP);
+	return fc_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, c);
 }
 
 __attribute__((noinline)) int sluice_fc_tc(struct __sk_buff *ctx, struct l3_call *c)
 {
 	if (!ctx || !c)
 		return 0;
-	return fc_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, c, SLUICE_HOOK_TC);
+	return fc_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, c);
 }
 
 #endif /* SLUICE_FLOWCACHE_H */

@@ -63,7 +63,6 @@ struct l3_facts {
 	__u8 first_fragment;		/* offset 0, more to come */
 	__be16 ip_id;			/* IPv4 identification, for fragments */
 	__u8 route_by_kernel;		/* out: SLUICE_CFG_ROUTE_BY_KERNEL */
-	__u8 egress_xdp;		/* out: the egress port transmits XDP frames */
 	__u8 df;			/* IPv4 don't-fragment */
 	__u8 masq_out;			/* the egress zone masquerades (IPv4 only) */
 	__u8 nat;			/* out: enum l3_nat */
@@ -80,9 +79,7 @@ struct l3_facts {
 	struct sluice_ct_nat4 xlat;	/* nat: the tuple it leaves with (an ICMP
 					 * error: its addresses) */
 	struct sluice_ct_nat4 ixlat;	/* L3_NAT_ICMP_ERROR: the quoted packet's */
-	/* out, with a REDIRECT */
-	__u32 egress, egress_slot;
-	__u8 dmac[6], smac[6];
+	struct sluice_hop hop;		/* out, with a REDIRECT */
 	/* out: the flow may go into the flow cache (flowcache.h) with a
 	 * REDIRECT, its entry's rule stats key with it */
 	__u8 fc_ok;
@@ -249,33 +246,39 @@ static __always_inline int l3_tcp_seq(const struct pkt *p, struct l3_facts *f)
 
 /* What an entry point hands the l3 stage: where the headers are, as
  * offsets, since pointers do not survive into a global function; and what
- * the stage hands back. */
+ * the stage hands back: the verdict's reason and the decision. It lives in
+ * a per-CPU map (l3_stage.h), off the 512-byte stack. */
 struct l3_call {
+	/* in */
 	__u32 ifindex;
+	__u32 in_l3;			/* the ingress port's L3 interface */
+	__u32 len;			/* the whole frame's length */
 	__u16 l3_off, l4_off;		/* from data; l4_off 0: none */
 	__be16 eth_proto;
+	__u16 gso_size;			/* the skb's, 0 for XDP */
 	__u8 l4_proto, fragment;
-	/* out: the verdict's reason, and with a REDIRECT the routed frame's
-	 * egress and MACs */
-	__u8 reason, routed;
-	__u8 egress_xdp;
-	__u8 nat;			/* out: translate to the scratch's f.xlat */
-	__u8 mss;			/* out: a forwarded SYN: mss-clamp may apply */
-	__u8 judged;			/* out, with a PASS: enum sluice_judged */
-	/* in: the ingress port's zone + 1, 0 when it has no entry (yet); its
-	 * fields come in from the caller's lookup: a second one here cost
-	 * measurable time, and the struct may not grow (the 512-byte stack) */
+	/* the ingress port's zone + 1, 0 when it has no entry (yet): its
+	 * fields come in from the caller's lookup, as a second one here
+	 * cost measurable time */
 	__u8 port_zone_1;
-	__u16 gso_size;			/* in: the skb's, 0 for XDP */
-	__u32 len;			/* in: the whole frame's length */
-	/* in: the ingress port's L3 interface; out: with a REDIRECT, the
-	 * egress port */
-	__u32 egress;
-	__u32 egress_slot;
-	__u8 dmac[6], smac[6];
+	__u8 not_ours;			/* a routed port's frame for another MAC */
+	/* out */
+	__u8 reason;			/* the verdict's */
+	__u8 judged;			/* with a PASS: enum sluice_judged */
+	struct fwd fwd;			/* with a REDIRECT or PASS */
+	struct fwd_xlat to;		/* with fwd.nat */
 };
 
-/* l3_call.reason on the way in (it is out-only otherwise) */
-#define L3_CALL_NOT_OURS	1	/* a routed port's frame for another MAC */
+/* The call's arguments and results live per CPU rather than on the entry
+ * program's stack: the 512 bytes are shared by every frame of the call
+ * chain, and the l3 stage's callees (the rule classifier's loop) need
+ * some. Nothing is left there between two packets: l3_call_in() clears
+ * it, l3_call_out() copies the decision into the packet. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct l3_call);
+} sluice_l3_calls SEC(".maps");
 
 #endif /* SLUICE_L3_H */

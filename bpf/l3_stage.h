@@ -26,17 +26,6 @@
 #include <bpf/bpf_helpers.h>
 #include "route.h"
 
-/* What a translated packet leaves as (pkt.nat): left in the scratch map by
- * the l3 stage, which ran earlier in this same program run on this CPU
- * (nothing else runs there in between). */
-static __always_inline const struct l3_facts *l3_xlat(void)
-{
-	__u32 key0 = 0;
-	struct l3_scratch *s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
-
-	return s ? &s->f : 0;
-}
-
 /* The body of the l3 stage's global functions, one per hook: it rebuilds
  * its own struct pkt from the offsets, with every bound checked again. */
 static __always_inline int l3_run(void *ctx, void *data, void *end, enum sluice_hook hook,
@@ -86,17 +75,6 @@ __attribute__((noinline)) int sluice_l3_tc(struct __sk_buff *ctx, struct l3_call
 		      SLUICE_HOOK_TC, c);
 }
 
-/* The call's arguments and results live per CPU rather than on the entry
- * program's stack: the 512 bytes are shared by every frame of the call
- * chain, and the l3 stage's callees (the rule classifier's loop) need
- * some. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct l3_call);
-} sluice_l3_calls SEC(".maps");
-
 /* The l3 call's inputs from the pipeline's packet. */
 static __always_inline void l3_call_in(struct pkt *p, struct l3_call *c)
 {
@@ -104,13 +82,12 @@ static __always_inline void l3_call_in(struct pkt *p, struct l3_call *c)
 	c->ifindex = p->ifindex;
 	if (p->port) {
 		c->port_zone_1 = p->port->zone + 1;
-		c->egress = p->port->l3_ifindex;
+		c->in_l3 = p->port->l3_ifindex;
 		/* A routed port in promiscuous mode sees other hosts' frames;
 		 * the kernel drops them (PACKET_OTHERHOST). Bridge ports only
 		 * get here for the router's own MACs. */
-		if (!(p->port->flags & SLUICE_PORT_BRIDGED) &&
-		    !mac_eq(p->f.eth->h_dest, p->port->br_mac))
-			c->reason = L3_CALL_NOT_OURS;
+		c->not_ours = !(p->port->flags & SLUICE_PORT_BRIDGED) &&
+			      !mac_eq(p->f.eth->h_dest, p->port->br_mac);
 	}
 	c->l3_off = p->f.l3 - p->data;
 	c->l4_off = p->f.l4 ? p->f.l4 - p->data : 0;
@@ -121,20 +98,18 @@ static __always_inline void l3_call_in(struct pkt *p, struct l3_call *c)
 	c->len = p->len;
 }
 
-/* The l3 call's answer V (and C's outputs) into the packet. */
+/* The l3 call's answer V, its reason and decision into the packet. The hop
+ * only with a REDIRECT: a PASS keeps the zeros pkt_init() left, which the
+ * verifier knows (copied whole on every verdict, the hop's unknown bytes
+ * sent the 6.1 verifier down every forwarding branch of every pass). */
 static __always_inline int l3_call_out(struct pkt *p, const struct l3_call *c, int v)
 {
 	p->reason = c->reason;
-	p->nat = c->nat;
-	p->mss = c->mss;
 	p->judged = c->judged;
+	p->fwd.nat = c->fwd.nat;
+	p->fwd.mss = c->fwd.mss;
 	if (v == SLUICE_VERDICT_REDIRECT) {
-		p->routed = c->routed;
-		p->egress_xdp = c->egress_xdp;
-		p->egress = c->egress;
-		p->egress_slot = c->egress_slot;
-		__builtin_memcpy(p->dmac, c->dmac, ETH_ALEN);
-		__builtin_memcpy(p->smac, c->smac, ETH_ALEN);
+		p->fwd.hop = c->fwd.hop;
 		return SLUICE_VERDICT_REDIRECT;
 	}
 	/* (constants: the verifier knows nothing of a global function's

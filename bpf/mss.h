@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* MSS clamping (`mss-clamp`): a forwarded SYN's MSS option lowered to what
- * the zone's link carries, at XDP on the frame, at tc through the skb. */
+/* MSS clamping (`mss-clamp`): the l3 stage decides what a forwarded SYN
+ * may announce (fwd.mss); the apply step lowers its MSS option to that, at
+ * XDP on the frame, at tc through the skb. */
 #ifndef SLUICE_MSS_H
 #define SLUICE_MSS_H
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <linux/pkt_cls.h>
-#include "l3_stage.h"
+#include "l3.h"
 
 /* Where a TCP SYN's MSS option value sits (offset from data), 0: none. The
  * walk is bounded: a SYN carries a handful of options, MSS usually first. */
@@ -62,31 +63,28 @@ static __always_inline __u32 mss_of_zone(void *ctx, __u32 zone, __u32 ifindex, i
 
 /* The MSS a forwarded SYN or SYN-ACK may announce: the lower of its two
  * zones' clamps (a SYN's way out limits what the far end sends back; a
- * SYN-ACK coming in limits what the inside host sends out); the l3 stage
- * left the zones and devices in its facts. 0xffff: no clamp. */
-static __always_inline __u32 mss_clamp(void *ctx)
+ * SYN-ACK coming in limits what the inside host sends out). 0: no clamp. */
+static __always_inline __u16 mss_clamp(void *ctx, const struct l3_facts *f)
 {
-	const struct l3_facts *f = l3_xlat();
-	__u32 a, b;
+	__u32 a = mss_of_zone(ctx, f->zone_in, f->l3_ifindex, f->v6);
+	__u32 b = mss_of_zone(ctx, f->zone_out, f->out_l3, f->v6);
 
-	if (!f)
-		return 0xffff;
-	a = mss_of_zone(ctx, f->zone_in, f->l3_ifindex, f->v6);
-	b = mss_of_zone(ctx, f->zone_out, f->out_l3, f->v6);
-	return b < a ? b : a;
+	if (b < a)
+		a = b;
+	return a < 0xffff ? a : 0;
 }
 
-/* A forwarded SYN's MSS option lowered to its clamp (`mss-clamp`), the TCP
- * checksum updated; part of the rewrite's global functions below. tc goes
+/* A forwarded SYN's MSS option lowered to MSS (fwd.mss), the TCP checksum
+ * updated; part of the apply step's global functions (nat_apply.h). tc goes
  * through bpf_l4_csum_replace, which leaves a partial checksum (a local
  * sender's, computed later over the bytes) alone. */
-static __always_inline int mss_xdp(struct xdp_md *ctx, __u32 l4o)
+static __always_inline int mss_xdp(struct xdp_md *ctx, __u32 l4o, __u32 mss)
 {
 	void *data, *end;
 	__u16 *v, *cs, want;
-	__u32 at, mss;
+	__u32 at;
 
-	if (!ctx || (mss = mss_clamp(ctx)) >= 0xffff)
+	if (!ctx || !mss)
 		return 0;
 	want = bpf_htons(mss);
 	data = (void *)(long)ctx->data;
@@ -102,13 +100,13 @@ static __always_inline int mss_xdp(struct xdp_md *ctx, __u32 l4o)
 	return 1;
 }
 
-static __always_inline int mss_tc(struct __sk_buff *skb, __u32 l4o)
+static __always_inline int mss_tc(struct __sk_buff *skb, __u32 l4o, __u32 mss)
 {
 	void *data, *end;
 	__u16 *v, old, want;
-	__u32 at, mss;
+	__u32 at;
 
-	if (!skb || (mss = mss_clamp(skb)) >= 0xffff)
+	if (!skb || !mss)
 		return 0;
 	want = bpf_htons(mss);
 	data = (void *)(long)skb->data;

@@ -1,80 +1,98 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The translation the l3 stage decided, written into the packet: at XDP
- * into the frame (nat.h's rewrite), at tc through the csum helpers, which
- * keep every skb checksum state right. */
+/* The first step of applying a decision: the translation the l3 stage
+ * decided (fwd.nat, to the tuple in struct fwd_xlat) and a SYN's MSS clamp
+ * (fwd.mss), written into the packet: at XDP into the frame (nat.h's
+ * rewrite), at tc through the csum helpers, which keep every skb checksum
+ * state right. */
 #ifndef SLUICE_NAT_APPLY_H
 #define SLUICE_NAT_APPLY_H
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <linux/pkt_cls.h>
-#include "l3_stage.h"
+#include "l3.h"
 #include "mss.h"
 
-/* The translation of a packet the l3 stage accepted (pkt.nat), and the MSS
- * clamp of a SYN (pkt.mss), written into the frame: BPF global functions,
- * which the verifier checks once (inlined, the ICMP error rewrite's
- * branches multiplied with every path through the pipeline), taking header
- * offsets like the l3 stage's; one call does both, so the entry points
- * branch once. tc uses them for ICMP errors (ICMP has no partial
- * checksums) and tc_nat() for flows and the clamp. PK: the L4 protocol |
- * enum l3_nat << 8 | clamp << 16. */
-static __always_inline int nat_run(void *ctx, void *data, void *end, __u32 l3_off,
-				   __u32 l4_off, __u8 l4_proto, __u8 kind)
+/* BPF global functions, which the verifier checks once (inlined, the ICMP
+ * error rewrite's branches multiplied with every path through the
+ * pipeline), taking header offsets like the l3 stage's, the decision's
+ * steps packed in one word (nat_pk) and the translation by pointer; one
+ * call does both steps, so the entry points branch once. tc uses
+ * sluice_nat_tc for ICMP errors (ICMP has no partial checksums) and
+ * sluice_nat_tc_flow for flows and the clamp. */
+#define NAT_PK_PROTO(pk)	((pk) & 0xff)
+#define NAT_PK_KIND(pk)		(((pk) >> 8) & 0xff)
+#define NAT_PK_MSS(pk)		((pk) >> 16)
+
+static __always_inline __u32 nat_pk(const struct pkt *p)
 {
-	const struct l3_facts *f = l3_xlat();
+	return p->f.l4_proto | (__u32)p->fwd.nat << 8 | (__u32)p->fwd.mss << 16;
+}
+
+static __always_inline int nat_run(void *data, void *end, __u32 l3_off, __u32 l4_off, __u32 pk,
+				   const struct fwd_xlat *x)
+{
 	struct iphdr *ip = data + (l3_off & 0x3f);
 	void *l4 = data + (l4_off & 0x3fff);
 
-	if (!f || (void *)(ip + 1) > end || l4 > end)
+	if ((void *)(ip + 1) > end || l4 > end)
 		return 0;
-	if (kind == L3_NAT_ICMP_ERROR)
-		nat_rewrite_icmp_error(ip, l4, end, &f->xlat, &f->ixlat);
-	else if (kind == L3_NAT_ADDR)
-		nat_rewrite_addr(ip, end, &f->xlat);
+	if (NAT_PK_KIND(pk) == L3_NAT_ICMP_ERROR)
+		nat_rewrite_icmp_error(ip, l4, end, &x->xlat, &x->ixlat);
+	else if (NAT_PK_KIND(pk) == L3_NAT_ADDR)
+		nat_rewrite_addr(ip, end, &x->xlat);
 	else
-		nat_rewrite(ip, l4, l4_proto, end, &f->xlat);
+		nat_rewrite(ip, l4, NAT_PK_PROTO(pk), end, &x->xlat);
 	return 0;
 }
 
 __attribute__((noinline)) int sluice_nat_xdp(struct xdp_md *ctx, __u32 l3_off, __u32 l4_off,
-					     __u32 pk)
+					     __u32 pk, const struct fwd_xlat *x)
 {
-	if (!ctx)
+	if (!ctx || !x)
 		return 0;
-	if ((pk >> 8) & 0xff)
-		nat_run(ctx, (void *)(long)ctx->data, (void *)(long)ctx->data_end, l3_off, l4_off,
-			pk & 0xff, (pk >> 8) & 0xff);
-	if (pk >> 16)
-		mss_xdp(ctx, l4_off);
+	if (NAT_PK_KIND(pk))
+		nat_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, l3_off, l4_off, pk, x);
+	if (NAT_PK_MSS(pk))
+		mss_xdp(ctx, l4_off, NAT_PK_MSS(pk));
 	return 0;
 }
 
 __attribute__((noinline)) int sluice_nat_tc(struct __sk_buff *ctx, __u32 l3_off, __u32 l4_off,
-					    __u32 proto_kind)
+					    __u32 pk, const struct fwd_xlat *x)
 {
-	if (!ctx)
+	if (!ctx || !x)
 		return 0;
-	return nat_run(ctx, (void *)(long)ctx->data, (void *)(long)ctx->data_end, l3_off, l4_off,
-		       proto_kind & 0xff, (proto_kind >> 8) & 0xff);
+	return nat_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, l3_off, l4_off, pk, x);
 }
 
-static __always_inline void pkt_nat(struct pkt *p, const int hook)
+/* A decision's translation applies: not to a packet without an L3 header,
+ * nor to one without an L4 header but for a later fragment's addresses. */
+static __always_inline int nat_applies(const struct pkt *p)
 {
-	__u32 l3_off, l4_off, pk;
+	return p->f.l3 && (p->f.l4 || p->fwd.nat == L3_NAT_ADDR);
+}
 
-	if (!p->f.l3 || (!p->f.l4 && p->nat != L3_NAT_ADDR))
-		return;
-	l3_off = p->f.l3 - p->data;
-	/* (a later fragment has no L4 header: its offset is unused. Not
-	 * `l4 ? l4 - data : 0`, which clang 19 computes before it selects,
-	 * subtracting a pointer from the NULL the verifier sees as 0) */
-	l4_off = (p->f.l4 ? p->f.l4 : p->f.l3) - p->data;
-	pk = p->f.l4_proto | (__u32)p->nat << 8 | (__u32)p->mss << 16;
-	if (hook == SLUICE_HOOK_TC)
-		sluice_nat_tc(p->ctx, l3_off, l4_off, pk);
-	else
-		sluice_nat_xdp(p->ctx, l3_off, l4_off, pk);
+/* The L4 header's offset, as the global functions take it. (A later
+ * fragment has no L4 header: its offset is unused. Not `l4 ? l4 - data :
+ * 0`, which clang 19 computes before it selects, subtracting a pointer
+ * from the NULL the verifier sees as 0.) */
+static __always_inline __u32 nat_l4_off(const struct pkt *p)
+{
+	return (p->f.l4 ? p->f.l4 : p->f.l3) - p->data;
+}
+
+/* The translation: the l3 call's answer (l3.h), which the stage or the
+ * flow cache wrote earlier in this program run, on this CPU. The apply
+ * step reads it there: a pointer to it on the entry's stack costs a branch
+ * on every path of the pipeline, and the 6.1 verifier follows each. */
+static __always_inline const struct fwd_xlat *nat_to(void)
+{
+	const struct l3_call *c;
+	__u32 key0 = 0;
+
+	c = bpf_map_lookup_elem(&sluice_l3_calls, &key0);
+	return c ? &c->to : 0;
 }
 
 /* The translation on an skb. Not nat_rewrite(): an skb may carry a
@@ -85,10 +103,8 @@ static __always_inline void pkt_nat(struct pkt *p, const int hook)
  * BPF global function, checked once by the verifier (and its stack is not
  * the l3 stage's call chain's). */
 static __always_inline int nat_tc_flow(struct __sk_buff *skb, __u32 l3o, __u32 l4o,
-				       __u32 proto)
+				       __u32 proto, const struct sluice_ct_nat4 *x)
 {
-	const struct l3_facts *f = l3_xlat();
-	const struct sluice_ct_nat4 *x;
 	void *data, *end;
 	struct iphdr *ip;
 	__u16 *l4;
@@ -97,9 +113,8 @@ static __always_inline int nat_tc_flow(struct __sk_buff *skb, __u32 l3o, __u32 l
 	__be32 saddr, daddr;
 	__be16 sport, dport;
 
-	if (!skb || !f || off < 0)
+	if (off < 0)
 		return 0;
-	x = &f->xlat;	/* (only after the null check: 6.1 refuses arithmetic before it) */
 	l3o &= 0x3f;
 	l4o &= 0x3ff;
 	data = (void *)(long)skb->data;
@@ -156,58 +171,43 @@ static __always_inline int nat_tc_flow(struct __sk_buff *skb, __u32 l3o, __u32 l
 }
 
 /* A later fragment's addresses at tc (no L4 header to update). */
-static __always_inline void nat_tc_addr(struct __sk_buff *skb, __u32 l3o)
+static __always_inline void nat_tc_addr(struct __sk_buff *skb, __u32 l3o,
+					const struct sluice_ct_nat4 *x)
 {
-	const struct l3_facts *f = l3_xlat();
 	struct iphdr *ip;
 	__be32 saddr, daddr, to;
 
-	if (!f)
-		return;
 	l3o &= 0x3f;
 	ip = (void *)(long)skb->data + l3o;
 	if ((void *)(ip + 1) > (void *)(long)skb->data_end)
 		return;
 	saddr = ip->saddr;
 	daddr = ip->daddr;
-	to = f->xlat.saddr;
+	to = x->saddr;
 	if (saddr != to) {
 		bpf_l3_csum_replace(skb, l3o + 10, saddr, to, 4);
 		bpf_skb_store_bytes(skb, l3o + 12, &to, 4, 0);
 	}
-	to = f->xlat.daddr;
+	to = x->daddr;
 	if (daddr != to) {
 		bpf_l3_csum_replace(skb, l3o + 10, daddr, to, 4);
 		bpf_skb_store_bytes(skb, l3o + 16, &to, 4, 0);
 	}
 }
 
-/* A flow's translation, a later fragment's, and a SYN's clamp at tc (PK
- * as sluice_nat_xdp's). */
+/* A flow's translation, a later fragment's, and a SYN's clamp at tc. */
 __attribute__((noinline)) int sluice_nat_tc_flow(struct __sk_buff *skb, __u32 l3o, __u32 l4o,
-						  __u32 pk)
+						  __u32 pk, const struct fwd_xlat *x)
 {
-	if (!skb)
+	if (!skb || !x)
 		return 0;
-	if (((pk >> 8) & 0xff) == L3_NAT_ADDR)
-		nat_tc_addr(skb, l3o);
-	else if ((pk >> 8) & 0xff)
-		nat_tc_flow(skb, l3o, l4o, pk & 0xff);
-	if (pk >> 16)
-		mss_tc(skb, l4o);
+	if (NAT_PK_KIND(pk) == L3_NAT_ADDR)
+		nat_tc_addr(skb, l3o, &x->xlat);
+	else if (NAT_PK_KIND(pk))
+		nat_tc_flow(skb, l3o, l4o, NAT_PK_PROTO(pk), &x->xlat);
+	if (NAT_PK_MSS(pk))
+		mss_tc(skb, l4o, NAT_PK_MSS(pk));
 	return 0;
-}
-
-static __always_inline void tc_nat(struct pkt *p, struct __sk_buff *skb)
-{
-	struct __sk_buff *s = p->ctx;
-
-	if (!p->f.l3 || (!p->f.l4 && p->nat != L3_NAT_ADDR))
-		return;
-	sluice_nat_tc_flow(skb, p->f.l3 - p->data, (p->f.l4 ? p->f.l4 : p->f.l3) - p->data,
-			   p->f.l4_proto | (__u32)p->nat << 8 | (__u32)p->mss << 16);
-	p->data = (void *)(long)s->data;
-	p->data_end = (void *)(long)s->data_end;
 }
 
 #endif /* SLUICE_NAT_APPLY_H */

@@ -18,11 +18,31 @@ enum sluice_hook {
 	SLUICE_HOOK_TC = 2,
 };
 
-/* What the egress port's VLAN rules ask of a forwarded frame. */
-enum pkt_vlan_op {
-	PKT_VLAN_KEEP = 0,
-	PKT_VLAN_POP,		/* tagged in, untagged out */
-	PKT_VLAN_PUSH,		/* untagged in (PVID), tagged out with pkt.vlan */
+/* The pipeline's decision for a frame it forwards or passes: where it goes
+ * and what is done to it on the way. The stages fill it (the bridge: the
+ * egress port and the VLAN operation; the l3 stage: the hop, the
+ * translation and the clamp; the shaper: the departure time), and one apply
+ * step per hook carries it out (xdp.h, tc.h), in the same order at both:
+ * translate and clamp, rewrite MACs and TTL, tag, redirect. */
+struct fwd {
+	struct sluice_hop hop;		/* with REDIRECT: where it leaves */
+	__u16 mss;			/* a forwarded SYN's MSS clamp, 0 none */
+	__u8 nat;			/* REDIRECT or PASS: enum l3_nat (nat.h),
+					 * to the addresses and ports in fwd_xlat */
+	__u8 vlan_op;			/* REDIRECT, bridged: enum sluice_vlan_op */
+	__u8 shaped;			/* REDIRECT: leaves at the time shape_time() holds */
+	__u16 vlan;			/* SLUICE_VLAN_PUSH: the tag */
+};
+
+/* What a decision with fwd.nat translates to. It stays in the l3 stage's
+ * per-CPU answer (struct l3_call, l3.h) rather than in struct fwd: the
+ * entry program's stack, the l3 stage's and the flow-cache fill's add up
+ * to the verifier's 512 bytes, and this would break it. The apply step
+ * hands it to the rewrite by pointer. */
+struct fwd_xlat {
+	struct sluice_ct_nat4 xlat;	/* what the packet leaves as (an ICMP
+					 * error: its addresses) */
+	struct sluice_ct_nat4 ixlat;	/* L3_NAT_ICMP_ERROR: the quoted packet's */
 };
 
 struct pkt {
@@ -33,21 +53,12 @@ struct pkt {
 	__u8 hook;			/* enum sluice_hook */
 	__u8 reason;			/* drop or pass reason of the verdict */
 	__u16 vlan;			/* bridge VLAN after PVID assignment, 0 none */
-	struct frame f;			/* parse results (parsing.h) */
-	const struct sluice_port *port;	/* ingress port, NULL if unknown */
-	__u32 egress;			/* ifindex for REDIRECT */
-	__u32 egress_slot;		/* its stats slot */
-	__u8 vlan_op;			/* enum pkt_vlan_op, with REDIRECT */
-	__u8 routed;			/* REDIRECT of a routed packet: rewrite it;
-					 * tc's no-neigh PASS: to the neighbour layer */
-	__u8 egress_xdp;		/* REDIRECT: the egress port transmits XDP frames */
 	__u16 gso_size;			/* tc: a GRO/GSO skb's segment payload, else 0 */
-	__u8 dmac[6], smac[6];		/* routed: the next hop's and our MAC */
-	__u8 nat;			/* REDIRECT or PASS: translate first (nat.h) */
-	__u8 mss;			/* REDIRECT or PASS: a SYN mss-clamp may apply to */
-	__u8 shaped;			/* REDIRECT: leaves at the time shape_time() holds */
 	__u8 judged;			/* PASS: enum sluice_judged, the policy's word
 					 * to the kernel backstop */
+	struct frame f;			/* parse results (parsing.h) */
+	const struct sluice_port *port;	/* ingress port, NULL if unknown */
+	struct fwd fwd;			/* the decision */
 };
 
 /* A stage returns a verdict (enum sluice_verdict) or this: go on. */

@@ -13,6 +13,7 @@
 #include "facts.h"
 #include "local.h"
 #include "nat_in.h"
+#include "mss.h"
 
 static __always_inline int l3_fib(void *ctx, const struct l3_facts *f,
 				  struct bpf_fib_lookup *fib, __u16 tot_len)
@@ -108,11 +109,7 @@ static __always_inline int l3_nh_find(struct l3_facts *f, const struct sluice_dp
 	f->zone_out = n->zone_out;
 	f->masq_out = n->masq_out;
 	f->masq = n->masq;
-	f->egress_xdp = n->egress_xdp;
-	__builtin_memcpy(f->dmac, n->dmac, ETH_ALEN);
-	__builtin_memcpy(f->smac, n->smac, ETH_ALEN);
-	f->egress = n->egress;
-	f->egress_slot = n->egress_slot;
+	f->hop = n->hop;
 	return 1;
 }
 
@@ -131,16 +128,12 @@ static __always_inline void l3_nh_put(const struct l3_facts *f, const struct slu
 	n->in_l3 = f->l3_ifindex;
 	n->v6 = f->v6;
 	n->policy_gen = f->gen;
-	n->egress = f->egress;
-	n->egress_slot = f->egress_slot;
+	n->hop = f->hop;
 	n->out_l3 = f->out_l3;
 	n->masq = f->masq;
 	n->ok_len = f->tot_len;
 	n->zone_out = f->zone_out;
 	n->masq_out = f->masq_out;
-	n->egress_xdp = f->egress_xdp;
-	__builtin_memcpy(n->dmac, f->dmac, ETH_ALEN);
-	__builtin_memcpy(n->smac, f->smac, ETH_ALEN);
 	n->filled = l3_now();
 }
 
@@ -174,42 +167,49 @@ static __always_inline const struct sluice_port *l3_egress_port(const struct bpf
 	return out;
 }
 
-/* TTL / hop limit minus one, IPv4 checksum updated incrementally (RFC 1624:
- * the TTL is the high byte of its 16-bit word), new MACs. The entry point
- * calls it once the redirect is certain. */
-static __always_inline int l3_ttl(struct pkt *p)
+/* The rewrite step of the apply (xdp.h, tc.h), shared by both hooks: TTL /
+ * hop limit minus one, the IPv4 checksum updated incrementally (RFC 1624:
+ * the TTL is the high byte of its 16-bit word), new MACs. A routed frame's
+ * IP header follows its Ethernet header: the l3 stage routes no tagged
+ * frame, and an L3 device's frame has the synthetic header only. -1: out
+ * of bounds, nothing written. */
+static __always_inline int hop_ttl(void *data, void *end)
 {
-	/* (The checks are for the verifier, which cannot tell that only the
-	 * l3 stage sets p->routed, and only after parsing these headers.) */
-	if (!p->f.eth || (void *)(p->f.eth + 1) > p->data_end || !p->f.l3)
+	struct ethhdr *eth = data;
+
+	if ((void *)(eth + 1) > end)
 		return -1;
-	if (p->f.eth_proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *ip = p->f.l3;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(eth + 1);
 		__u32 sum;
 
-		if ((void *)(ip + 1) > p->data_end)
+		if ((void *)(ip + 1) > end)
 			return -1;
 		sum = (__u32)ip->check + bpf_htons(0x0100);
 		ip->check = (__sum16)(sum + (sum >> 16));
 		ip->ttl--;
-	} else {
-		struct ipv6hdr *ip6 = p->f.l3;
+		return 0;
+	}
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
 
-		if ((void *)(ip6 + 1) > p->data_end)
+		if ((void *)(ip6 + 1) > end)
 			return -1;
 		ip6->hop_limit--;
+		return 0;
 	}
-	return 0;
+	return -1;
 }
 
-static __always_inline void l3_rewrite(struct pkt *p)
+static __always_inline int hop_rewrite(void *data, void *end, const struct sluice_hop *h)
 {
-	struct ethhdr *eth = p->f.eth;
+	struct ethhdr *eth = data;
 
-	if (l3_ttl(p) || !eth || (void *)(eth + 1) > p->data_end)
-		return;
-	__builtin_memcpy(eth->h_dest, p->dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, p->smac, ETH_ALEN);
+	if (hop_ttl(data, end) || (void *)(eth + 1) > end)
+		return -1;
+	__builtin_memcpy(eth->h_dest, h->dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, h->smac, ETH_ALEN);
+	return 0;
 }
 
 #define PASS_(r)	L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_##r)
@@ -429,11 +429,12 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	 * there, no-neigh until then.) */
 	if (!(out->flags & SLUICE_PORT_UP))
 		return PASS_(EGRESS_DOWN);
-	f->egress_xdp = !!(out->flags & SLUICE_PORT_XDP_TX);	/* the entry point's concern */
-	__builtin_memcpy(f->dmac, fibp->dmac, ETH_ALEN);
-	__builtin_memcpy(f->smac, fibp->smac, ETH_ALEN);
-	f->egress = egress;
-	f->egress_slot = out->slot;
+	f->hop.egress = egress;
+	__builtin_memcpy(f->hop.dmac, fibp->dmac, ETH_ALEN);
+	__builtin_memcpy(f->hop.smac, fibp->smac, ETH_ALEN);
+	f->hop.slot = out->slot;
+	f->hop.routed = 1;
+	f->hop.xdp = !!(out->flags & SLUICE_PORT_XDP_TX);	/* the entry point's concern */
 	l3_nh_put(f, cfg);
 	return L3_VERDICT(SLUICE_VERDICT_REDIRECT, 0);
 }
@@ -464,18 +465,20 @@ static __always_inline int l3_forward(struct pkt *p, struct l3_call *c)
 	v = l3_route(p->ctx, p->hook, f, &s->fib);
 	c->reason = v & 0xff;
 	v >>= 8;
-	c->nat = v != SLUICE_VERDICT_DROP ? f->nat : 0;
-	c->mss = v != SLUICE_VERDICT_DROP && f->proto == IPPROTO_TCP && (f->tcp_flags & L4_SYN);
+	if (v == SLUICE_VERDICT_DROP)
+		return v;
 	c->judged = v == SLUICE_VERDICT_PASS ? f->judged : 0;
+	c->fwd.nat = f->nat;
+	if (f->nat) {
+		c->to.xlat = f->xlat;
+		c->to.ixlat = f->ixlat;
+	}
+	if (f->proto == IPPROTO_TCP && (f->tcp_flags & L4_SYN))
+		c->fwd.mss = mss_clamp(p->ctx, f);
 	if (v == SLUICE_VERDICT_REDIRECT) {
 		if (f->fc_ok)
 			fc_fill(p->ifindex);
-		__builtin_memcpy(c->dmac, f->dmac, ETH_ALEN);
-		__builtin_memcpy(c->smac, f->smac, ETH_ALEN);
-		c->routed = 1;
-		c->egress_xdp = f->egress_xdp;
-		c->egress = f->egress;
-		c->egress_slot = f->egress_slot;
+		c->fwd.hop = f->hop;
 	}
 	return v;
 }

@@ -154,6 +154,18 @@ static __always_inline __u64 *shape_time(void)
 	return c ? &c->tstamp : 0;
 }
 
+/* The flow a routed packet belongs to, as the l3 stage read it earlier in
+ * this same program run on this CPU (its facts stay in the per-CPU scratch
+ * until the next packet): the shaper is the decision's last part, and
+ * needs the same flow identity. */
+static __always_inline const struct l3_facts *shape_flow_facts(void)
+{
+	__u32 key0 = 0;
+	struct l3_scratch *s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+
+	return s ? &s->f : 0;
+}
+
 static __always_inline __u32 shape_fold(const __be32 a[4], int v6)
 {
 	return v6 ? a[0] ^ a[1] ^ a[2] ^ a[3] : a[0];
@@ -191,7 +203,7 @@ __attribute__((noinline)) int sluice_shape_run(struct shape_call *c)
 	static const struct shape_host zh;
 	static const struct shape_flow zf;
 	const struct sluice_shape_cfg *cfg;
-	const struct l3_facts *x = l3_xlat();
+	const struct l3_facts *x = shape_flow_facts();
 	struct sluice_shape_pipe *pp;
 	struct shape_host_key hk;
 	struct shape_flow_key fk;
@@ -249,7 +261,7 @@ static __always_inline int shape_stage(struct pkt *p)
 	struct shape_call *c;
 	__u32 key0 = 0, segs;
 
-	if (!p->f.l3 || !p->routed)
+	if (!p->f.l3 || !p->fwd.hop.routed)
 		return PKT_CONTINUE;
 	/* (a box that shapes nothing skips the call: ~10 ns a packet) */
 	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
@@ -261,7 +273,7 @@ static __always_inline int shape_stage(struct pkt *p)
 	c->ip_bytes = shape_segments(p, p->len - (__u32)(p->f.l3 - p->data), &segs);
 	c->segs = segs;
 	c->ect = shape_ect(p->f.eth_proto == bpf_htons(ETH_P_IPV6), p->f.l3) != 0;
-	c->nat = p->nat;
+	c->nat = p->fwd.nat;
 	sluice_shape_run(c);
 	if (!c->shaped)
 		return PKT_CONTINUE;
@@ -271,8 +283,8 @@ static __always_inline int shape_stage(struct pkt *p)
 		return pkt_drop(p, SLUICE_DROP_SHAPE_LIMIT);
 	if (c->action == SHAPE_MARK)
 		shape_mark_ce(p->f.eth_proto == bpf_htons(ETH_P_IPV6), p->f.l3, p->data_end);
-	p->shaped = 1;	/* (its time stays in the call: the entry's stack is full) */
-	p->egress_xdp = 0;	/* through the egress qdisc: the skb path */
+	p->fwd.shaped = 1;	/* (its time stays in the call: the entry's stack is full) */
+	p->fwd.hop.xdp = 0;	/* through the egress qdisc: the skb path */
 	return PKT_CONTINUE;
 }
 

@@ -20,8 +20,6 @@
 #include "bridge.h"
 #include "l3_stage.h"
 #include "shape.h"
-#include "mss.h"
-#include "nat_apply.h"
 #include "answer.h"
 #include "frag.h"
 #include "xdp.h"
@@ -86,7 +84,7 @@ static __always_inline void pkt_count(struct pkt *p, int v, __u32 len)
 			((__u64 *)&st->pass_reason)[p->reason]++;
 	}
 	if (v == SLUICE_VERDICT_REDIRECT) {
-		slot = p->egress_slot;
+		slot = p->fwd.hop.slot;
 		st = bpf_map_lookup_elem(&sluice_stats, &slot);
 		if (st) {
 			st->fast_tx.packets++;
@@ -137,12 +135,8 @@ int sluice_xdp(struct xdp_md *ctx)
 		p.reason = SLUICE_DROP_FRAG_NO_FIRST;
 	if (p.f.fragment == FRAG_LATER)
 		frag_replay_count(ctx);
-	/* A translated packet leaves translated whichever way it leaves: to
-	 * the kernel too, which would otherwise forward it untranslated. */
-	if ((p.nat || p.mss) && v != SLUICE_VERDICT_DROP)
-		pkt_nat(&p, SLUICE_HOOK_XDP);
-	if (v == SLUICE_VERDICT_REDIRECT)
-		v = p.egress_xdp ? xdp_redirect(&p) : xdp_handoff(&p);
+	if (v != SLUICE_VERDICT_DROP)
+		v = xdp_apply(&p, v);	/* translate, clamp, rewrite, tag, redirect (apply.h) */
 	if (v == PKT_HANDOFF)
 		return XDP_PASS;
 	if (v == SLUICE_VERDICT_PASS)	/* (tc beside reads it: tc_finish) */
@@ -157,7 +151,7 @@ static __always_inline int tc_exit(struct pkt *p, int v, __u32 len)
 	pkt_count(p, v, len);
 	if (v == SLUICE_VERDICT_PASS)
 		tc_mark(p->ctx, p->judged);
-	if (v == SLUICE_VERDICT_REDIRECT && p->shaped) {
+	if (v == SLUICE_VERDICT_REDIRECT && p->fwd.shaped) {
 		__u64 *t = shape_time();
 
 		/* mono-typed: forwarding keeps it (a plain write is cleared) */
@@ -165,8 +159,8 @@ static __always_inline int tc_exit(struct pkt *p, int v, __u32 len)
 			bpf_skb_set_tstamp(p->ctx, *t, SLUICE_TSTAMP_MONO);
 	}
 	if (v == SLUICE_VERDICT_REDIRECT)
-		return bpf_redirect(p->egress, 0);
-	if (v == SLUICE_VERDICT_PASS && p->routed && p->reason == SLUICE_PASS_NO_NEIGH)
+		return bpf_redirect(p->fwd.hop.egress, 0);
+	if (v == SLUICE_VERDICT_PASS && p->fwd.hop.routed && p->reason == SLUICE_PASS_NO_NEIGH)
 		return tc_neigh();
 	return v == SLUICE_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
 }
@@ -201,8 +195,8 @@ int sluice_tc(struct __sk_buff *skb)
 			tc_mark(skb, p.judged);
 			return TC_ACT_OK;
 		}
-		if (v != PKT_CONTINUE)
-			return tc_exit(&p, v, len);
+		if (v != PKT_CONTINUE)	/* XDP's decision, handed over */
+			return tc_exit(&p, tc_apply(&p, v), len);
 	}
 	if (skb->vlan_present)	/* the outer tag, in the skb's metadata */
 		frame_hw_tag(&p.f, skb->vlan_proto, skb->vlan_tci);
@@ -224,13 +218,7 @@ int sluice_tc(struct __sk_buff *skb)
 	if (v == SLUICE_VERDICT_DROP && p.reason == SLUICE_DROP_FRAG_HELD &&
 	    (tc_l3dev(&p) || !sluice_frag_hold_tc(skb)))
 		p.reason = SLUICE_DROP_FRAG_NO_FIRST;
-	if (v == SLUICE_VERDICT_REDIRECT)
-		v = tc_redirect(&p);
-	else if (v == SLUICE_VERDICT_PASS && p.reason == SLUICE_PASS_NO_NEIGH)
-		p.routed = !l3_ttl(&p);	/* for tc_neigh() */
-	if (p.nat == L3_NAT_ICMP_ERROR && v != SLUICE_VERDICT_DROP)
-		pkt_nat(&p, SLUICE_HOOK_TC);
-	else if ((p.nat || p.mss) && v != SLUICE_VERDICT_DROP)	/* the kernel's too (see sluice_xdp) */
-		tc_nat(&p, skb);
+	if (v != SLUICE_VERDICT_DROP)
+		v = tc_apply(&p, v);	/* translate, clamp, rewrite, tag (apply.h) */
 	return tc_exit(&p, v, len);
 }

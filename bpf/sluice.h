@@ -19,6 +19,19 @@
 #error "sluice's key words assume a little-endian machine"
 #endif
 
+/* Where a forwarded frame leaves: the "where" of the pipeline's decision
+ * (struct fwd, bpf/pkt.h), one layout wherever it is kept: in the packet,
+ * in the l3 stage's answer, in the next-hop and flow caches and in the
+ * XDP -> tc handoff's metadata, so that each of them is one struct copy. */
+struct sluice_hop {
+	__u32 egress;		/* the egress port's ifindex */
+	__u8 dmac[6], smac[6];	/* routed: the next hop's MAC and ours */
+	__u16 slot;		/* the egress port's stats slot */
+	__u8 routed;		/* rewrite MACs and TTL */
+	__u8 xdp;		/* the egress port transmits XDP frames */
+};
+SLUICE_ASSERT(sizeof(struct sluice_hop) == 20, "struct sluice_hop layout");
+
 #include "sluice_ct.h"
 #include "sluice_rules.h"
 
@@ -253,21 +266,28 @@ enum sluice_port_flags {
 	SLUICE_PORT_PEER_STACK	= 1 << 14,
 };
 
+/* What the egress port's VLAN rules ask of a bridged frame. */
+enum sluice_vlan_op {
+	SLUICE_VLAN_KEEP = 0,
+	SLUICE_VLAN_POP,	/* tagged in, untagged out */
+	SLUICE_VLAN_PUSH,	/* untagged in (PVID), tagged out with the bridge VLAN */
+};
+
 /* The XDP -> tc handoff (docs/design.md section 5): XDP on a port with
  * SLUICE_PORT_TC_TOO puts this in front of a frame whose egress port takes
  * no XDP frames, and passes it; the tc program on the same port finds it in
  * the skb's metadata and forwards the frame as decided. Its size is a
- * multiple of 4, as bpf_xdp_adjust_meta() requires. */
-#define SLUICE_META_MAGIC	0x51c7
+ * multiple of 4, as bpf_xdp_adjust_meta() requires, and at most 32, all
+ * the metadata a frame may carry (the translation is done by then). */
+#define SLUICE_META_MAGIC	0x51ca	/* (per layout: a tc program of another build ignores it) */
 struct sluice_xdp_meta {
 	__u16 magic;
-	__u8 routed;		/* rewrite MACs and TTL */
-	__u8 vlan_op;		/* enum pkt_vlan_op */
-	__u16 vlan;
-	__u16 flags;		/* enum sluice_meta_flags */
-	__u32 egress, egress_slot;
-	__u8 dmac[6], smac[6];
-	__u32 tstamp_lo;	/* SLUICE_META_SHAPED: low bits of the departure time */
+	__u16 vlan;		/* SLUICE_VLAN_PUSH: the tag */
+	__u32 tstamp_lo;	/* shaped: low bits of the departure time */
+	struct sluice_hop hop;
+	__u8 vlan_op;		/* enum sluice_vlan_op */
+	__u8 shaped;		/* leaves at the departure time */
+	__u16 pad;
 };
 SLUICE_ASSERT(sizeof(struct sluice_xdp_meta) == 32, "struct sluice_xdp_meta layout");
 
@@ -302,10 +322,6 @@ enum sluice_judged {
 #define SLUICE_MARK_REPLY	0x20000000u
 #define SLUICE_MARK_BRIDGED	0x30000000u
 #define SLUICE_MARK_MASK	0x30000000u
-
-enum sluice_meta_flags {
-	SLUICE_META_SHAPED = 1 << 0,	/* give the skb tstamp_lo's departure time */
-};
 
 /* The kernel's bridge port states (BR_STATE_*), named for bpftool. */
 enum sluice_stp_state {
@@ -442,12 +458,11 @@ struct sluice_nh {
 	__be32 src[4], dst[4];		/* dst as routed (translated) */
 	__u32 in_l3;			/* the ingress L3 device */
 	__u32 policy_gen;
-	__u32 egress, egress_slot;	/* the result */
+	struct sluice_hop hop;		/* the result */
 	__u32 out_l3;
 	__be32 masq;
 	__u16 ok_len;			/* the FIB's MTU check passed this length */
-	__u8 v6, zone_out, masq_out, egress_xdp;
-	__u8 dmac[6], smac[6];
+	__u8 v6, zone_out, masq_out;
 };
 SLUICE_ASSERT(sizeof(struct sluice_nh) == 88, "struct sluice_nh layout");
 

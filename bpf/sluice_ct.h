@@ -292,12 +292,11 @@ struct sluice_fc {
 	__u32 ifindex;			/* ingress port */
 	__u32 policy_gen;		/* cfg's at the fill: a new one empties it */
 	__u32 pk, by;			/* counted here, not yet in the entry */
-	__u32 egress, egress_slot;
+	struct sluice_hop hop;		/* where its packets leave */
 	__u32 rule;			/* the entry's rule stats key, 0 none */
 	struct sluice_ct_nat4 xlat;	/* with nat: what it leaves as */
 	__u16 ok_len;			/* the longest IP length routed so far */
-	__u8 nat, egress_xdp;
-	__u8 dmac[6], smac[6];
+	__u8 nat, pad;
 	__u32 seq_end, seq_ack;		/* TCP: as the entry's, since the fill */
 };
 SLUICE_ASSERT(sizeof(struct sluice_fc) == 96, "struct sluice_fc layout");

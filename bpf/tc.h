@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What is tc's own: the redirect (through the egress port's qdisc, which
- * shaping needs), finishing what XDP handed over, the backstop's mark on
- * what passes to the kernel, and the Ethernet header an L3 device lacks. */
+/* The apply step at tc (apply.h), finishing what XDP handed over, the
+ * backstop's mark on what passes to the kernel, and the Ethernet header an
+ * L3 device lacks. */
 #ifndef SLUICE_TC_H
 #define SLUICE_TC_H
 
@@ -10,6 +10,7 @@
 #include <linux/pkt_cls.h>
 #include "l3_stage.h"
 #include "shape.h"
+#include "apply.h"
 
 /* Headers the stages may read: pulled into the linear part first (a
  * received skb may keep them in fragments). */
@@ -19,27 +20,63 @@
  * the value both kernels take. */
 #define SLUICE_TSTAMP_MONO	1
 
-/* The redirect: bpf_redirect() to the egress port, whose qdisc and tc egress
- * hook the skb then passes (that is what shaping needs). At tc ingress an
- * skb's outer VLAN tag is in its metadata (the kernel moved it there before
- * tc, whatever the driver's offloads), and so it leaves: popped and pushed
- * there by the helpers, kept as it is through the redirect. A frame passed
- * up must reach the kernel as it came: the pop or push is the last step
- * that can fail. */
-static __always_inline int tc_redirect(struct pkt *p)
+/* The steps in apply.h's order. The redirect: bpf_redirect() to the egress
+ * port (tc_exit), whose qdisc and tc egress hook the skb then passes (that
+ * is what shaping needs). The translation goes through the csum helpers,
+ * which keep every skb checksum state right and may move the packet: the
+ * rewrite reads its pointers after them. At tc ingress an skb's outer VLAN
+ * tag is in its metadata (the kernel moved it there before tc, whatever the
+ * driver's offloads), and so it leaves: popped and pushed there by the
+ * helpers, kept as it is through the redirect; routed frames carry none.
+ * A no-neigh packet's TTL is decremented for tc_neigh(). */
+__attribute__((noinline)) int sluice_apply_tc(struct __sk_buff *skb, const struct fwd *d, __u32 at,
+					      __u32 pk)
 {
-	/* (routed frames carry no tag, and the helpers below invalidate
-	 * every packet pointer the rewrite would use: the verifier must not
-	 * see a path with both) */
-	if (p->routed) {
-		l3_rewrite(p);
-		return SLUICE_VERDICT_REDIRECT;
+	const struct fwd_xlat *x = nat_to();
+
+	if (!skb || !d)
+		return APPLY_NO_REDIRECT;
+	if ((at & APPLY_NAT) && x && NAT_PK_KIND(pk) == L3_NAT_ICMP_ERROR)
+		sluice_nat_tc(skb, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
+	else if ((at & APPLY_NAT) && x)
+		sluice_nat_tc_flow(skb, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
+	if (at & APPLY_NO_NEIGH)
+		return hop_ttl((void *)(long)skb->data, (void *)(long)skb->data_end) ?
+		       APPLY_NO_TTL : APPLY_DONE;
+	if (APPLY_VERDICT(at) != SLUICE_VERDICT_REDIRECT)
+		return APPLY_DONE;
+	if (d->hop.routed) {
+		hop_rewrite((void *)(long)skb->data, (void *)(long)skb->data_end, &d->hop);
+		return APPLY_DONE;
 	}
-	if (p->vlan_op == PKT_VLAN_POP && bpf_skb_vlan_pop(p->ctx))
+	if (d->vlan_op == SLUICE_VLAN_POP && bpf_skb_vlan_pop(skb))
+		return APPLY_VLAN;
+	if (d->vlan_op == SLUICE_VLAN_PUSH && bpf_skb_vlan_push(skb, bpf_htons(ETH_P_8021Q), d->vlan))
+		return APPLY_VLAN;
+	return APPLY_DONE;
+}
+
+/* The apply step for a verdict V that is not a drop. */
+static __always_inline int tc_apply(struct pkt *p, int v)
+{
+	struct __sk_buff *skb = p->ctx;
+	__u32 at = apply_at(p, v);
+	int r;
+
+	if (v == SLUICE_VERDICT_PASS && p->reason == SLUICE_PASS_NO_NEIGH)
+		at |= APPLY_NO_NEIGH;
+	/* (p->data and data_end are not read again but by tc_exit's count,
+	 * which takes the frame as it came: a tag tc pops or pushes is the
+	 * skb's metadata, outside the frame) */
+	r = sluice_apply_tc(skb, &p->fwd, at, nat_pk(p));
+	if (at & APPLY_NO_NEIGH)	/* for tc_neigh(): out by the neighbour layer */
+		p->fwd.hop.routed = r == APPLY_DONE;
+	if (v != SLUICE_VERDICT_REDIRECT)
+		return v;
+	if (r == APPLY_VLAN)
 		return pkt_pass(p, SLUICE_PASS_VLAN);
-	if (p->vlan_op == PKT_VLAN_PUSH &&
-	    bpf_skb_vlan_push(p->ctx, bpf_htons(ETH_P_8021Q), p->vlan))
-		return pkt_pass(p, SLUICE_PASS_VLAN);
+	if (r != APPLY_DONE)	/* (cannot be: the l3 call is always there) */
+		return pkt_pass(p, SLUICE_PASS_UNSUPPORTED);
 	return SLUICE_VERDICT_REDIRECT;
 }
 
@@ -60,26 +97,19 @@ static __always_inline int tc_finish(struct pkt *p, struct __sk_buff *skb)
 	}
 	if ((void *)(m + 1) > p->data || m->magic != SLUICE_META_MAGIC)
 		return PKT_CONTINUE;
-	p->routed = m->routed;
-	p->vlan_op = m->vlan_op;
-	p->vlan = m->vlan;
-	p->egress = m->egress;
-	p->egress_slot = m->egress_slot;
-	__builtin_memcpy(p->dmac, m->dmac, ETH_ALEN);
-	__builtin_memcpy(p->smac, m->smac, ETH_ALEN);
-	if (m->flags & SLUICE_META_SHAPED) {
+	p->fwd.hop = m->hop;
+	p->fwd.vlan_op = m->vlan_op;
+	p->fwd.vlan = m->vlan;
+	if (m->shaped) {
 		/* XDP's time, whole again: within 2 s of now either way */
 		__u64 now = bpf_ktime_get_ns(), *t = shape_time();
 
 		if (t) {
-			p->shaped = 1;
+			p->fwd.shaped = 1;
 			*t = now + (__s32)(m->tstamp_lo - (__u32)now);
 		}
 	}
-	/* (the headers again, for the rewrite: XDP checked them) */
-	if (pkt_parse(p) != PKT_CONTINUE)
-		return pkt_pass(p, SLUICE_PASS_UNSUPPORTED);
-	return tc_redirect(p);
+	return SLUICE_VERDICT_REDIRECT;	/* (XDP translated it: the rest is tc_apply's) */
 }
 
 /* A no-neigh packet, its TTL decremented: out of the FIB's device through

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What is XDP's own: the redirect through the devmap, VLAN pop and push on
- * the frame, and the handoff to the tc program beside (the decision as
- * metadata in front of the frame) where the egress takes no XDP frames. */
+/* The apply step at XDP (apply.h): the redirect through the devmap, VLAN
+ * pop and push on the frame, and the handoff to the tc program beside (the
+ * decision as metadata in front of the frame) where the egress takes no
+ * XDP frames. */
 #ifndef SLUICE_XDP_H
 #define SLUICE_XDP_H
 
@@ -9,50 +10,41 @@
 #include <bpf/bpf_helpers.h>
 #include "l3_stage.h"
 #include "shape.h"
-
-static __always_inline void pkt_reload(struct pkt *p)
-{
-	struct xdp_md *ctx = p->ctx;
-
-	p->data = (void *)(long)ctx->data;
-	p->data_end = (void *)(long)ctx->data_end;
-}
+#include "apply.h"
 
 struct eth_macs {
 	__u8 b[12];
 };
 
-static __always_inline int pkt_vlan_pop(struct pkt *p)
+static __always_inline int xdp_vlan_pop(struct xdp_md *ctx)
 {
+	void *d = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct eth_macs m;
-	__u8 *d = p->data;
 
-	if ((void *)(d + ETH_HLEN + 4) > p->data_end)
+	if (d + ETH_HLEN + 4 > end)
 		return -1;
 	__builtin_memcpy(&m, d, sizeof(m));
-	if (bpf_xdp_adjust_head(p->ctx, 4))
+	if (bpf_xdp_adjust_head(ctx, 4))
 		return -1;
-	pkt_reload(p);
-	d = p->data;
-	if ((void *)(d + sizeof(m)) > p->data_end)
+	d = (void *)(long)ctx->data;
+	if (d + sizeof(m) > (void *)(long)ctx->data_end)
 		return -1;
 	__builtin_memcpy(d, &m, sizeof(m));
 	return 0;
 }
 
-static __always_inline int pkt_vlan_push(struct pkt *p, __u16 tci)
+static __always_inline int xdp_vlan_push(struct xdp_md *ctx, __u16 tci)
 {
+	void *d = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct eth_macs m;
-	__u8 *d = p->data;
 
-	if ((void *)(d + ETH_HLEN) > p->data_end)
+	if (d + ETH_HLEN > end)
 		return -1;
 	__builtin_memcpy(&m, d, sizeof(m));
-	if (bpf_xdp_adjust_head(p->ctx, -4))
+	if (bpf_xdp_adjust_head(ctx, -4))
 		return -1;
-	pkt_reload(p);
-	d = p->data;
-	if ((void *)(d + ETH_HLEN + 4) > p->data_end)
+	d = (void *)(long)ctx->data;
+	if (d + ETH_HLEN + 4 > (void *)(long)ctx->data_end)
 		return -1;
 	__builtin_memcpy(d, &m, sizeof(m));
 	*(__be16 *)(d + 12) = bpf_htons(ETH_P_8021Q);
@@ -60,48 +52,63 @@ static __always_inline int pkt_vlan_push(struct pkt *p, __u16 tci)
 	return 0;
 }
 
-/* A redirect XDP cannot carry out goes to the kernel as decided: routed,
- * accepted by the policy; bridged, for the kernel bridge (a held fragment
- * the daemon replays on a tc port takes this way). */
-static __always_inline int xdp_no_redirect(struct pkt *p)
-{
-	p->judged = p->routed ? SLUICE_JUDGED_ACCEPT : SLUICE_JUDGED_BRIDGED;
-	return pkt_pass(p, SLUICE_PASS_EGRESS_NO_XDP);
-}
-
 /* The egress port takes no XDP frames (a tc or generic port, or a driver
  * without XDP transmit): the decision goes in front of the frame as
  * metadata, and the tc program on this port forwards it as an skb. Without
  * a tc program here, or a driver that keeps no metadata, the kernel's path
- * takes the frame, counted as egress-no-xdp. */
-static __always_inline int xdp_handoff(struct pkt *p)
+ * takes the frame. */
+static __always_inline int xdp_handoff(struct xdp_md *ctx, const struct fwd *d)
 {
-	struct xdp_md *ctx = p->ctx;
+	const struct sluice_port *in = port_in(ctx->ingress_ifindex);
 	struct sluice_xdp_meta *m;
 
-	if (!p->port || !(p->port->flags & SLUICE_PORT_TC_TOO) ||
-	    bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
-		return xdp_no_redirect(p);
+	if (!in || !(in->flags & SLUICE_PORT_TC_TOO) || bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+		return APPLY_NO_REDIRECT;
 	m = (void *)(long)ctx->data_meta;
 	if ((void *)(m + 1) > (void *)(long)ctx->data)
-		return xdp_no_redirect(p);
+		return APPLY_NO_REDIRECT;
 	m->magic = SLUICE_META_MAGIC;
-	m->routed = p->routed;
-	m->vlan_op = p->vlan_op;
-	m->vlan = p->vlan;
-	m->flags = 0;
+	m->vlan = d->vlan;
 	m->tstamp_lo = 0;
-	if (p->shaped) {
+	m->hop = d->hop;
+	m->vlan_op = d->vlan_op;
+	m->shaped = d->shaped;
+	m->pad = 0;
+	if (d->shaped) {
 		__u64 *t = shape_time();
 
-		m->flags = SLUICE_META_SHAPED;
 		m->tstamp_lo = t ? (__u32)*t : 0;
 	}
-	m->egress = p->egress;
-	m->egress_slot = p->egress_slot;
-	__builtin_memcpy(m->dmac, p->dmac, ETH_ALEN);
-	__builtin_memcpy(m->smac, p->smac, ETH_ALEN);
-	return PKT_HANDOFF;
+	return APPLY_HANDOFF;
+}
+
+/* The steps in apply.h's order. The redirect is recorded before the frame
+ * is rewritten: a port missing from the devmap falls back to the kernel
+ * with the frame still as it came (translated: the kernel would forward it
+ * so). A rewrite cannot fail once the bounds were checked; if the head
+ * could not move, the frame goes to the kernel. */
+__attribute__((noinline)) int sluice_apply_xdp(struct xdp_md *ctx, const struct fwd *d, __u32 at,
+					       __u32 pk)
+{
+	const struct fwd_xlat *x = nat_to();
+
+	if (!ctx || !d)
+		return APPLY_NO_REDIRECT;
+	if ((at & APPLY_NAT) && x)
+		sluice_nat_xdp(ctx, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
+	if (APPLY_VERDICT(at) != SLUICE_VERDICT_REDIRECT)
+		return APPLY_DONE;
+	if (!d->hop.xdp)
+		return xdp_handoff(ctx, d);
+	if (bpf_redirect_map(&sluice_tx, d->hop.egress, XDP_PASS) != XDP_REDIRECT)
+		return APPLY_NO_REDIRECT;
+	if (d->hop.routed)
+		hop_rewrite((void *)(long)ctx->data, (void *)(long)ctx->data_end, &d->hop);
+	if (d->vlan_op == SLUICE_VLAN_POP && xdp_vlan_pop(ctx))
+		return APPLY_VLAN;
+	if (d->vlan_op == SLUICE_VLAN_PUSH && xdp_vlan_push(ctx, d->vlan))
+		return APPLY_VLAN;
+	return APPLY_DONE;
 }
 
 /* A frame passed to the kernel: the tc program beside gives its skb the
@@ -124,20 +131,27 @@ static __always_inline void xdp_judged(struct xdp_md *ctx, __u8 judged)
 	m->pad = 0;
 }
 
-/* The redirect is recorded first, the frame rewritten after: a port missing
- * from the devmap falls back to XDP_PASS with the frame still untouched. A
- * rewrite cannot fail once the bounds were checked; if the head could not
- * move the frame is unchanged and goes to the kernel. */
-static __always_inline int xdp_redirect(struct pkt *p)
+/* The apply step for a verdict V that is not a drop; what it could not
+ * carry out goes to the kernel as decided: routed, accepted by the policy;
+ * bridged, for the kernel bridge (a held fragment the daemon replays on a
+ * tc port takes this way). */
+static __always_inline int xdp_apply(struct pkt *p, int v)
 {
-	if (bpf_redirect_map(&sluice_tx, p->egress, XDP_PASS) != XDP_REDIRECT)
-		return xdp_no_redirect(p);
-	if (p->routed)	/* only now: a frame passed up must reach the kernel as it came */
-		l3_rewrite(p);
-	if (p->vlan_op == PKT_VLAN_POP && pkt_vlan_pop(p))
+	struct xdp_md *ctx = p->ctx;
+	int r = sluice_apply_xdp(ctx, &p->fwd, apply_at(p, v), nat_pk(p));
+
+	p->data = (void *)(long)ctx->data;	/* (a tag popped or pushed) */
+	p->data_end = (void *)(long)ctx->data_end;
+	if (v != SLUICE_VERDICT_REDIRECT)
+		return v;
+	if (r == APPLY_HANDOFF)
+		return PKT_HANDOFF;
+	if (r == APPLY_VLAN)
 		return pkt_pass(p, SLUICE_PASS_VLAN);
-	if (p->vlan_op == PKT_VLAN_PUSH && pkt_vlan_push(p, p->vlan))
-		return pkt_pass(p, SLUICE_PASS_VLAN);
+	if (r != APPLY_DONE) {
+		p->judged = p->fwd.hop.routed ? SLUICE_JUDGED_ACCEPT : SLUICE_JUDGED_BRIDGED;
+		return pkt_pass(p, SLUICE_PASS_EGRESS_NO_XDP);
+	}
 	return SLUICE_VERDICT_REDIRECT;
 }
 

@@ -222,6 +222,11 @@ int dp_load(struct dp *dp)
 	dp->prog_fd = bpf_program__fd(dp->skel->progs.sluice_xdp);
 	dp->tc_fd = bpf_program__fd(dp->skel->progs.sluice_tc);
 	dup_skel_maps(dp);
+	/* The pinned caches (the flow cache's slots) were written by the
+	 * programs running now, maybe of another build whose layout differs:
+	 * a new policy generation before these attach, so they read none. */
+	if (dp->existed && (ret = dp_flows_removed(dp)))
+		log_warn("%s: a new policy generation: %s", dp->pin, strerror(-ret));
 	return 0;
 }
 

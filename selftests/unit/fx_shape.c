@@ -112,10 +112,10 @@ void test_shape(int tc)
 		ts1 = (t0 & ~0xffffffffULL) | m.tstamp_lo;
 		frag_ok(a == XDP_PASS && out.len == want.len + sizeof(m) &&
 			!memcmp(out.b + sizeof(m), want.b, want.len) && m.magic == SLUICE_META_MAGIC &&
-			(m.flags & SLUICE_META_SHAPED) && m.egress == ifindex_of[P_WAN] &&
+			m.shaped && m.hop.egress == ifindex_of[P_WAN] && m.hop.routed &&
 			(__u32)(m.tstamp_lo - (__u32)t0) <= (__u32)(t1 - t0),
 			"shape: handed to tc with its departure time in the metadata (action %d, "
-			"%u bytes, flags %u)", a, out.len, m.flags);
+			"%u bytes, shaped %u)", a, out.len, m.shaped);
 	}
 	a = shape_run(shp, tc, &out, &ts, &t0, &t1);
 	/* A run that comes after the flow's slot (a loaded machine: more
