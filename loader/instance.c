@@ -141,6 +141,16 @@ int dp_open(struct dp *dp, const char *pin, enum dp_open_mode mode)
 	if (!dp->existed)
 		return mode == DP_CREATE ? 0 : -ENOENT;
 	if (mode == DP_READ && dp_open_maps(dp)) {
+		for (int i = 0; i < DP_MAPS; i++) {	/* (the first missing, and why) */
+			int fd = dp->map[i].fd < 0 ? open_pinned_map(dp, dp->map[i].name) : -2;
+
+			if (fd == -1) {
+				log_err("%s/%s: %s", dp->pin, dp->map[i].name, strerror(errno));
+				break;
+			}
+			if (fd >= 0)
+				close(fd);
+		}
 		dp_close_maps(dp);
 		return -ENOENT;
 	}
