@@ -78,7 +78,8 @@ __attribute__((noinline)) int sluice_l3_tc(struct __sk_buff *ctx, struct l3_call
 /* The l3 call's inputs from the pipeline's packet. */
 static __always_inline void l3_call_in(struct pkt *p, struct l3_call *c)
 {
-	__builtin_memset(c, 0, sizeof(*c));
+	/* (not the translation: written with fwd.nat, read only with it) */
+	__builtin_memset(c, 0, __builtin_offsetof(struct l3_call, to));
 	c->ifindex = p->ifindex;
 	if (p->port) {
 		c->port_zone_1 = p->port->zone + 1;

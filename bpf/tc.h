@@ -32,14 +32,16 @@
 __attribute__((noinline)) int sluice_apply_tc(struct __sk_buff *skb, const struct fwd *d, __u32 at,
 					      __u32 pk)
 {
-	const struct fwd_xlat *x = nat_to();
+	const struct fwd_xlat *x;
 
 	if (!skb || !d)
 		return APPLY_NO_REDIRECT;
-	if ((at & APPLY_NAT) && x && NAT_PK_KIND(pk) == L3_NAT_ICMP_ERROR)
-		sluice_nat_tc(skb, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
-	else if ((at & APPLY_NAT) && x)
-		sluice_nat_tc_flow(skb, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
+	if ((at & APPLY_NAT) && (x = nat_to())) {
+		if (NAT_PK_KIND(pk) == L3_NAT_ICMP_ERROR)
+			sluice_nat_tc(skb, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
+		else
+			sluice_nat_tc_flow(skb, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
+	}
 	if (at & APPLY_NO_NEIGH)
 		return hop_ttl((void *)(long)skb->data, (void *)(long)skb->data_end) ?
 		       APPLY_NO_TTL : APPLY_DONE;

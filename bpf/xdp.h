@@ -90,11 +90,11 @@ static __always_inline int xdp_handoff(struct xdp_md *ctx, const struct fwd *d)
 __attribute__((noinline)) int sluice_apply_xdp(struct xdp_md *ctx, const struct fwd *d, __u32 at,
 					       __u32 pk)
 {
-	const struct fwd_xlat *x = nat_to();
+	const struct fwd_xlat *x;
 
 	if (!ctx || !d)
 		return APPLY_NO_REDIRECT;
-	if ((at & APPLY_NAT) && x)
+	if ((at & APPLY_NAT) && (x = nat_to()))
 		sluice_nat_xdp(ctx, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
 	if (APPLY_VERDICT(at) != SLUICE_VERDICT_REDIRECT)
 		return APPLY_DONE;
