@@ -77,71 +77,10 @@ int cmd_check(struct args *a)
 
 /* ---- config files -------------------------------------------------------------- */
 
-/* The whole of PATH, NUL-terminated (malloc'd), or NULL with errno. */
-static char *read_text(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, r;
-
-	if (!f)
-		return NULL;
-	do {
-		if (n + 4096 + 1 > cap) {
-			char *b = realloc(buf, cap = (cap ? cap * 2 : 8192));
-
-			if (!b) {
-				free(buf);
-				fclose(f);
-				errno = ENOMEM;
-				return NULL;
-			}
-			buf = b;
-		}
-		r = fread(buf + n, 1, 4096, f);
-		n += r;
-	} while (r);
-	if (ferror(f)) {
-		free(buf);
-		fclose(f);
-		errno = EIO;
-		return NULL;
-	}
-	fclose(f);
-	buf[n] = 0;
-	if (len)
-		*len = n;
-	return buf;
-}
-
-/* Replace PATH's content with TEXT at once (a temporary file beside it,
- * renamed over it), keeping its mode. */
-static int write_text(const char *path, const char *text)
-{
-	char tmp[PATH_MAX];
-	struct stat st;
-	size_t len = strlen(text);
-	int fd, ret = 0;
-
-	if (fmt_path(tmp, sizeof(tmp), "%s.sluice-tmp", path))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (!stat(path, &st))
-		fchmod(fd, st.st_mode & 07777);
-	if (write(fd, text, len) != (ssize_t)len || fsync(fd))
-		ret = errno ? -errno : -EIO;
-	close(fd);
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	return ret;
-}
 
 /* What the last successful apply applied, kept where `reload --confirm`
- * finds the config to go back to. */
+ * finds the config to go back to; the rates `shape set` changed are the
+ * config's again. */
 static void save_applied(const char *pin, const char *path)
 {
 	char dst[PATH_MAX], *text = read_text(path, NULL);
@@ -149,6 +88,7 @@ static void save_applied(const char *pin, const char *path)
 	if (text && !dp_run_path(pin, "applied", dst, sizeof(dst)))
 		write_text(dst, text);
 	free(text);
+	shape_live_forget(pin);
 }
 
 /* ---- up, reload and confirm ----------------------------------------------------- */
@@ -156,10 +96,9 @@ static void save_applied(const char *pin, const char *path)
 int load_and_apply(struct args *a, const struct sluice_config *cfg, bool reload,
 		   enum dp_follow follow)
 {
+	struct sluice_meta meta;
 	struct dp dp;
 	int ret;
-
-	struct sluice_meta meta;
 
 	ret = dp_open(&dp, a->pin, reload ? DP_WRITE : DP_CREATE);
 	if (ret == -ENOENT)
@@ -486,8 +425,9 @@ int cmd_set(struct args *a)
 	return rulecli_set(a->pin, verb, a->rest[1], list ? NULL : a->rest[2]);
 }
 
-/* Rates change in the pinned map at once; the config file keeps its own
- * (the next reload goes back to them). */
+/* Rates change in the pinned map at once, and hold through the daemon's
+ * own applies (shape.c, "live rates"); the config file keeps its own, which
+ * the next up or reload goes back to. */
 int cmd_shape(struct args *a)
 {
 	uint64_t rate[2];
@@ -510,7 +450,11 @@ int cmd_shape(struct args *a)
 	if (!ret)
 		ret = shape_set(&dp, a->rest[1], rate[0], rate[1]);
 	dp_close(&dp);
-	return ret ? 1 : 0;
+	if (!ret && (ret = shape_live_save(a->pin, a->rest[1], rate[0], rate[1])))
+		log_warn("zone %s: the rates are set, but the daemon's next apply (after an "
+			 "interface change) goes back to the config's: keeping them in %s: %s",
+			 a->rest[1], SLUICE_RUN_DIR, strerror(-ret));
+	return 0;
 }
 
 /* ---- down ---------------------------------------------------------------------- */
@@ -548,5 +492,7 @@ int cmd_down(struct args *a)
 	if (!ret)
 		ret = dp_down(&dp);
 	dp_close(&dp);
+	if (!ret)
+		shape_live_forget(a->pin);
 	return ret ? 1 : 0;
 }

@@ -20,6 +20,7 @@
 #include "frag.h"
 #include "nl.h"
 #include "rules.h"
+#include "shape.h"
 #include "util.h"
 
 #define DEBOUNCE_MS	100	/* netlink events come in bursts */
@@ -75,6 +76,7 @@ static int reconcile(struct daemon *d, bool reload_programs)
 	dp.follow = DP_FOLLOW_QUIET;
 	dp_meta_read(&dp, &meta);
 	if ((meta.generation != d->generation || reload_programs) && meta.config[0]) {
+		shape_live_forget(d->a->pin);	/* (a config applied: its rates) */
 		if (cfg_parse_file(meta.config, &cfg, err, sizeof(err))) {
 			log_err("%s (keeping the previous config)", err);
 		} else {
@@ -82,6 +84,8 @@ static int reconcile(struct daemon *d, bool reload_programs)
 			d->cfg = cfg;
 			snprintf(d->config, sizeof(d->config), "%s", meta.config);
 		}
+	} else {
+		shape_live_overlay(d->a->pin, &d->cfg);	/* what `shape set` changed */
 	}
 	dp.config = d->config;
 	ret = dp_apply(&dp, &d->cfg);

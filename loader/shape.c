@@ -7,9 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <limits.h>
 #include <bpf/bpf.h>
 #include "shape.h"
 #include "qdisc.h"
+#include "run.h"
 #include "util.h"
 
 /* tc-cake(8)'s presets: bytes added to each IP packet, mpu, framing. */
@@ -125,6 +128,80 @@ int shape_set(struct dp *dp, const char *zone, __u64 up, __u64 down)
 		}
 	}
 	return ret;
+}
+
+/* ---- live rates ---------------------------------------------------------------- */
+
+/* `shape set` writes the map at once and keeps its rates in the run folder
+ * (shape-live-PIN, one "ZONE UPLOAD DOWNLOAD" line in bit/s per zone): the
+ * daemon's own applies, after an interface or address change (a DHCP
+ * renewal, a PPPoE re-dial), put them over the config's, so they hold
+ * until a config is applied again (up, reload, the daemon following
+ * another process's apply), which forgets them. */
+static int live_path(const char *pin, char *buf, size_t len)
+{
+	return dp_run_path(pin, "shape-live", buf, len);
+}
+
+int shape_live_save(const char *pin, const char *zone, __u64 up, __u64 down)
+{
+	char path[PATH_MAX], *old, *line, *save = NULL, *text;
+	size_t cap;
+	int ret, n = 0;
+
+	if (live_path(pin, path, sizeof(path)))
+		return -ENAMETOOLONG;
+	old = read_text(path, NULL);
+	cap = (old ? strlen(old) : 0) + strlen(zone) + 64;
+	text = malloc(cap);
+	if (!text) {
+		free(old);
+		return -ENOMEM;
+	}
+	for (line = old ? strtok_r(old, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		size_t l = strcspn(line, " ");
+
+		if (l != strlen(zone) || strncmp(line, zone, l))	/* (another zone's) */
+			n += snprintf(text + n, cap - n, "%s\n", line);
+	}
+	snprintf(text + n, cap - n, "%s %llu %llu\n", zone, (unsigned long long)up,
+		 (unsigned long long)down);
+	ret = write_text(path, text);
+	free(old);
+	free(text);
+	return ret;
+}
+
+void shape_live_forget(const char *pin)
+{
+	char path[PATH_MAX];
+
+	if (!live_path(pin, path, sizeof(path)))
+		unlink(path);
+}
+
+/* The kept rates over CFG's, for the zones CFG still shapes. */
+void shape_live_overlay(const char *pin, struct sluice_config *cfg)
+{
+	char path[PATH_MAX], *text, *line, *save = NULL, zone[CFG_NAME_MAX];
+	unsigned long long up, down;
+
+	if (live_path(pin, path, sizeof(path)) || !(text = read_text(path, NULL)))
+		return;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%31s %llu %llu", zone, &up, &down) != 3 || !up || !down)
+			continue;
+		for (int s = 0; s < cfg->n_shapes; s++) {
+			struct cfg_shape *cs = &cfg->shapes[s];
+
+			if (cs->zone >= 0 && cs->zone < cfg->n_zones &&
+			    !strcmp(cfg->zones[cs->zone].name, zone)) {
+				cs->upload_bps = up;
+				cs->download_bps = down;
+			}
+		}
+	}
+	free(text);
 }
 
 /* ---- statistics -------------------------------------------------------------- */

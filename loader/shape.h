@@ -26,6 +26,13 @@ int shape_ports(struct dp *dp, const struct sluice_config *cfg, const struct sha
 /* `sluice shape set ZONE upload RATE download RATE`. */
 int shape_set(struct dp *dp, const char *zone, __u64 up, __u64 down);
 
+/* The rates `shape set` changed, kept for the daemon's own applies (shape.c,
+ * "live rates"): saved by `shape set`, put over a config's by the daemon,
+ * forgotten when a config is applied. */
+int shape_live_save(const char *pin, const char *zone, __u64 up, __u64 down);
+void shape_live_overlay(const char *pin, struct sluice_config *cfg);
+void shape_live_forget(const char *pin);
+
 /* One shaped direction as `sluice status` and `sluice stats` show it. */
 struct shape_view {
 	char zone[32];

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -155,4 +158,67 @@ void close_fd(int *fd)
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
+}
+
+/* The whole of PATH, NUL-terminated (malloc'd), or NULL with errno. */
+char *read_text(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, r;
+
+	if (!f)
+		return NULL;
+	do {
+		if (n + 4096 + 1 > cap) {
+			char *b = realloc(buf, cap = (cap ? cap * 2 : 8192));
+
+			if (!b) {
+				free(buf);
+				fclose(f);
+				errno = ENOMEM;
+				return NULL;
+			}
+			buf = b;
+		}
+		r = fread(buf + n, 1, 4096, f);
+		n += r;
+	} while (r);
+	if (ferror(f)) {
+		free(buf);
+		fclose(f);
+		errno = EIO;
+		return NULL;
+	}
+	fclose(f);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+/* Replace PATH's content with TEXT at once (a temporary file beside it,
+ * renamed over it), keeping its mode. */
+int write_text(const char *path, const char *text)
+{
+	char tmp[PATH_MAX];
+	struct stat st;
+	size_t len = strlen(text);
+	int fd, ret = 0;
+
+	if (fmt_path(tmp, sizeof(tmp), "%s.sluice-tmp", path))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (!stat(path, &st))
+		fchmod(fd, st.st_mode & 07777);
+	if (write(fd, text, len) != (ssize_t)len || fsync(fd))
+		ret = errno ? -errno : -EIO;
+	close(fd);
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
 }

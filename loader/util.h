@@ -22,6 +22,13 @@ void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * Does nothing outside systemd. */
 void service_notify(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The whole of PATH, NUL-terminated (malloc'd), or NULL with errno. */
+char *read_text(const char *path, size_t *len);
+
+/* Replace PATH's content with TEXT at once (a temporary file beside it,
+ * renamed over it), keeping its mode. 0 or -errno. */
+int write_text(const char *path, const char *text);
+
 /* snprintf that reports truncation as an error (-1). */
 int fmt_path(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -301,6 +301,30 @@ out=$(rsluice shape set lan upload 1mbit download 1mbit 2>&1)
 [ $? != 0 ] && grep -q "zone lan is not shaped" <<<"$out" &&
 	pass "shape set on an unshaped zone says so" || fail "shape set on an unshaped zone says so: $out"
 
+# A rate set live holds through the daemon's own applies (an address came
+# or went on a zone's interface, as a DHCP renewal does); the next reload
+# goes back to the config's (checked after the reloads below).
+upload_rate() { rsluice stats 2>&1 | sed -n 's/^shape wan upload: rate \([0-9.]*\) Mbit.*/\1/p'; }
+generation() { rsluice status --json | json_get "$(cat)" "j['generation']"; }
+: >"$WORK/daemon.log"
+nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -v -c "$CFG" >>"$WORK/daemon.log" 2>&1 &
+DAEMON_PID=$!
+if wait_for 30000 grep -q "following interface changes" "$WORK/daemon.log" &&
+   rsluice shape set wan upload 11mbit download ${DOWN}mbit >"$WORK/live.log" 2>&1; then
+	g=$(generation)
+	ip -n "$RTR" addr add 198.51.100.99/32 dev wan0
+	wait_for 30000 test "$(generation)" -gt "$g"
+	r=$(upload_rate)
+	[ "$r" = 11.0 ] && [ "$(generation)" -gt "$g" ] &&
+		pass "shape set: the rate holds through the daemon's apply after an address change (11.0 Mbit/s)" ||
+		{ fail "shape set: the rate holds through the daemon's apply after an address change ($r Mbit/s, generation $g -> $(generation))"
+		  detail "$WORK/daemon.log"; }
+	ip -n "$RTR" addr del 198.51.100.99/32 dev wan0
+else
+	fail "shape set: the daemon starts and takes a live rate"; detail "$WORK/daemon.log"; detail "$WORK/live.log"
+fi
+kill "$DAEMON_PID" 2>/dev/null; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+
 # a reload without the shape line puts the qdiscs back and stops pacing;
 # one with it puts fq back
 shape_config "$WORK/plain.conf" none
@@ -318,6 +342,9 @@ fi
 rsluice reload -c "$CFG" > "$WORK/reload.log" 2>&1 && [ "$(qdisc_of wan0)" = "fq 51c:" ] &&
 	pass "reload with shape again: fq back on wan0" ||
 	{ fail "reload with shape again: fq back on wan0 ($(qdisc_of wan0))"; detail "$WORK/reload.log"; }
+r=$(upload_rate)
+[ "$r" = "$UP.0" ] && pass "after a reload the upload rate is the config's again ($r Mbit/s)" ||
+	fail "after a reload the upload rate is the config's again ($r Mbit/s, want $UP.0)"
 
 # ---- down puts the qdiscs back; cake in the same guest, side by side ------------
 REFEREE=
