@@ -450,7 +450,9 @@ int cmd_shape(struct args *a)
 	if (!ret)
 		ret = shape_set(&dp, a->rest[1], rate[0], rate[1]);
 	dp_close(&dp);
-	if (!ret && (ret = shape_live_save(a->pin, a->rest[1], rate[0], rate[1])))
+	if (ret)
+		return 1;
+	if ((ret = shape_live_save(a->pin, a->rest[1], rate[0], rate[1])))
 		log_warn("zone %s: the rates are set, but the daemon's next apply (after an "
 			 "interface change) goes back to the config's: keeping them in %s: %s",
 			 a->rest[1], SLUICE_RUN_DIR, strerror(-ret));
