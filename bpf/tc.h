@@ -77,7 +77,7 @@ static __always_inline int tc_apply(struct pkt *p, int v)
 		return v;
 	if (r == APPLY_VLAN)
 		return pkt_pass(p, SLUICE_PASS_VLAN);
-	if (r != APPLY_DONE)	/* (cannot be: the l3 call is always there) */
+	if (r != APPLY_DONE)	/* (cannot be: the packet and its decision are always there) */
 		return pkt_pass(p, SLUICE_PASS_UNSUPPORTED);
 	return SLUICE_VERDICT_REDIRECT;
 }
