@@ -64,7 +64,8 @@ $(BUILD)/sluice: loader/main.c $(LOADER_SRC) $(LOADER_HDRS) $(BPF_HDRS) $(BUILD)
 CONFIG_SRC := loader/config.c loader/config_lex.c loader/config_names.c loader/config_addr.c
 CONFIG_HDRS := loader/config.h loader/config_lex.h loader/config_names.h loader/config_addr.h
 
-TEST_XDP_SRC := loader/util.c $(CONFIG_SRC) loader/rules.c loader/rules_write.c
+TEST_XDP_SRC := loader/util.c $(CONFIG_SRC) loader/rules.c loader/rules_write.c \
+	loader/rules_maps.c loader/rules_table.c
 # The runner (test_xdp.c), the fixtures of each stage and their shared pairs.
 TEST_XDP_FX := $(wildcard selftests/unit/fx_*.c) selftests/unit/fixture.c selftests/unit/pkt.c
 TEST_XDP_FX_HDRS := selftests/unit/fixture.h selftests/unit/pkt.h

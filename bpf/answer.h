@@ -10,6 +10,15 @@
 #include <linux/pkt_cls.h>
 #include "l3_stage.h"
 
+/* The answers' rate limits, per CPU: [0] when this CPU last answered port
+ * exhaustion with an ICMP error, [1] `reject`'s token bucket. Not pinned. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} sluice_icmp_rl SEC(".maps");
+
 /* A dropped packet can be answered in place: the frame itself becomes the
  * answer and leaves by the port it came in on.
  *  - nat-no-port, nat-host-limit, host-flow-limit: an ICMP destination

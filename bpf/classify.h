@@ -28,16 +28,18 @@ struct rule_q {
 	__u32 slot;
 	__u32 after;			/* only rules above this one (limit) */
 	__u32 best;			/* the walk's result so far, ~0: none */
-	__u32 rule;			/* out: the match's sluice_rule_stats key */
+	__u32 rule;			/* out: the match's rule key (sluice_rules.h) */
 	__u32 len;			/* the packet's bytes, for the counters */
 	__u32 ifindex;			/* its port, for the log */
 	__u64 now;
 	struct sluice_rule_key key;
 	struct sluice_set4_key skey4;
 	struct sluice_set6_key skey6;
-	/* (unused: a type reached only through the inner map template would be
+	/* (unused: a type reached only through an inner map template would be
 	 * a forward declaration in BTF, and libbpf needs its size) */
 	struct sluice_rule_hit hit_type;
+	struct sluice_rule rule_type;
+	struct sluice_rule_stats rule_stats_type;
 };
 
 struct {
@@ -170,10 +172,16 @@ static __always_inline int gcra_take(__u64 *tat, __u64 interval, __u64 burst, __
 	return 1;
 }
 
-static __always_inline void rule_count(const __u32 *key, __u32 len, __u64 now)
+/* The counters, on this CPU, of the rule whose key is KEY (sluice_rules.h). */
+static __always_inline void rule_count(__u32 key, __u32 len, __u64 now)
 {
-	struct sluice_rule_stats *st = bpf_map_lookup_elem(&sluice_rule_stats, key);
+	struct sluice_rule_stats *st;
+	__u32 k[2] = { SLUICE_RULE_KEY_SLOT(key),
+		       bpf_get_smp_processor_id() << SLUICE_RULE_KEY_SHIFT(key) |
+			       SLUICE_RULE_KEY_INDEX(key) };
+	void *slot = bpf_map_lookup_elem(&sluice_rule_stats, &k[0]);
 
+	st = slot ? bpf_map_lookup_elem(slot, &k[1]) : NULL;
 	if (!st)
 		return;
 	st->packets++;
@@ -214,7 +222,7 @@ static __always_inline void rule_log(const struct rule_q *q, struct sluice_rule 
 
 /* One walk over the query in sluice_rule_q (filled by the caller, slot and
  * q->after included): 0 when no rule matches, 1 + the rule's action, with
- * its sluice_rule_stats key in q->rule and the packet (LEN bytes) counted
+ * its rule key in q->rule and the packet (LEN bytes) counted
  * to it, or RULES_OVER_LIMIT: the rule in q->best is a `limit` over its
  * rate, which does not match (walk again above it).
  *
@@ -227,6 +235,7 @@ __attribute__((noinline)) int sluice_classify(void)
 	const struct sluice_ruleset *rs;
 	struct sluice_rule *r;
 	struct rule_q *q = rule_q();
+	void *rules;
 	__u32 n;
 
 	/* (keys taken from the query itself: stack slots are scarce) */
@@ -240,21 +249,22 @@ __attribute__((noinline)) int sluice_classify(void)
 	bpf_loop(n < SLUICE_RULE_SHAPES ? n : SLUICE_RULE_SHAPES, rule_shape_step, NULL, 0);
 	if (q->best >= SLUICE_RULES_MAX)
 		return 0;
-	q->rule = q->best * 2 + q->slot;
-	r = bpf_map_lookup_elem(&sluice_rules, &q->rule);
-	if (!r)
-		return 0;
+	q->rule = SLUICE_RULE_KEY(q->slot, q->best, rs->stats_shift & 31);
+	rules = bpf_map_lookup_elem(&sluice_rules, &q->slot);
+	r = rules ? bpf_map_lookup_elem(rules, &q->best) : NULL;
+	if (!r)	/* (a key without its rule: never written so) */
+		return 1 + SLUICE_RULE_DROP;
 	if (!q->recheck && (r->flags & SLUICE_RULE_LIMIT) &&
 	    !gcra_take(&r->tat, r->interval_ns, SLUICE_RULE_BURST, q->now))
 		return RULES_OVER_LIMIT;
-	rule_count(&q->rule, q->len, q->now);
+	rule_count(q->rule, q->len, q->now);
 	if ((r->flags & SLUICE_RULE_LOG) && !q->recheck)
 		rule_log(q, r, q->best, q->ifindex, q->now);
 	return 1 + (r->action & 3);
 }
 
 /* The rules' verdict on Q: 0 (no rule), or 1 + action with the rule's
- * stats key in *KEY. */
+ * key in *KEY. */
 static __always_inline int rules_verdict(struct rule_q *q, __u32 len, __u32 ifindex,
 					 __u64 now, __u32 *key)
 {

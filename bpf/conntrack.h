@@ -527,7 +527,7 @@ static __always_inline int ct_track(void *ctx, struct l3_facts *f,
 		e->verdict = ct_recheck(f, cfg, e, reply, s->now);
 		e->policy_gen = f->gen;
 	} else if (e->rule) {
-		rule_count(&e->rule, f->len, s->now);
+		rule_count(e->rule, f->len, s->now);
 	}
 	if (e->verdict != SLUICE_CT_ACCEPT)
 		return L3_VERDICT(SLUICE_VERDICT_DROP,

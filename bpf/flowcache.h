@@ -228,7 +228,7 @@ static __always_inline int fc_run(void *data, void *end, struct l3_call *r)
 		r->to.xlat = c->xlat;
 	}
 	if (c->rule)
-		rule_count(&c->rule, r->len, now);
+		rule_count(c->rule, r->len, now);
 	c->pk++;
 	c->by += r->len;
 	c->last = now;

@@ -9,6 +9,24 @@
 #include <bpf/bpf_helpers.h>
 #include "l3.h"
 
+/* Fragments of translated datagrams in flight (sluice_ct.h). Not pinned: a
+ * reload forgets at most the datagrams in flight. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, SLUICE_FRAG_ENTRIES);
+	__type(key, struct sluice_frag4_key);
+	__type(value, struct sluice_frag4);
+} sluice_frag4 SEC(".maps");
+
+/* The datagrams held fragments wait for: a first fragment's arrival is
+ * announced (sluice_frag_events) when one is here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct sluice_frag4_key);
+	__type(value, __u64);
+} sluice_frag_wait SEC(".maps");
+
 static __always_inline void frag_key(struct sluice_frag4_key *k, const struct l3_facts *f)
 {
 	k->src = f->src[0];

@@ -73,7 +73,7 @@ struct l3_facts {
 	__u8 hairpin;			/* ... from inside: its source is translated too */
 	__u8 dnat_zone;			/* ... the zone whose forward or mapping it is */
 	__u32 out_l3;			/* out, accepted: the FIB's egress device */
-	__u32 rule;			/* out: the deciding rule's stats key, 0 none */
+	__u32 rule;			/* out: the deciding rule's key (sluice_rules.h), 0 none */
 	__u8 rule_act;			/* l3_rules' answer for a new flow */
 	__be32 masq;			/* masq_out: the egress interface's address, 0 none yet */
 	struct sluice_ct_nat4 xlat;	/* nat: the tuple it leaves with (an ICMP
@@ -81,7 +81,7 @@ struct l3_facts {
 	struct sluice_ct_nat4 ixlat;	/* L3_NAT_ICMP_ERROR: the quoted packet's */
 	struct sluice_hop hop;		/* out, with a REDIRECT */
 	/* out: the flow may go into the flow cache (flowcache.h) with a
-	 * REDIRECT, its entry's rule stats key with it */
+	 * REDIRECT, its entry's rule key with it */
 	__u8 fc_ok;
 	__u32 fc_rule;
 	__u8 judged;			/* out, with a PASS: enum sluice_judged */

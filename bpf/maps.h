@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The datapath's maps (docs/design.md section 2), in one place so every
- * stage header can use them. All are pinned by name: reloading new programs
- * reuses them, so counters, configuration and the FDB survive a program
- * replacement. Layouts are in sluice.h. */
+/* The datapath's pinned maps (docs/design.md section 2): every map user
+ * space reads or writes is defined here, and only here, with the ports'
+ * cache behind port_in(), which every stage shares. Pinned by name:
+ * reloading new programs reuses them, so counters, configuration and the
+ * FDB survive a program replacement. Layouts are in sluice.h and its
+ * sub-headers. A map only the datapath sees (per-CPU scratch, a stage's
+ * own cache) is defined in the header of the stage that uses it. */
 #ifndef SLUICE_MAPS_H
 #define SLUICE_MAPS_H
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "sluice.h"
+#include "sluice_shape.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -251,39 +255,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_host_flows SEC(".maps");
 
-/* The answers' rate limits, per CPU: [0] when this CPU last answered port
- * exhaustion with an ICMP error, [1] `reject`'s token bucket. Not pinned. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, __u64);
-} sluice_icmp_rl SEC(".maps");
-
-/* Fragments of translated datagrams in flight (sluice_ct.h). Not pinned: a
- * reload forgets at most the datagrams in flight. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, SLUICE_FRAG_ENTRIES);
-	__type(key, struct sluice_frag4_key);
-	__type(value, struct sluice_frag4);
-} sluice_frag4 SEC(".maps");
-
-/* Out-of-order fragments held by the daemon (sluice_ct.h), and the
- * datagrams they wait for: the first fragment's arrival is announced when
- * one is here. Pinned: the daemon reads the ring across reloads. */
+/* Out-of-order fragments held by the daemon (sluice_ct.h): the first
+ * fragment's arrival is announced here (frag.h). Pinned: the daemon reads
+ * the ring across reloads. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, SLUICE_FRAG_EVENTS_SIZE);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_frag_events SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1024);
-	__type(key, struct sluice_frag4_key);
-	__type(value, __u64);
-} sluice_frag_wait SEC(".maps");
 
 /* Address-dependent filtering's memory of who each mapping talked to
  * (zones with `filtering address-dependent` only). LRU: losing an old
@@ -302,6 +282,51 @@ static __always_inline struct sluice_gstats *gstats(void)
 
 	return bpf_map_lookup_elem(&sluice_gstats, &zero);
 }
+
+
+/* ---- the shaper (sluice_shape.h, shape.h) ---------------------------------- */
+
+struct shape_host_key {
+	__u32 pipe, host;
+};
+
+struct shape_flow_key {
+	__u32 pipe, host, flow;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SHAPE_PIPES);
+	__type(key, __u32);
+	__type(value, struct sluice_shape_cfg);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_shape_cfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SHAPE_PIPES);
+	__type(key, __u32);
+	__type(value, struct sluice_shape_pipe);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_shape SEC(".maps");
+
+/* LRU: a host or flow that was evicted comes back as new, with nothing
+ * scheduled: at worst it leaves a little early once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct shape_host_key);
+	__type(value, struct shape_host);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_shape_hosts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct shape_flow_key);
+	__type(value, struct shape_flow);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_shape_flows SEC(".maps");
 
 
 /* ---- firewall rules (sluice_rules.h) ---------------------------------------- */
@@ -341,20 +366,44 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_ruleset SEC(".maps");
 
-struct {
+/* A slot's rules and their counters: arrays the loader makes for each
+ * ruleset, as large as it is, and puts in place with one update of each
+ * outer map, so that a ruleset of any size is written without a program
+ * load (BPF_F_INNER_MAP: arrays of any size fit the template). The rules'
+ * key is the rule index; the counters' is the CPU's number << the
+ * ruleset's stats_shift | the rule index (per CPU, as a PERCPU_ARRAY would
+ * be: the kernel takes no per-CPU arrays of differing sizes in one outer
+ * map). */
+struct sluice_rule_array {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2 * SLUICE_RULES_MIN);	/* sized by the loader */
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct sluice_rule);
+};
+
+struct sluice_rule_stats_array {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sluice_rule_stats);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 2);
+	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct sluice_rule_array);
 } sluice_rules SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2 * SLUICE_RULES_MIN);	/* sized by the loader */
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 2);
 	__type(key, __u32);
-	__type(value, struct sluice_rule_stats);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct sluice_rule_stats_array);
 } sluice_rule_stats SEC(".maps");
 
 /* The inner maps' template: each set is its own pinned trie of this kind,

@@ -22,48 +22,6 @@
 #include "route.h"
 #include "nat.h"
 
-struct shape_host_key {
-	__u32 pipe, host;
-};
-
-struct shape_flow_key {
-	__u32 pipe, host, flow;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SHAPE_PIPES);
-	__type(key, __u32);
-	__type(value, struct sluice_shape_cfg);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sluice_shape_cfg SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, SHAPE_PIPES);
-	__type(key, __u32);
-	__type(value, struct sluice_shape_pipe);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sluice_shape SEC(".maps");
-
-/* LRU: a host or flow that was evicted comes back as new, with nothing
- * scheduled: at worst it leaves a little early once. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct shape_host_key);
-	__type(value, struct shape_host);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sluice_shape_hosts SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct shape_flow_key);
-	__type(value, struct shape_flow);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} sluice_shape_flows SEC(".maps");
-
 /* The global function's arguments and results (per CPU, like l3_call). */
 struct shape_call {
 	__u32 ip_bytes;		/* of all the segments the packet is sent as */

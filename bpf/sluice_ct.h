@@ -262,8 +262,8 @@ struct sluice_ct_entry {
 	__u64 packets;			/* this direction; plain adds, may miss a */
 	__u64 bytes;			/* concurrent increment (design.md) */
 	__u32 policy_gen;		/* generation the verdict was decided under */
-	__u32 rule;			/* the rule that decided, as its sluice_rule_stats
-					 * key; 0: none (the zone policy) */
+	__u32 rule;			/* the rule that decided, as its rule key
+					 * (sluice_rules.h); 0: none (the zone policy) */
 	__u8 verdict;			/* enum sluice_ct_verdict */
 	__u8 state;			/* enum sluice_ct_state, the flow's */
 	__u8 flags;			/* enum sluice_ct_flags */
@@ -293,7 +293,7 @@ struct sluice_fc {
 	__u32 policy_gen;		/* cfg's at the fill: a new one empties it */
 	__u32 pk, by;			/* counted here, not yet in the entry */
 	struct sluice_hop hop;		/* where its packets leave */
-	__u32 rule;			/* the entry's rule stats key, 0 none */
+	__u32 rule;			/* the entry's rule key (sluice_rules.h), 0 none */
 	struct sluice_ct_nat4 xlat;	/* with nat: what it leaves as */
 	__u16 ok_len;			/* the longest IP length routed so far */
 	__u8 nat, pad;

@@ -81,7 +81,7 @@ SLUICE_ASSERT(sizeof(struct sluice_rule_shape) == 12, "struct sluice_rule_shape 
 struct sluice_ruleset {
 	__u32 n_shapes[2];		/* IPv4, IPv6 */
 	__u32 n_rules;
-	__u32 pad;
+	__u32 stats_shift;		/* the counters: 1 << stats_shift entries a CPU */
 	__u64 hash;			/* of the compiled ruleset and its sets: an apply
 					 * that would write the same leaves the slots be */
 };
@@ -97,14 +97,10 @@ enum sluice_rule_flags {
 	SLUICE_RULE_LIMIT	= 1 << 1,
 };
 
-/* sluice_rules, key rule index * 2 + slot: the slots interleave, so a
- * table grown for a larger ruleset keeps every key where it was. The loader
- * sizes it (and sluice_rule_stats) when it loads the programs: room for
- * SLUICE_RULES_MIN rules a slot, or the ruleset rounded up to a power of
- * two; it grows, never shrinks, while sluice runs. Index 0 is never a rule,
- * so a key of 0 means "no rule". A `limit` is a
- * token bucket kept as its theoretical arrival time (GCRA): a new
- * connection matches while tat - now stays within the burst. */
+/* A slot's rules (sluice_rules[slot], key: the rule index; 0 is never a
+ * rule). The loader makes the array for each ruleset, as large as it is. A
+ * `limit` is a token bucket kept as its theoretical arrival time (GCRA): a
+ * new connection matches while tat - now stays within the burst. */
 struct sluice_rule {
 	__u8 action;			/* enum sluice_rule_action */
 	__u8 flags;			/* enum sluice_rule_flags */
@@ -118,9 +114,20 @@ struct sluice_rule {
 };
 SLUICE_ASSERT(sizeof(struct sluice_rule) == 40, "struct sluice_rule layout");
 
-/* sluice_rule_stats (per CPU), same key: the packets of connections the
- * rule decided (accepted ones for as long as they live; dropped ones one
- * packet each). */
+/* A rule's counters (sluice_rule_stats[slot], one array of these for
+ * every CPU, each 1 << stats_shift long, indexed by the rule): the packets
+ * of connections the rule decided (accepted ones for as long as they live;
+ * dropped ones one packet each).
+ *
+ * A connection keeps its rule as one word, the rule key: the slot, the
+ * index and the stride of the counters, so that its packets find their
+ * counters with nothing else read. 0: no rule. */
+#define SLUICE_RULE_KEY(slot, index, shift)	((slot) | (index) << 1 | (shift) << 18)
+#define SLUICE_RULE_KEY_SLOT(k)		((k) & 1)
+#define SLUICE_RULE_KEY_INDEX(k)	(((k) >> 1) & 0x1ffff)
+#define SLUICE_RULE_KEY_SHIFT(k)	(((k) >> 18) & 31)
+SLUICE_ASSERT(SLUICE_RULES_MAX <= 0x20000, "a rule index fits its key");
+
 struct sluice_rule_stats {
 	__u64 packets;
 	__u64 bytes;

@@ -69,16 +69,15 @@ static void ct_size(struct dp *dp, struct bpf_map *m, enum dp_map_id id, __u32 w
 	close(fd);
 }
 
-/* The rule table and its counters are sized for the ruleset (sluice_rules.h).
- * A pinned pair too small for it is unpinned and the load makes larger ones;
- * rules_grow() then copies every entry over, so the programs that take over
- * find the running ruleset and its counters where they were. Never shrunk
- * while sluice runs. DP->OLD_RULES: the fds of the pair to copy, or -1. */
-static void rules_sizes(struct dp *dp)
+/* An instance loaded by an earlier build keeps the rule tables flat: one
+ * array each for both slots, interleaved (key rule index * 2 + slot). Those
+ * pins are taken out of the way before the load, which makes the outer
+ * maps of this build in their place; rules_adopt_flat() then fills them
+ * from the flat arrays before the programs attach, so the running ruleset
+ * and its counters are there for the first packet. */
+static void rules_flat_take(struct dp *dp)
 {
 	static const enum dp_map_id ids[2] = { MAP_RULES, MAP_RULE_STATS };
-	struct bpf_map *maps[2] = { dp->skel->maps.sluice_rules, dp->skel->maps.sluice_rule_stats };
-	__u32 want = 2 * (dp->rules_room ? dp->rules_room : SLUICE_RULES_MIN);
 	char path[PATH_MAX];
 
 	for (int i = 0; i < 2; i++) {
@@ -86,55 +85,56 @@ static void rules_sizes(struct dp *dp)
 		__u32 len = sizeof(info);
 		int fd;
 
-		dp->old_rules[i] = -1;
-		bpf_map__set_max_entries(maps[i], want);
+		dp->flat_rules[i] = -1;
 		if (dp_pin_path(dp, path, sizeof(path), dp->map[ids[i]].name) ||
 		    (fd = bpf_obj_get(path)) < 0)
 			continue;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.max_entries >= want) {
-			bpf_map__set_max_entries(maps[i], info.max_entries);	/* reused */
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		    info.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
 			close(fd);
 			continue;
 		}
-		log_info("%s: %u -> %u entries", dp->map[ids[i]].name, info.max_entries, want);
-		dp->old_rules[i] = fd;
+		dp->flat_rules[i] = fd;
 		unlink(path);
 	}
 }
 
-/* After a load that grew the rule tables: the old entries into the new. */
-static void rules_grow(struct dp *dp)
+/* The load failed: the earlier build's programs go on with their tables,
+ * pinned again where they were. */
+static void rules_flat_put_back(struct dp *dp)
 {
-	int news[2] = { bpf_map__fd(dp->skel->maps.sluice_rules),
-			bpf_map__fd(dp->skel->maps.sluice_rule_stats) };
-	size_t vs[2] = { sizeof(struct sluice_rule),
-			 sizeof(struct sluice_rule_stats) * libbpf_num_possible_cpus() };
+	static const enum dp_map_id ids[2] = { MAP_RULES, MAP_RULE_STATS };
+	char path[PATH_MAX];
 
 	for (int i = 0; i < 2; i++) {
-		void *v = dp->old_rules[i] >= 0 ? malloc(vs[i]) : NULL;
-		__u32 k, *prev = NULL;
-
-		while (v && !bpf_map_get_next_key(dp->old_rules[i], prev, &k)) {
-			if (!bpf_map_lookup_elem(dp->old_rules[i], &k, v))
-				bpf_map_update_elem(news[i], &k, v, BPF_ANY);
-			prev = &k;
-		}
-		free(v);
-		if (dp->old_rules[i] >= 0)
-			close(dp->old_rules[i]);
-		dp->old_rules[i] = -1;
+		if (dp->flat_rules[i] < 0)
+			continue;
+		if (!dp_pin_path(dp, path, sizeof(path), dp->map[ids[i]].name) &&
+		    bpf_obj_pin(dp->flat_rules[i], path))
+			log_warn("%s: pinning it again: %s", path, strerror(errno));
+		close(dp->flat_rules[i]);
+		dp->flat_rules[i] = -1;
 	}
 }
 
-__u32 dp_rules_room(const struct dp *dp)
+static void rules_flat_adopt(struct dp *dp)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int fd = dp_fd(dp, MAP_RULES);
+	struct rules_maps m = { .pin = dp->pin,
+				.ruleset = bpf_map__fd(dp->skel->maps.sluice_ruleset),
+				.rules = bpf_map__fd(dp->skel->maps.sluice_rules),
+				.stats = bpf_map__fd(dp->skel->maps.sluice_rule_stats) };
+	int ret = 0;
 
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-		return 0;
-	return info.max_entries / 2;
+	if (dp->flat_rules[0] >= 0 && dp->flat_rules[1] >= 0)
+		ret = rules_adopt_flat(&m, dp->flat_rules[0], dp->flat_rules[1]);
+	if (ret)
+		log_warn("the running rules from the earlier build's tables: %s (the next "
+			 "apply writes them again)", strerror(-ret));
+	for (int i = 0; i < 2; i++) {
+		if (dp->flat_rules[i] >= 0)
+			close(dp->flat_rules[i]);
+		dp->flat_rules[i] = -1;
+	}
 }
 
 static void ct_sizes(struct dp *dp)
@@ -201,18 +201,19 @@ int dp_load(struct dp *dp)
 	bpf_map__set_max_entries(dp->skel->maps.sluice_fdb, fdb_size);
 	fdb_resize(dp, fdb_size);
 	ct_sizes(dp);
-	rules_sizes(dp);
+	rules_flat_take(dp);
 	ret = reuse_devmap(dp);
 	if (!ret)
 		ret = sluice__load(dp->skel);
 	if (!ret)
-		rules_grow(dp);
+		rules_flat_adopt(dp);
 	if (ret) {
 		log_err("loading the BPF programs into the kernel failed: %s", strerror(-ret));
 		if (dp->existed)
 			log_err("if the pinned maps in %s are from another sluice version, "
 				"'sluice down' removes them (counters restart at zero)", dp->pin);
 		bpflog_explain();
+		rules_flat_put_back(dp);
 		sluice__destroy(dp->skel);
 		dp->skel = NULL;
 		if (!dp->existed)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Loading the datapath's programs from the embedded skeleton, or taking
  * the pinned ones of a running instance. The maps are sized before the
- * load (struct dp's fdb_size, ct_flows, rules_room) and pinned ones are
+ * load (struct dp's fdb_size, ct_flows) and pinned ones are
  * reused, so a reload keeps the running state. */
 #ifndef SLUICE_LOAD_H
 #define SLUICE_LOAD_H
@@ -24,8 +24,5 @@ void dp_unload_fresh(struct dp *dp);
 
 /* A hash of the embedded BPF object (sluice_meta.object_hash). */
 __u64 dp_object_hash(void);
-
-/* Rules per slot the pinned rule tables hold, 0 when unknown. */
-__u32 dp_rules_room(const struct dp *dp);
 
 #endif

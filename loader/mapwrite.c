@@ -235,7 +235,6 @@ int write_ruleset(struct dp *dp, const struct sluice_config *cfg,
 		.shapes = dp_fd(dp, MAP_RULE_SHAPES), .ruleset = dp_fd(dp, MAP_RULESET),
 		.rules = dp_fd(dp, MAP_RULES), .stats = dp_fd(dp, MAP_RULE_STATS),
 		.sets4 = dp_fd(dp, MAP_SETS4), .sets6 = dp_fd(dp, MAP_SETS6),
-		.room = dp_rules_room(dp),
 	};
 	struct sluice_dp_config v = { 0 };
 	__u32 key = 0;

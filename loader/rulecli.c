@@ -59,48 +59,36 @@ int rulecli_line(const char *path, int line, char *buf, size_t len)
 
 int rulecli_read_live(const char *pin, struct live_rule **out, __u32 *gen)
 {
-	int cfd = pinned(pin, "sluice_config"), rsfd = -1, rfd = -1, sfd = -1, n = -EIO;
-	int ncpu = libbpf_num_possible_cpus();
-	struct sluice_rule_stats *pc = NULL;
+	struct rules_maps m = { .pin = pin, .ruleset = pinned(pin, "sluice_ruleset"),
+				.rules = pinned(pin, "sluice_rules"),
+				.stats = pinned(pin, "sluice_rule_stats") };
+	int cfd = pinned(pin, "sluice_config"), n = -EIO;
+	struct sluice_rule_stats *sum = NULL;
+	struct sluice_rule *r = NULL;
 	struct sluice_dp_config c;
 	struct sluice_ruleset rs;
 	struct live_rule *v = NULL;
-	__u32 key0 = 0, slot;
+	__u32 key0 = 0;
 
 	*out = NULL;
-	if (cfd < 0)
-		return cfd;
-	rsfd = pinned(pin, "sluice_ruleset");
-	rfd = pinned(pin, "sluice_rules");
-	sfd = pinned(pin, "sluice_rule_stats");
-	pc = calloc(ncpu > 0 ? ncpu : 1, sizeof(*pc));
-	if (rsfd < 0 || rfd < 0 || sfd < 0 || !pc || bpf_map_lookup_elem(cfd, &key0, &c))
+	if (cfd < 0 || m.ruleset < 0 || m.rules < 0 || m.stats < 0 ||
+	    bpf_map_lookup_elem(cfd, &key0, &c))
 		goto out;
-	slot = SLUICE_RULE_SLOT(c.policy_gen);
 	*gen = c.policy_gen;
-	if (bpf_map_lookup_elem(rsfd, &slot, &rs))
+	n = rules_read_slot(&m, SLUICE_RULE_SLOT(c.policy_gen), &rs, &r, &sum);
+	if (n) {
+		log_err("%s: the live ruleset: %s", pin, strerror(-n));
 		goto out;
-	v = calloc(rs.n_rules + 1, sizeof(*v));
-	if (!v)
-		goto out;
-	for (__u32 i = 1; i <= rs.n_rules; i++) {
-		__u32 k = i * 2 + slot;
-
-		bpf_map_lookup_elem(rfd, &k, &v[i].r);
-		if (bpf_map_lookup_elem(sfd, &k, pc))
-			continue;
-		for (int cpu = 0; cpu < ncpu; cpu++) {
-			v[i].st.packets += pc[cpu].packets;
-			v[i].st.bytes += pc[cpu].bytes;
-			if (pc[cpu].last_hit > v[i].st.last_hit)
-				v[i].st.last_hit = pc[cpu].last_hit;
-		}
 	}
+	v = calloc(rs.n_rules + 1, sizeof(*v));
+	n = v ? (int)rs.n_rules : -ENOMEM;
+	for (__u32 i = 1; v && i <= rs.n_rules; i++)
+		v[i] = (struct live_rule){ r[i], sum[i] };
 	*out = v;
-	n = (int)rs.n_rules;
 out:
-	free(pc);
-	for (int *fd = (int[]){ cfd, rsfd, rfd, sfd }, i = 0; i < 4; i++)
+	free(r);
+	free(sum);
+	for (int *fd = (int[]){ cfd, m.ruleset, m.rules, m.stats }, i = 0; i < 4; i++)
 		if (fd[i] >= 0)
 			close(fd[i]);
 	return n;

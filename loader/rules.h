@@ -33,12 +33,7 @@ void rules_free(struct ruleset *rs);
 struct rules_maps {
 	const char *pin;		/* the pin folder, for the sets' maps */
 	int keys, shapes, ruleset, rules, stats, sets4, sets6;
-	__u32 room;			/* rules a slot of the tables holds */
 };
-
-/* The room a ruleset of N rules wants in sluice_rules (per slot):
- * SLUICE_RULES_MIN, or N + 1 rounded up to a power of two. */
-__u32 rules_room(int n);
 
 /* Write RS and CFG's sets into SLOT (the idle one; ACTIVE is live: the
  * counters of rules both hold carry over). Nothing the datapath reads
@@ -47,6 +42,21 @@ __u32 rules_room(int n);
  * may move by two and keep it), or -errno, reported. */
 int rules_write(const struct rules_maps *m, const struct ruleset *rs,
 		const struct sluice_config *cfg, __u32 slot, __u32 active);
+
+/* The map OUTER[KEY] points at (a slot's rules or counters): a new fd,
+ * or -errno. */
+int rules_inner(int outer, __u32 key);
+
+/* SLOT's header, rules and counters summed over the CPUs (both arrays
+ * indexed by rule, hdr->n_rules + 1 long, freed by the caller). 0 or
+ * -errno. M needs ruleset, rules and stats only. */
+int rules_read_slot(const struct rules_maps *m, __u32 slot, struct sluice_ruleset *hdr,
+		    struct sluice_rule **rules, struct sluice_rule_stats **sum);
+
+/* Fill M's empty rule slots from an earlier build's flat tables RULES and
+ * STATS (both slots interleaved, key rule index * 2 + slot), for as many
+ * rules as M's ruleset headers say each slot holds. 0 or -errno. */
+int rules_adopt_flat(const struct rules_maps *m, int rules, int stats);
 
 /* A set's pinned trie for FAMILY (AF_INET/AF_INET6): its fd, or -errno
  * (-ENOENT: no such set is loaded). */

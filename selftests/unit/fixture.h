@@ -161,6 +161,7 @@ void f_frag_none(void);
 extern const struct fixture_table fx_rules;
 void rules_pin_make(void);
 void rules_cleanup(void);
+void test_rules_adopt_flat(void);
 
 /* ---- fx_frag.c, fx_shape.c, fx_tc.c, fx_flowcache.c: no table ------------ */
 

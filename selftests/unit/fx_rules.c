@@ -28,7 +28,6 @@ static struct rules_maps rules_maps(void)
 		.stats = bpf_map__fd(skel->maps.sluice_rule_stats),
 		.sets4 = bpf_map__fd(skel->maps.sluice_sets4),
 		.sets6 = bpf_map__fd(skel->maps.sluice_sets6),
-		.room = SLUICE_RULES_MIN,
 	};
 }
 
@@ -90,14 +89,16 @@ static void r_limit_spent(void)	/* the limit's burst used up just now */
 {
 	struct sluice_rule r;
 	struct sluice_dp_config dc;
-	__u32 key0 = 0, k;
+	__u32 key0 = 0, k = 1;
+	int fd;
 
 	r_limit();
 	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_config), &key0, &dc);
-	k = 1 * 2 + SLUICE_RULE_SLOT(dc.policy_gen);
-	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_rules), &k, &r);
+	fd = rules_inner(bpf_map__fd(skel->maps.sluice_rules), SLUICE_RULE_SLOT(dc.policy_gen));
+	bpf_map_lookup_elem(fd, &k, &r);
 	r.tat = now_ns() + SLUICE_RULE_BURST * r.interval_ns;
-	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_rules), &k, &r, BPF_ANY);
+	bpf_map_update_elem(fd, &k, &r, BPF_ANY);
+	close(fd);
 }
 /* `reject`'s answer to the frame BUILD makes, written out independently
  * of the datapath: TCP a RST (RFC 9293 3.10.7.1), else an ICMP or ICMPv6
@@ -325,3 +326,60 @@ static const struct fixture fixtures[] = {
 };
 
 FIXTURE_TABLE(fx_rules, fixtures);
+
+/* An instance of an earlier build keeps both slots' rules and counters in
+ * one flat array each (key rule index * 2 + slot): the loader's first load
+ * over it moves them into the per-slot arrays before the programs attach,
+ * rules and counters as they were. */
+void test_rules_adopt_flat(void)
+{
+	struct rules_maps m = rules_maps();
+	struct sluice_rule_stats *pc = calloc(ncpu, sizeof(*pc)), *sum = NULL;
+	struct sluice_rule *live = NULL, *got = NULL;
+	struct sluice_ruleset hdr;
+	struct sluice_dp_config dc;
+	__u32 key0 = 0, slot, n = 0;
+	int fr, fs, ok = 0;
+
+	rules_load("rule lan -> wan udp dport 53 drop\nrule lan -> wan udp dport 54 accept\n");
+	bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_config), &key0, &dc);
+	slot = SLUICE_RULE_SLOT(dc.policy_gen);
+	fr = bpf_map_create(BPF_MAP_TYPE_ARRAY, "flat_rules", 4, sizeof(struct sluice_rule), 16, NULL);
+	fs = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "flat_stats", 4,
+			    sizeof(struct sluice_rule_stats), 16, NULL);
+	if (pc && fr >= 0 && fs >= 0 && !rules_read_slot(&m, slot, &hdr, &live, &sum)) {
+		n = hdr.n_rules;
+		for (__u32 i = 1; i <= n; i++) {
+			__u32 k = i * 2 + slot;
+
+			for (int c = 0; c < ncpu; c++)
+				pc[c] = (struct sluice_rule_stats){ 10 * i + c, 1000 * i, 7 };
+			bpf_map_update_elem(fr, &k, &live[i], BPF_ANY);
+			bpf_map_update_elem(fs, &k, pc, BPF_ANY);
+		}
+		free(sum);
+		sum = NULL;
+		for (__u32 s = 0; s < 2; s++) {	/* (as a load finds them: empty) */
+			bpf_map_delete_elem(m.rules, &s);
+			bpf_map_delete_elem(m.stats, &s);
+		}
+		ok = !rules_adopt_flat(&m, fr, fs) && !rules_read_slot(&m, slot, &hdr, &got, &sum) &&
+		     hdr.n_rules == n && n == 2;
+		for (__u32 i = 1; ok && i <= n; i++)
+			ok = got[i].id == live[i].id && got[i].line == live[i].line &&
+			     got[i].action == live[i].action &&
+			     sum[i].packets == (10 * i) * ncpu + ncpu * (ncpu - 1) / 2 &&
+			     sum[i].bytes == 1000 * i * ncpu && sum[i].last_hit == 7;
+	}
+	frag_ok(ok, "rules: an earlier build's flat rule tables are adopted: %u rules, their "
+		"counters summed over %d CPUs as they were", n, ncpu);
+	rules_load("");
+	free(pc);
+	free(live);
+	free(got);
+	free(sum);
+	if (fr >= 0)
+		close(fr);
+	if (fs >= 0)
+		close(fs);
+}

@@ -480,6 +480,7 @@ int main(int argc, char **argv)
 		return ret;
 	}
 	run_tables(bench, 0);
+	test_rules_adopt_flat();
 	test_frag_hold(0);
 	test_shape(0);
 	test_tc_rx();
