@@ -11,7 +11,12 @@
  *      tc_exit's return, after the shaper's departure time.
  * As global functions the verifier checks these steps once, not once for
  * every path the pipeline reaches them by. What they take besides the
- * decision is packed here, and what they answer is an enum apply_result. */
+ * decision is packed here, and what they answer is an enum apply_result.
+ * A decision with nothing but a redirect (and a routed hop's rewrite) is
+ * carried out by the same step functions inline in the entry, and a PASS
+ * with nothing to translate needs none: a BPF-to-BPF call costs a return
+ * through the CPU's return thunk (the speculation mitigations), as much as
+ * the rest of a bridged frame's apply. */
 #ifndef SLUICE_APPLY_H
 #define SLUICE_APPLY_H
 

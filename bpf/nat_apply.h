@@ -13,13 +13,14 @@
 #include "l3.h"
 #include "mss.h"
 
-/* BPF global functions, which the verifier checks once (inlined, the ICMP
- * error rewrite's branches multiplied with every path through the
- * pipeline), taking header offsets like the l3 stage's, the decision's
- * steps packed in one word (nat_pk) and the translation by pointer; one
- * call does both steps, so the entry points branch once. tc uses
- * sluice_nat_tc for ICMP errors (ICMP has no partial checksums) and
- * sluice_nat_tc_flow for flows and the clamp. */
+/* Inlined into the apply step's BPF global functions, which the verifier
+ * checks once (inlined into the entry, the ICMP error rewrite's branches
+ * would multiply with every path through the pipeline); one call, since
+ * each BPF-to-BPF call costs a return through the CPU's return thunk.
+ * They take header offsets like the l3 stage's, the decision's steps
+ * packed in one word (nat_pk) and the translation by pointer. tc uses
+ * nat_tc_icmp for ICMP errors (ICMP has no partial checksums) and nat_tc
+ * for flows and the clamp. */
 #define NAT_PK_PROTO(pk)	((pk) & 0xff)
 #define NAT_PK_KIND(pk)		(((pk) >> 8) & 0xff)
 #define NAT_PK_MSS(pk)		((pk) >> 16)
@@ -46,24 +47,19 @@ static __always_inline int nat_run(void *data, void *end, __u32 l3_off, __u32 l4
 	return 0;
 }
 
-__attribute__((noinline)) int sluice_nat_xdp(struct xdp_md *ctx, __u32 l3_off, __u32 l4_off,
-					     __u32 pk, const struct fwd_xlat *x)
+static __always_inline void nat_xdp(struct xdp_md *ctx, __u32 l3_off, __u32 l4_off, __u32 pk,
+				    const struct fwd_xlat *x)
 {
-	if (!ctx || !x)
-		return 0;
 	if (NAT_PK_KIND(pk))
 		nat_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, l3_off, l4_off, pk, x);
 	if (NAT_PK_MSS(pk))
 		mss_xdp(ctx, l4_off, NAT_PK_MSS(pk));
-	return 0;
 }
 
-__attribute__((noinline)) int sluice_nat_tc(struct __sk_buff *ctx, __u32 l3_off, __u32 l4_off,
-					    __u32 pk, const struct fwd_xlat *x)
+static __always_inline void nat_tc_icmp(struct __sk_buff *ctx, __u32 l3_off, __u32 l4_off,
+					__u32 pk, const struct fwd_xlat *x)
 {
-	if (!ctx || !x)
-		return 0;
-	return nat_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, l3_off, l4_off, pk, x);
+	nat_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, l3_off, l4_off, pk, x);
 }
 
 /* A decision's translation applies: not to a packet without an L3 header,
@@ -196,18 +192,15 @@ static __always_inline void nat_tc_addr(struct __sk_buff *skb, __u32 l3o,
 }
 
 /* A flow's translation, a later fragment's, and a SYN's clamp at tc. */
-__attribute__((noinline)) int sluice_nat_tc_flow(struct __sk_buff *skb, __u32 l3o, __u32 l4o,
-						  __u32 pk, const struct fwd_xlat *x)
+static __always_inline void nat_tc(struct __sk_buff *skb, __u32 l3o, __u32 l4o, __u32 pk,
+				   const struct fwd_xlat *x)
 {
-	if (!skb || !x)
-		return 0;
 	if (NAT_PK_KIND(pk) == L3_NAT_ADDR)
 		nat_tc_addr(skb, l3o, &x->xlat);
 	else if (NAT_PK_KIND(pk))
 		nat_tc_flow(skb, l3o, l4o, NAT_PK_PROTO(pk), &x->xlat);
 	if (NAT_PK_MSS(pk))
 		mss_tc(skb, l4o, NAT_PK_MSS(pk));
-	return 0;
 }
 
 #endif /* SLUICE_NAT_APPLY_H */

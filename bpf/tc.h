@@ -20,6 +20,14 @@
  * the value both kernels take. */
 #define SLUICE_TSTAMP_MONO	1
 
+/* A routed hop's MACs and TTL (the redirect is tc_exit's). */
+static __always_inline int tc_forward(struct __sk_buff *skb, const struct sluice_hop *h)
+{
+	if (h->routed)
+		hop_rewrite((void *)(long)skb->data, (void *)(long)skb->data_end, h);
+	return APPLY_DONE;
+}
+
 /* The steps in apply.h's order. The redirect: bpf_redirect() to the egress
  * port (tc_exit), whose qdisc and tc egress hook the skb then passes (that
  * is what shaping needs). The translation goes through the csum helpers,
@@ -38,19 +46,17 @@ __attribute__((noinline)) int sluice_apply_tc(struct __sk_buff *skb, const struc
 		return APPLY_NO_REDIRECT;
 	if ((at & APPLY_NAT) && (x = nat_to())) {
 		if (NAT_PK_KIND(pk) == L3_NAT_ICMP_ERROR)
-			sluice_nat_tc(skb, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
+			nat_tc_icmp(skb, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
 		else
-			sluice_nat_tc_flow(skb, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
+			nat_tc(skb, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
 	}
 	if (at & APPLY_NO_NEIGH)
 		return hop_ttl((void *)(long)skb->data, (void *)(long)skb->data_end) ?
 		       APPLY_NO_TTL : APPLY_DONE;
 	if (APPLY_VERDICT(at) != SLUICE_VERDICT_REDIRECT)
 		return APPLY_DONE;
-	if (d->hop.routed) {
-		hop_rewrite((void *)(long)skb->data, (void *)(long)skb->data_end, &d->hop);
-		return APPLY_DONE;
-	}
+	if (d->hop.routed)
+		return tc_forward(skb, &d->hop);
 	if (d->vlan_op == SLUICE_VLAN_POP && bpf_skb_vlan_pop(skb))
 		return APPLY_VLAN;
 	if (d->vlan_op == SLUICE_VLAN_PUSH && bpf_skb_vlan_push(skb, bpf_htons(ETH_P_8021Q), d->vlan))
@@ -70,7 +76,12 @@ static __always_inline int tc_apply(struct pkt *p, int v)
 	/* (p->data and data_end are not read again but by tc_exit's count,
 	 * which takes the frame as it came: a tag tc pops or pushes is the
 	 * skb's metadata, outside the frame) */
-	r = sluice_apply_tc(skb, &p->fwd, at, nat_pk(p));
+	if (v != SLUICE_VERDICT_REDIRECT && !(at & (APPLY_NAT | APPLY_NO_NEIGH)))
+		return v;	/* (nothing to apply: no call, apply.h) */
+	if (v == SLUICE_VERDICT_REDIRECT && !(at & APPLY_NAT) && (p->fwd.hop.routed || !p->fwd.vlan_op))
+		r = tc_forward(skb, &p->fwd.hop);	/* (the same, without the call) */
+	else
+		r = sluice_apply_tc(skb, &p->fwd, at, nat_pk(p));
 	if (at & APPLY_NO_NEIGH)	/* for tc_neigh(): out by the neighbour layer */
 		p->fwd.hop.routed = r == APPLY_DONE;
 	if (v != SLUICE_VERDICT_REDIRECT)

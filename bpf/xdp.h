@@ -82,28 +82,39 @@ static __always_inline int xdp_handoff(struct xdp_md *ctx, const struct fwd *d)
 	return APPLY_HANDOFF;
 }
 
-/* The steps in apply.h's order. The redirect is recorded before the frame
- * is rewritten: a port missing from the devmap falls back to the kernel
- * with the frame still as it came (translated: the kernel would forward it
- * so). A rewrite cannot fail once the bounds were checked; if the head
- * could not move, the frame goes to the kernel. */
+/* Redirect through the devmap, then rewrite a routed hop's MACs and TTL.
+ * The redirect is recorded before the frame is rewritten: a port missing
+ * from the devmap falls back to the kernel with the frame still as it came
+ * (translated: the kernel would forward it so). A rewrite cannot fail once
+ * the bounds were checked. */
+static __always_inline int xdp_forward(struct xdp_md *ctx, const struct sluice_hop *h)
+{
+	if (bpf_redirect_map(&sluice_tx, h->egress, XDP_PASS) != XDP_REDIRECT)
+		return APPLY_NO_REDIRECT;
+	if (h->routed)
+		hop_rewrite((void *)(long)ctx->data, (void *)(long)ctx->data_end, h);
+	return APPLY_DONE;
+}
+
+/* The steps in apply.h's order. If the head could not move for a tag, the
+ * frame goes to the kernel. */
 __attribute__((noinline)) int sluice_apply_xdp(struct xdp_md *ctx, const struct fwd *d, __u32 at,
 					       __u32 pk)
 {
 	const struct fwd_xlat *x;
+	int r;
 
 	if (!ctx || !d)
 		return APPLY_NO_REDIRECT;
 	if ((at & APPLY_NAT) && (x = nat_to()))
-		sluice_nat_xdp(ctx, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
+		nat_xdp(ctx, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
 	if (APPLY_VERDICT(at) != SLUICE_VERDICT_REDIRECT)
 		return APPLY_DONE;
 	if (!d->hop.xdp)
 		return xdp_handoff(ctx, d);
-	if (bpf_redirect_map(&sluice_tx, d->hop.egress, XDP_PASS) != XDP_REDIRECT)
-		return APPLY_NO_REDIRECT;
-	if (d->hop.routed)
-		hop_rewrite((void *)(long)ctx->data, (void *)(long)ctx->data_end, &d->hop);
+	r = xdp_forward(ctx, &d->hop);
+	if (r != APPLY_DONE)
+		return r;
 	if (d->vlan_op == SLUICE_VLAN_POP && xdp_vlan_pop(ctx))
 		return APPLY_VLAN;
 	if (d->vlan_op == SLUICE_VLAN_PUSH && xdp_vlan_push(ctx, d->vlan))
@@ -138,8 +149,15 @@ static __always_inline void xdp_judged(struct xdp_md *ctx, __u8 judged)
 static __always_inline int xdp_apply(struct pkt *p, int v)
 {
 	struct xdp_md *ctx = p->ctx;
-	int r = sluice_apply_xdp(ctx, &p->fwd, apply_at(p, v), nat_pk(p));
+	__u32 at = apply_at(p, v);
+	int r;
 
+	if (v != SLUICE_VERDICT_REDIRECT && !(at & APPLY_NAT))
+		return v;	/* (nothing to apply: no call, apply.h) */
+	if (v == SLUICE_VERDICT_REDIRECT && !(at & APPLY_NAT) && p->fwd.hop.xdp && !p->fwd.vlan_op)
+		r = xdp_forward(ctx, &p->fwd.hop);	/* (the same, without the call) */
+	else
+		r = sluice_apply_xdp(ctx, &p->fwd, at, nat_pk(p));
 	p->data = (void *)(long)ctx->data;	/* (a tag popped or pushed) */
 	p->data_end = (void *)(long)ctx->data_end;
 	if (v != SLUICE_VERDICT_REDIRECT)
