@@ -12,8 +12,9 @@
  * As global functions the verifier checks these steps once, not once for
  * every path the pipeline reaches them by. What they take besides the
  * decision is packed here, and what they answer is an enum apply_result.
- * A decision with nothing but a redirect (and a routed hop's rewrite) is
- * carried out by the same step functions inline in the entry, and a PASS
+ * A decision with nothing but a redirect (and a routed hop's rewrite) or a
+ * handoff is carried out by the same step functions inline in the entry,
+ * and a PASS
  * with nothing to translate needs none: a BPF-to-BPF call costs a return
  * through the CPU's return thunk (the speculation mitigations), as much as
  * the rest of a bridged frame's apply. */

@@ -154,8 +154,9 @@ static __always_inline int xdp_apply(struct pkt *p, int v)
 
 	if (v != SLUICE_VERDICT_REDIRECT && !(at & APPLY_NAT))
 		return v;	/* (nothing to apply: no call, apply.h) */
-	if (v == SLUICE_VERDICT_REDIRECT && !(at & APPLY_NAT) && p->fwd.hop.xdp && !p->fwd.vlan_op)
-		r = xdp_forward(ctx, &p->fwd.hop);	/* (the same, without the call) */
+	if (v == SLUICE_VERDICT_REDIRECT && !(at & APPLY_NAT) && !p->fwd.vlan_op)
+		/* (the same steps, without the call) */
+		r = p->fwd.hop.xdp ? xdp_forward(ctx, &p->fwd.hop) : xdp_handoff(ctx, &p->fwd);
 	else
 		r = sluice_apply_xdp(ctx, &p->fwd, at, nat_pk(p));
 	p->data = (void *)(long)ctx->data;	/* (a tag popped or pushed) */
