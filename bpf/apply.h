@@ -3,7 +3,8 @@
  * packet, by one BPF global function per hook (sluice_apply_xdp in xdp.h,
  * sluice_apply_tc in tc.h), in the same order at both:
  *   1. translate and clamp (nat_apply.h): a packet passed to the kernel
- *      too, which would otherwise forward it untranslated;
+ *      too, which would otherwise forward it untranslated (a cached flow's
+ *      packet at XDP is translated by the flow cache's call: L3_NAT_DONE);
  *   2. with a REDIRECT: rewrite MACs and TTL (route.h's hop_rewrite);
  *   3. pop or push the tag;
  *   4. redirect: XDP through the devmap (or the decision handed to the tc
@@ -45,7 +46,7 @@ static __always_inline __u32 apply_at(const struct pkt *p, int v)
 {
 	__u32 at = (__u32)v << 28;
 
-	if ((p->fwd.nat || p->fwd.mss) && nat_applies(p))
+	if (((p->fwd.nat && p->fwd.nat != L3_NAT_DONE) || p->fwd.mss) && nat_applies(p))
 		at |= APPLY_NAT | (__u32)(p->f.l3 - p->data) | nat_l4_off(p) << 8;
 	return at;
 }

@@ -37,6 +37,7 @@
 #include "maps.h"
 #include "bridge.h"
 #include "conntrack.h"
+#include "nat_apply.h"
 
 static __always_inline int fc_same(const struct sluice_fc *c, __u64 w0, __u64 w1)
 {
@@ -239,11 +240,28 @@ static __always_inline int fc_run(void *data, void *end, struct l3_call *r)
 /* As BPF global functions, one per hook like the l3 stage's: the verifier
  * checks them once, not once for every state the pipeline reaches the l3
  * stage in (a static function made 6.1's tc program too large). */
+/* At XDP a hit of a translated flow is also translated here, by the apply
+ * step's own rewrite (nat_run: plain stores, the frame does not move), so
+ * that the flow's commonest packet costs one BPF-to-BPF call, not two (each
+ * returns through the CPU's return thunk). Not the rest of the apply: a
+ * function that moves the frame (a tag, the handoff's metadata) makes
+ * 6.13+ verifiers forget the caller's packet pointers, the miss path's
+ * too. The decision then says L3_NAT_DONE. */
 __attribute__((noinline)) int sluice_fc_xdp(struct xdp_md *ctx, struct l3_call *c)
 {
+	void *data, *end;
+
 	if (!ctx || !c)
 		return 0;
-	return fc_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, c);
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	if (!fc_run(data, end, c))
+		return 0;
+	if (!c->fwd.nat)
+		return 1;
+	nat_run(data, end, c->l3_off, c->l4_off, c->l4_proto | (__u32)c->fwd.nat << 8, &c->to);
+	c->fwd.nat = L3_NAT_DONE;
+	return 1;
 }
 
 __attribute__((noinline)) int sluice_fc_tc(struct __sk_buff *ctx, struct l3_call *c)

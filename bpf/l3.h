@@ -24,6 +24,8 @@ enum l3_nat {
 	L3_NAT_FLOW,		/* a packet of a translated flow */
 	L3_NAT_ICMP_ERROR,	/* an ICMP error about one: the quote too (RFC 5508) */
 	L3_NAT_ADDR,		/* a later fragment of one: the addresses only */
+	L3_NAT_DONE,		/* a flow's packet the flow cache's call translated
+				 * already (XDP, flowcache.h): nothing left to write */
 };
 
 /* What opened a connection to an external endpoint (l3_facts.dnat). */

@@ -50,7 +50,7 @@ static __always_inline int nat_run(void *data, void *end, __u32 l3_off, __u32 l4
 static __always_inline void nat_xdp(struct xdp_md *ctx, __u32 l3_off, __u32 l4_off, __u32 pk,
 				    const struct fwd_xlat *x)
 {
-	if (NAT_PK_KIND(pk))
+	if (NAT_PK_KIND(pk) && NAT_PK_KIND(pk) != L3_NAT_DONE)
 		nat_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, l3_off, l4_off, pk, x);
 	if (NAT_PK_MSS(pk))
 		mss_xdp(ctx, l4_off, NAT_PK_MSS(pk));
