@@ -183,8 +183,9 @@ static __always_inline int fc_seq(struct sluice_fc *c, const struct iphdr *ip, c
 
 /* The flow's slot decides the packet: 1 with R holding the decision as the
  * l3 stage's call would, 0: the full pipeline's. R's inputs are the l3
- * call's (offsets, ingress port, zone, length). */
-static __always_inline int fc_run(void *data, void *end, struct l3_call *r)
+ * call's (offsets, ingress port, zone, length). XDP (a constant): a
+ * translated flow's packet is translated here (sluice_fc_xdp). */
+static __always_inline int fc_run(void *data, void *end, struct l3_call *r, const int xdp)
 {
 	const struct sluice_dp_config *cfg;
 	struct sluice_fc *c, *v;
@@ -224,7 +225,10 @@ static __always_inline int fc_run(void *data, void *end, struct l3_call *r)
 		fc_settle(c);
 		return 0;
 	}
-	if (c->nat) {
+	if (c->nat && xdp) {
+		nat_rewrite(ip, (__u16 *)l4, ip->protocol, end, &c->xlat);
+		r->fwd.nat = L3_NAT_DONE;
+	} else if (c->nat) {
 		r->fwd.nat = c->nat;
 		r->to.xlat = c->xlat;
 	}
@@ -240,13 +244,14 @@ static __always_inline int fc_run(void *data, void *end, struct l3_call *r)
 /* As BPF global functions, one per hook like the l3 stage's: the verifier
  * checks them once, not once for every state the pipeline reaches the l3
  * stage in (a static function made 6.1's tc program too large). */
-/* At XDP a hit of a translated flow is also translated here, by the apply
- * step's own rewrite (nat_run: plain stores, the frame does not move), so
- * that the flow's commonest packet costs one BPF-to-BPF call, not two (each
- * returns through the CPU's return thunk). Not the rest of the apply: a
- * function that moves the frame (a tag, the handoff's metadata) makes
- * 6.13+ verifiers forget the caller's packet pointers, the miss path's
- * too. The decision then says L3_NAT_DONE. */
+/* At XDP a hit of a translated flow is also translated here (fc_run: the
+ * rewrite of nat.h with the slot's translation, on the headers it checked;
+ * plain stores, the frame does not move), so that the flow's commonest
+ * packet costs one BPF-to-BPF call, not two (each returns through the
+ * CPU's return thunk), and copies no translation. Not the rest of the
+ * apply: a function that moves the frame (a tag, the handoff's metadata)
+ * makes 6.13+ verifiers forget the caller's packet pointers, the miss
+ * path's too. The decision then says L3_NAT_DONE. */
 __attribute__((noinline)) int sluice_fc_xdp(struct xdp_md *ctx, struct l3_call *c)
 {
 	void *data, *end;
@@ -255,20 +260,14 @@ __attribute__((noinline)) int sluice_fc_xdp(struct xdp_md *ctx, struct l3_call *
 		return 0;
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
-	if (!fc_run(data, end, c))
-		return 0;
-	if (!c->fwd.nat)
-		return 1;
-	nat_run(data, end, c->l3_off, c->l4_off, c->l4_proto | (__u32)c->fwd.nat << 8, &c->to);
-	c->fwd.nat = L3_NAT_DONE;
-	return 1;
+	return fc_run(data, end, c, 1);
 }
 
 __attribute__((noinline)) int sluice_fc_tc(struct __sk_buff *ctx, struct l3_call *c)
 {
 	if (!ctx || !c)
 		return 0;
-	return fc_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, c);
+	return fc_run((void *)(long)ctx->data, (void *)(long)ctx->data_end, c, 0);
 }
 
 #endif /* SLUICE_FLOWCACHE_H */
