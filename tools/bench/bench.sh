@@ -39,10 +39,10 @@ done
 
 GEN=$TOP/build/benchgen
 if [ "$QUICK" = 1 ]; then
-	RUNS=1 SECS=1 STAT_SECS=1
+	RUNS=1 SECS=1 STAT_SECS=1 STAT_RUNS=1
 	RULE_SIZES="0 1000" FLOW_SIZES="1000 10000" FLOWS_FW="1000 10000"
 else
-	RUNS=${BENCH_RUNS:-5} SECS=${BENCH_SECS:-3} STAT_SECS=2
+	RUNS=${BENCH_RUNS:-5} SECS=${BENCH_SECS:-3} STAT_SECS=2 STAT_RUNS=${BENCH_STAT_RUNS:-5}
 	RULE_SIZES="0 1000 15000 100000" FLOW_SIZES="10000 100000 1000000"
 	FLOWS_FW="10000 100000 1000000"
 fi
@@ -112,25 +112,32 @@ measure() {
 prime() { "$GEN" --cpu "$GEN_CPU" --headroom "$HEADROOM" "$@" >/dev/null 2>&1; }
 
 # progstat SCENARIO CASE PROGID BENCHGEN-ARGS...: the program's own run time
-# per packet (kernel.bpf_stats_enabled), in a separate run so the clock
-# reads it adds never touch the packet rates.
+# per packet (kernel.bpf_stats_enabled), in separate runs so the clock reads
+# it adds never touch the packet rates: the median of STAT_RUNS windows of
+# STAT_SECS (one window moves by up to a tenth from run to run on this
+# machine; the median of five much less).
 progstat() {
-	local sc=$1 case=$2 id=$3 before after
+	local sc=$1 case=$2 id=$3 i runs=
 	shift 3
 	[ -n "$id" ] || return 0
 	STATS_OLD=${STATS_OLD:-$(sysctl -n kernel.bpf_stats_enabled)}
 	sysctl -qw kernel.bpf_stats_enabled=1
-	before=$(bpftool prog show id "$id" -j 2>/dev/null)
-	"$GEN" --cpu "$GEN_CPU" --headroom "$HEADROOM" --seconds "$STAT_SECS" "$@" >/dev/null 2>&1
-	after=$(bpftool prog show id "$id" -j 2>/dev/null)
+	for i in $(seq 1 "$STAT_RUNS"); do
+		runs="$runs$(bpftool prog show id "$id" -j 2>/dev/null)"$'\n'
+		"$GEN" --cpu "$GEN_CPU" --headroom "$HEADROOM" --seconds "$STAT_SECS" "$@" >/dev/null 2>&1
+		runs="$runs$(bpftool prog show id "$id" -j 2>/dev/null)"$'\n'
+	done
 	sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD"
-	/usr/bin/python3 - "$before" "$after" <<'EOF' > "$WORK/prog_ns" || return 0
-import json, sys
-b, a = (json.loads(x) for x in sys.argv[1:3])
-n = a.get("run_cnt", 0) - b.get("run_cnt", 0)
-t = a.get("run_time_ns", 0) - b.get("run_time_ns", 0)
-if n > 0:
-    print("%.1f" % (t / n))
+	/usr/bin/python3 - "$runs" <<'EOF' > "$WORK/prog_ns" || return 0
+import json, statistics, sys
+j = [json.loads(x) for x in sys.argv[1].split("\n") if x.strip()]
+ns = []
+for b, a in zip(j[0::2], j[1::2]):
+    n = a.get("run_cnt", 0) - b.get("run_cnt", 0)
+    if n > 0:
+        ns.append((a.get("run_time_ns", 0) - b.get("run_time_ns", 0)) / n)
+if ns:
+    print("%.1f" % statistics.median(ns))
 EOF
 	if [ -s "$WORK/prog_ns" ]; then
 		note "$sc" "$case" prog_ns "$(cat "$WORK/prog_ns")"
