@@ -111,7 +111,7 @@ t_soak() {
 # the ISP ends the session (pppd dials again, each time to a new address)
 # or sluice reloads.
 t_soak_pppoe() {
-	local t_end i=0 r
+	local t_end i=0 last=-10 r
 	wan_types_config
 	boot_on_isp || return
 	box_ppp_up || return
@@ -126,14 +126,18 @@ t_soak_pppoe() {
 		sleep 30
 		i=$((i + 1))
 		if [ $((i % 2)) = 1 ]; then
+			last=$i
 			isp "pkill -x pppoe-server; pkill -x pppd; sleep 1
 			     pppoe-server -k -I eth0 -L 100.64.0.1 -R 100.64.0.$((20 + i)) -N 4 -O /tmp/pppoe-options" >/dev/null
 		else
 			box "systemctl reload sluice" >/dev/null
 		fi
 	done
-	# the last session up: every loop completes again
-	if ! BOX_T=5 wait_for $((120 * 1000)) box "ip -4 -o addr show ppp0 | grep -q 'inet 100.64.0.'"; then
+	# the last session up: every loop completes again. (Its own address,
+	# not any of the pool's: until pppd sees the old session end, from LCP
+	# echoes or the server's PADT, ppp0 keeps the previous session's, and
+	# the stretch judged would then hold the re-dial.)
+	if ! BOX_T=5 wait_for $((120 * 1000)) box "ip -4 -o addr show ppp0 | grep -q 'inet 100.64.0.$((20 + last)) '"; then
 		fail "soak over PPPoE: pppd on the box dials again after the last re-dial"
 		box "journalctl -u ppp-isp --no-pager -n 40; ip -4 a; ip -4 r" | indent | head -n 60
 		isp "pgrep -a pppoe-server; pgrep -a pppd; ip -4 a" | indent | head -n 20
