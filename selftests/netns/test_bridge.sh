@@ -244,7 +244,7 @@ t_stp() {
 	ip -n "$RTR" link set lan4 down
 	ip -n "$RTR" link set lan4 up
 	in_ns "$H4" ethtool -K eth0 gro off >/dev/null; in_ns "$H4" ethtool -K eth0 gro on >/dev/null
-	if ! wait_for 3000 port_is lan4 stp listening; then
+	if ! wait_for 15000 port_is lan4 stp listening; then
 		fail "STP: lan4 is seen in listening state"
 	else
 		s0=$(stats_json)
@@ -266,7 +266,7 @@ t_stp() {
 	ip -n "$RTR" link set lan4 down
 	ip -n "$RTR" link set lan4 up
 	in_ns "$H4" ethtool -K eth0 gro off >/dev/null; in_ns "$H4" ethtool -K eth0 gro on >/dev/null
-	wait_for 3000 port_is lan4 stp forwarding &&
+	wait_for 15000 port_is lan4 stp forwarding &&
 		pass "lan4 is back to forwarding in sluice's ports map (${WAITED_MS} ms)" ||
 		fail "lan4 is back to forwarding in sluice's ports map"
 }
@@ -279,7 +279,7 @@ t_filtered() {
 		skip "bridge nftables rules send frames to the kernel: nft cannot add a bridge chain here ($(head -n1 "$WORK/nft.log"))"
 		return
 	fi
-	if wait_for 3000 port_is lan1 filtered True; then
+	if wait_for 15000 port_is lan1 filtered True; then
 		s0=$(stats_json)
 		in_ns "$H1" ping -c3 -i0.2 -W1 192.168.10.12 >/dev/null 2>&1
 		s1=$(stats_json)
@@ -288,10 +288,10 @@ t_filtered() {
 			pass "with a bridge nftables chain every frame goes to the kernel ($f filtered), noticed in ${WAITED_MS} ms" ||
 			fail "with a bridge nftables chain every frame goes to the kernel ($f filtered)"
 	else
-		fail "a bridge nftables chain is noticed within 3 s"
+		fail "a bridge nftables chain is noticed within 15 s"
 	fi
 	ip netns exec "$RTR" nft delete table bridge sluicetest
-	wait_for 3000 port_is lan1 filtered False &&
+	wait_for 15000 port_is lan1 filtered False &&
 		pass "the fast path resumes when the chain is gone" ||
 		fail "the fast path resumes when the chain is gone"
 }

@@ -463,7 +463,7 @@ t "reload back" 0 '' nsluice reload -c "$WORK/ok.conf"
 # exec'd by nsenter in the background job, so $! is the daemon's pid
 nsenter --net="/run/netns/$NS" "$SLUICE" -p "$PIN" run -c "$WORK/ok.conf" >"$WORK/daemon.log" 2>&1 &
 DAEMON_PID=$!
-wait_for 3000 sh -c "nsenter --net=/run/netns/$NS $SLUICE -p $PIN status | grep -q 'running (pid $DAEMON_PID)'" ||
+wait_for 15000 sh -c "nsenter --net=/run/netns/$NS $SLUICE -p $PIN status | grep -q 'running (pid $DAEMON_PID)'" ||
 	fail "run: daemon shows in status"
 t "a second run is refused" 1 "already followed by sluice run \(pid $DAEMON_PID\)" nsluice run -c "$WORK/ok.conf"
 # A killed daemon leaves its pid in the maps; the lock tells the truth.
@@ -471,10 +471,10 @@ kill -9 "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null
 t "a killed daemon shows as not running" 0 'daemon +not running' nsluice status
 nsenter --net="/run/netns/$NS" "$SLUICE" -p "$PIN" run -c "$WORK/stray.conf" >"$WORK/daemon.log" 2>&1 &
 DAEMON_PID=$!
-wait_for 3000 sh -c "nsenter --net=/run/netns/$NS $SLUICE -p $PIN status | grep -q 'running (pid $DAEMON_PID)'" &&
+wait_for 15000 sh -c "nsenter --net=/run/netns/$NS $SLUICE -p $PIN status | grep -q 'running (pid $DAEMON_PID)'" &&
 	pass "run starts again after a killed daemon" || fail "run starts again after a killed daemon"
 # (at boot a bridge's members join after the daemon starts)
-wait_for 3000 grep -q "stray.conf:4:1: port nosuch9 is no zone's port yet" "$WORK/daemon.log" &&
+wait_for 15000 grep -q "stray.conf:4:1: port nosuch9 is no zone's port yet" "$WORK/daemon.log" &&
 	! grep -q 'warning:' "$WORK/daemon.log" &&
 	pass "run only notes a mode line for no zone's port yet" ||
 	{ fail "run only notes a mode line for no zone's port yet"; detail "$WORK/daemon.log"; }

@@ -401,7 +401,7 @@ DAEMON_PID=$!
 wait_for 15000 grep -q "following interface changes" "$WORK/run.log"	# (the first apply loads the programs)
 in_ns "$RTR" nft add table inet admin
 in_ns "$RTR" nft flush ruleset
-if wait_for 3000 in_ns "$RTR" nft list table inet sluice; then
+if wait_for 15000 in_ns "$RTR" nft list table inet sluice; then
 	pass "the daemon puts the backstop back after nft flush ruleset ($WAITED_MS ms)"
 else
 	fail "the daemon puts the backstop back after nft flush ruleset"; detail "$WORK/run.log"
