@@ -264,6 +264,11 @@ enum sluice_port_flags {
 	 * such a port runs tc; forced to XDP, the XDP program gives a frame
 	 * with a partial checksum to the tc program beside, unjudged. */
 	SLUICE_PORT_PEER_STACK	= 1 << 14,
+	/* An XDP port whose NIC strips VLAN tags before XDP (rx-vlan-offload)
+	 * while a VLAN device sits on it: XDP would take that device's frames
+	 * for the port's own, and judge them in the wrong zone. Set with
+	 * SLUICE_PORT_TC_RX: tc, which reads the tag, judges every frame. */
+	SLUICE_PORT_TAGS_HIDDEN	= 1 << 15,
 };
 
 /* What the egress port's VLAN rules ask of a bridged frame. */

@@ -323,11 +323,15 @@ static bool driver_keeps_meta(const char *ifname)
  * carry that decision (no metadata), and the config left the mode to
  * sluice, XDP passes every frame and tc does the port's whole work
  * (SLUICE_PORT_TC_RX): as fast as a tc port, where a handoff would be
- * lost. XDP stays attached for the frames other ports redirect to it. */
+ * lost. So too, whatever the config, on a port whose VLAN tags XDP cannot
+ * see (ports.c tags_hidden). XDP stays attached for the frames other ports
+ * redirect to it. */
 static void beside_flag(struct want *x)
 {
-	if (x->port.mode == SLUICE_MODE_NATIVE && x->cfg_mode == CFG_MODE_AUTO &&
-	    !driver_keeps_meta(x->port.name))
+	if (x->tags_hidden)	/* (whatever the config: XDP cannot judge them) */
+		x->port.flags |= SLUICE_PORT_TC_RX | SLUICE_PORT_TAGS_HIDDEN;
+	else if (x->port.mode == SLUICE_MODE_NATIVE && x->cfg_mode == CFG_MODE_AUTO &&
+		 !driver_keeps_meta(x->port.name))
 		x->port.flags |= SLUICE_PORT_TC_RX;
 	else
 		x->port.flags |= SLUICE_PORT_TC_TOO;

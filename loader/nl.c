@@ -133,6 +133,13 @@ static int link_attr_cb(const struct nlattr *attr, void *data)
 	case IFLA_LINKINFO:
 		parse_linkinfo(attr, l);
 		break;
+	case IFLA_LINK:
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) >= 0)
+			l->link = mnl_attr_get_u32(attr);
+		break;
+	case IFLA_LINK_NETNSID:	/* (the lower device is in another namespace) */
+		l->link_elsewhere = true;
+		break;
 	case IFLA_ADDRESS:
 		if (mnl_attr_get_payload_len(attr) == 6)
 			memcpy(l->mac, mnl_attr_get_payload(attr), 6);
@@ -148,6 +155,10 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 			     .type = ifm->ifi_type };
 
 	mnl_attr_parse(nlh, sizeof(*ifm), link_attr_cb, &l);
+	/* (IFLA_LINK is a veth's peer too, maybe in another namespace: only
+	 * a VLAN device's lower device in this one is kept) */
+	if (strcmp(l.kind, "vlan") || l.link_elsewhere)
+		l.link = 0;
 	return links_add(data, &l) ? MNL_CB_ERROR : MNL_CB_OK;
 }
 
@@ -374,6 +385,14 @@ const struct nl_link *nl_by_name(const struct nl_links *links, const char *name)
 		if (!strcmp(links->v[i].name, name))
 			return &links->v[i];
 	return NULL;
+}
+
+bool nl_vlan_upper(const struct nl_links *links, int ifindex)
+{
+	for (int i = 0; i < links->n; i++)
+		if (links->v[i].link == ifindex)
+			return true;
+	return false;
 }
 
 const struct nl_link *nl_by_index(const struct nl_links *links, int ifindex)

@@ -47,6 +47,8 @@ struct nl_link {
 	struct nl_bridge br;
 	struct nl_brport port;
 	uint16_t pvid;		/* VLAN-aware bridge ports, 0: none */
+	int link;		/* a VLAN device: its lower device here (IFLA_LINK), or 0 */
+	bool link_elsewhere;	/* (IFLA_LINK_NETNSID: IFLA_LINK is another namespace's) */
 };
 
 /* One VLAN of a port of a VLAN-aware bridge. */
@@ -69,6 +71,8 @@ int nl_dump(struct nl_links *links);
 void nl_links_free(struct nl_links *links);
 const struct nl_link *nl_by_name(const struct nl_links *links, const char *name);
 const struct nl_link *nl_by_index(const struct nl_links *links, int ifindex);
+/* Whether a VLAN device sits on IFINDEX. */
+bool nl_vlan_upper(const struct nl_links *links, int ifindex);
 
 /* The kernel bridges' FDB entries sluice mirrors: static and local
  * ("permanent") ones of the bridges in WANT (ifindexes, N of them). */

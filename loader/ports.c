@@ -87,6 +87,25 @@ static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
 	return 0;
 }
 
+/* A port with a VLAN device on it whose NIC strips the tags into metadata
+ * (rx-vlan-offload: most drivers' default) hands XDP that device's frames
+ * as untagged ones of its own: judged at XDP, a frame from the internet on
+ * eth0.7 would be eth0's, in eth0's zone. So does a veth whatever its
+ * offloads: a tag its peer's stack left in the skb's metadata never goes
+ * into the frame XDP sees. Such a port is judged by tc, which reads the
+ * tag (modes.c beside_flag). */
+static void tags_hidden(const struct nl_links *links, struct wants *w)
+{
+	for (int i = 0; i < w->n; i++) {
+		struct want *x = &w->v[i];
+		const struct nl_link *l = nl_by_index(links, x->ifindex);
+
+		x->tags_hidden = l && !(x->port.flags & SLUICE_PORT_L3) &&
+				 nl_vlan_upper(links, x->ifindex) &&
+				 (!strcmp(l->kind, "veth") || nl_rx_vlan_offload(x->port.name));
+	}
+}
+
 /* An L3 device in a zone (WireGuard, PPP, TUN): no Ethernet header, so no
  * XDP; the tc program takes what arrives on it (SLUICE_PORT_L3: it puts a
  * synthetic Ethernet header in front, see tc_l3_head). Otherwise a routed
@@ -177,6 +196,7 @@ int resolve_ports(const struct sluice_config *cfg, const struct nl_links *links,
 				return ret;
 		}
 	}
+	tags_hidden(links, w);
 	unmatched_modes(cfg, w, follow);
 	return 0;
 }

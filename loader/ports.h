@@ -29,6 +29,7 @@ struct want {
 	int tc_fd;		/* ... its link (clsact: -1) */
 	bool tc_new;
 	bool vlan_offload;	/* a VLAN-aware bridge port with rx-vlan-offload on */
+	bool tags_hidden;	/* rx-vlan-offload on, a VLAN device on it (SLUICE_PORT_TAGS_HIDDEN) */
 };
 
 struct wants {

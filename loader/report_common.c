@@ -44,12 +44,12 @@ const char *mode_name(enum sluice_attach_mode m)
 	       m == SLUICE_MODE_TC ? "tc" : "?";
 }
 
-/* The mode, "+tc" when tc ingress runs beside XDP for handoffs; "native>tc"
+/* The mode, "+tc" when tc ingress runs beside XDP for handoffs; ">tc"
  * when XDP passes every frame to it (SLUICE_PORT_TC_RX). */
 const char *port_mode(const struct sluice_port *p)
 {
 	if (p->flags & SLUICE_PORT_TC_RX)
-		return "native>tc";
+		return p->mode == SLUICE_MODE_GENERIC ? "generic>tc" : "native>tc";
 	if (!(p->flags & SLUICE_PORT_TC_TOO))
 		return mode_name(p->mode);
 	return p->mode == SLUICE_MODE_NATIVE ? "native+tc" : "generic+tc";

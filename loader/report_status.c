@@ -12,6 +12,9 @@
 /* Why a port runs in its mode, in words. */
 static const char *mode_why(const struct sluice_port *p, char *buf, size_t len)
 {
+	if (p->flags & SLUICE_PORT_TAGS_HIDDEN)
+		return "a VLAN device sits on it, and XDP sees its frames untagged (rx-vlan-offload, "
+		       "or a veth): tc, which reads the tags, does the work";
 	switch (p->mode_why) {
 	case SLUICE_WHY_CONFIG:
 		return "set in the config";

@@ -34,3 +34,17 @@ kernel_rx() { ip -n "$RTR" -s -j link show "$1" | json_get "$(cat)" "j[0]['stats
 
 # mac_of NS DEV: DEV's MAC address in namespace NS
 mac_of() { ip -n "$1" link show "$2" | awk '/link\/ether/ {print $2}'; }
+
+# A suite with a topology of its own: own_topo NAME sets TAG, RTR (its
+# router namespace), PIN and WORK, and on exit stops $DAEMON_PID and removes
+# every namespace named $TAG-*, the pins and WORK (topology.sh topo_down).
+own_topo() {
+	TAG=$(unique_tag)
+	RTR=$TAG-rtr
+	PIN=/sys/fs/bpf/sluice-$TAG
+	WORK=$(mktemp -d "/tmp/sluice-$1.XXXXXX")
+	DAEMON_PID=
+	trap own_topo_down EXIT
+	trap 'exit 130' INT TERM
+}
+own_topo_down() { topo_down; rm -rf "$WORK"; }

@@ -39,25 +39,8 @@ SUITE=vlan${SLUICE_TEST_PORT_MODE:+ ($SLUICE_TEST_PORT_MODE mode)}
 . "$(dirname "$0")/lib.sh"
 require_root
 
-TAG=$(unique_tag)
-RTR=$TAG-rtr
+own_topo vlan
 A1=$TAG-a1 A2=$TAG-a2 A2X=$TAG-a2x T=$TAG-t T10=$TAG-t10 T20=$TAG-t20 B1=$TAG-b1 B2=$TAG-b2
-PIN=/sys/fs/bpf/sluice-$TAG
-WORK=$(mktemp -d /tmp/sluice-vlan.XXXXXX)
-DAEMON_PID=
-
-cleanup() {
-	if [ -n "$DAEMON_PID" ]; then kill "$DAEMON_PID" 2>/dev/null; wait "$DAEMON_PID" 2>/dev/null; fi
-	local ns
-	for ns in $(ip netns list | awk '{print $1}' | grep "^$TAG-"); do
-		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
-		ip netns del "$ns"
-	done
-	[ -d "$PIN" ] && rm -rf "$PIN"
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 # ---- does this kernel have what the test needs? -------------------------------------
 # A missing feature is a skip on this machine's kernel, a failure in the

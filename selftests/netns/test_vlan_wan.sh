@@ -1,0 +1,148 @@
+#!/bin/bash
+# VLAN devices on a port: a router on a stick. One cable (trunk0) carries
+# the LAN untagged and the WAN on VLAN 7 (trunk0.7, its own zone), as a
+# managed switch hands both to a one-port box. A NIC that strips tags into
+# metadata before XDP (rx-vlan-offload, the default of most drivers and of
+# veth) shows XDP the WAN's frames untagged: judged there, the internet
+# would be trunk0's LAN. So such a port is judged by tc, which reads the
+# tag; checked on what the LAN host behind lan1 receives from the
+# internet's side, with a control from the untagged LAN beside.
+#
+#   $RTR router: trunk0  192.168.50.1/24  zone lan (mode xdp; lan -> lan routed)
+#                trunk0.7 203.0.113.2/24  zone wan (masquerade, input drop)
+#                lan1    192.168.10.1/24  zone lan
+#   $P   eth0 192.168.50.2, untagged on the trunk (a LAN host)
+#   $ISP eth0.7 203.0.113.1 (P's eth0.7, moved here), which also routes
+#        192.168.10.0/24 to the router and may forge a trunk LAN source
+#   $H   eth0 192.168.10.11 behind lan1
+#
+# Every host keeps a veth's default offloads; P turns GRO on, which a veth
+# needs to take the frames XDP sends it (the kernel's limit, docs/guide.md
+# "Port modes"). Needs 802.1Q VLAN devices: the Debian guests have them,
+# elsewhere one SKIP line with the reason.
+SUITE=vlan-wan
+. "$(dirname "$0")/lib.sh"
+require_root
+
+own_topo vlanwan
+P=$TAG-p ISP=$TAG-isp H=$TAG-h
+
+ip netns add "$TAG-probe" || { fail "create a namespace"; exit 1; }
+ip -n "$TAG-probe" link add p0 type veth peer name p1
+if ! out=$(ip -n "$TAG-probe" link add link p0 name p0.7 type vlan id 7 2>&1); then
+	ip netns del "$TAG-probe"
+	if [ "${SLUICE_KERNEL:-host}" = host ]; then
+		skip "VLAN devices on a port: no 802.1Q VLAN devices (CONFIG_VLAN_8021Q) in kernel $(uname -r): $out"
+		exit 0
+	fi
+	fail "VLAN devices on a port: no 802.1Q VLAN devices in kernel $(uname -r): $out"
+	exit 1
+fi
+ip netns del "$TAG-probe"
+
+topo() {
+	local ns
+	for ns in "$RTR" "$P" "$ISP" "$H"; do
+		ip netns add "$ns" && ip -n "$ns" link set lo up || return 1
+	done
+	ip -n "$RTR" link add trunk0 type veth peer name eth0 netns "$P" || return 1
+	ip -n "$RTR" link add lan1 type veth peer name eth0 netns "$H" || return 1
+	ip -n "$RTR" link add link trunk0 name trunk0.7 type vlan id 7 || return 1
+	ip -n "$RTR" addr add 192.168.50.1/24 dev trunk0
+	ip -n "$RTR" addr add 203.0.113.2/24 dev trunk0.7
+	ip -n "$RTR" addr add 192.168.10.1/24 dev lan1
+	ip -n "$RTR" route add default via 203.0.113.1
+	for ns in trunk0 trunk0.7 lan1; do ip -n "$RTR" link set "$ns" up; done
+	in_ns "$RTR" sysctl -qw net.ipv4.ip_forward=1
+	ip -n "$P" link add link eth0 name eth0.7 type vlan id 7 || return 1
+	ip -n "$P" link set eth0.7 netns "$ISP" || return 1
+	in_ns "$P" ethtool -K eth0 gro on >/dev/null
+	ip -n "$P" link set eth0 up
+	ip -n "$P" addr add 192.168.50.2/24 dev eth0
+	ip -n "$P" route add default via 192.168.50.1
+	ip -n "$ISP" link set eth0.7 up
+	ip -n "$ISP" addr add 203.0.113.1/24 dev eth0.7
+	ip -n "$ISP" addr add 192.168.50.99/32 dev lo	# a trunk LAN source to forge
+	ip -n "$ISP" route add 192.168.10.0/24 via 203.0.113.2
+	ip -n "$H" link set eth0 up
+	ip -n "$H" addr add 192.168.10.11/24 dev eth0
+	ip -n "$H" route add default via 192.168.10.1
+}
+if ! topo >"$WORK/topo.log" 2>&1; then
+	fail "router-on-a-stick topology comes up"; detail "$WORK/topo.log"; exit 1
+fi
+
+cat >"$WORK/sluice.conf" <<EOF
+zone lan {
+	interfaces trunk0 lan1
+	input accept
+}
+zone wan {
+	interfaces trunk0.7
+	input drop
+	masquerade
+}
+forward lan -> lan
+forward lan -> wan
+port trunk0 mode xdp
+EOF
+nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -c "$WORK/sluice.conf" >"$WORK/daemon.log" 2>&1 &
+DAEMON_PID=$!
+if ! wait_for 30000 port_is trunk0.7 up True; then	# (the first apply loads the programs)
+	fail "sluice run attaches to trunk0, trunk0.7 and lan1"; detail "$WORK/daemon.log"; exit 1
+fi
+
+# ---- the port is judged where the tag can be read ------------------------------
+t_mode() {
+	local why
+	why=$(rsluice status --json | json_get "$(cat)" "[p['mode_reason'] for p in j['ports'] if p['name']=='trunk0'][0]")
+	if port_is trunk0 mode native && grep -q 'XDP sees its frames untagged' <<<"$why"; then
+		pass "trunk0 (XDP, a VLAN device on it whose tags XDP cannot see) is judged by tc, and status says why"
+	else
+		fail "trunk0 (XDP, a VLAN device on it whose tags XDP cannot see) is judged by tc, and status says why ($why)"
+	fi
+}
+
+# ---- the internet on VLAN 7 cannot pass for the untagged LAN --------------------
+# send NS SRC PORT N: N datagrams from SRC to H's PORT
+send() {
+	in_ns "$1" python3 - "$2" "$3" "$4" <<'EOF'
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 0))
+for i in range(int(sys.argv[3])):
+    s.sendto(b"SLVLAN %d" % i, ("192.168.10.11", int(sys.argv[2])))
+    time.sleep(0.02)
+EOF
+}
+t_forged() {
+	local n=50 ctl atk atk2
+	in_ns "$H" python3 "$TOP/selftests/netns/udp_count.py" 0.0.0.0 7777 $((10 * SLOW)) 3 >"$WORK/atk" &
+	local c1=$!
+	in_ns "$H" python3 "$TOP/selftests/netns/udp_count.py" 0.0.0.0 7778 $((10 * SLOW)) 3 >"$WORK/ctl" &
+	local c2=$!
+	wait_for 5000 listening "$H" 7778 u
+	send "$ISP" 203.0.113.1 7777 "$n"	# the internet, as itself
+	send "$ISP" 192.168.50.99 7777 "$n"	# the internet, as a trunk LAN host
+	send "$P" 192.168.50.2 7778 "$n"	# the untagged LAN: the control
+	wait "$c1" "$c2"
+	atk=$(cat "$WORK/atk") ctl=$(cat "$WORK/ctl")
+	if [ "$ctl" -ge $((n * 9 / 10)) ] && [ "$atk" = 0 ]; then
+		pass "nothing from VLAN 7 reaches the LAN host, as the internet or forging a trunk LAN source ($atk of $((2 * n))); the untagged LAN does ($ctl of $n)"
+	else
+		fail "nothing from VLAN 7 reaches the LAN host ($atk of $((2 * n)) did); the untagged LAN does ($ctl of $n)"
+	fi
+}
+
+# ---- and the WAN on VLAN 7 works ------------------------------------------------
+t_wan() {
+	if in_ns "$H" ping -c 3 -i 0.2 -W 2 203.0.113.1 >"$WORK/ping" 2>&1; then
+		pass "the LAN host reaches the internet over trunk0.7 (its replies come in tagged on trunk0)"
+	else
+		fail "the LAN host reaches the internet over trunk0.7"; detail "$WORK/ping"
+	fi
+}
+
+t_mode
+t_forged
+t_wan
