@@ -117,11 +117,11 @@ EOF
 }
 t_forged() {
 	local n=50 ctl atk atk2
-	in_ns "$H" python3 "$TOP/selftests/netns/udp_count.py" 0.0.0.0 7777 $((10 * SLOW)) 3 >"$WORK/atk" &
+	in_ns "$H" python3 "$TOP/selftests/netns/udp_count.py" 0.0.0.0 7777 $((10 * SLOW)) $((3 * SLOW)) >"$WORK/atk" &
 	local c1=$!
-	in_ns "$H" python3 "$TOP/selftests/netns/udp_count.py" 0.0.0.0 7778 $((10 * SLOW)) 3 >"$WORK/ctl" &
+	in_ns "$H" python3 "$TOP/selftests/netns/udp_count.py" 0.0.0.0 7778 $((10 * SLOW)) $((3 * SLOW)) >"$WORK/ctl" &
 	local c2=$!
-	wait_for 5000 listening "$H" 7778 u
+	wait_for 5000 listening "$H" 7777 u && wait_for 5000 listening "$H" 7778 u
 	send "$ISP" 203.0.113.1 7777 "$n"	# the internet, as itself
 	send "$ISP" 192.168.50.99 7777 "$n"	# the internet, as a trunk LAN host
 	send "$P" 192.168.50.2 7778 "$n"	# the untagged LAN: the control
