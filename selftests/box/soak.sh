@@ -29,9 +29,9 @@ soak_mark() {
 }
 
 # soak_judge WHAT NAME...: each loop's rounds: every one after its mark
-# intact (then the loops stop)
+# intact (then the loops stop); false if any was not
 soak_judge() {
-	local what=$1 r ok bad after
+	local what=$1 r ok bad after ret=0
 	shift
 	touch "$WORK/soak.stop"
 	for r in "$@"; do
@@ -42,8 +42,10 @@ soak_judge() {
 			pass "$what, ${r#*.}: $ok rounds of 2 MB intact ($bad cut by the disturbances), every round intact once they end"
 		else
 			fail "$what, ${r#*.}: every round intact once the disturbances end ($ok ok, $bad not; after: $(echo $after))"
+			ret=1
 		fi
 	done
+	return $ret
 }
 declare -A MARK
 
@@ -145,7 +147,10 @@ t_soak_pppoe() {
 	sleep $((30 * SLOW))
 	soak_mark soakp.l1 soakp.l2 soakp.br
 	sleep $((30 * SLOW))
-	soak_judge "soak over PPPoE ($((i / 2 + i % 2)) re-dials)" soakp.l1 soakp.l2 soakp.br
+	# (what pppd and the box's routes did, should a round after the last
+	# re-dial have failed)
+	soak_judge "soak over PPPoE ($((i / 2 + i % 2)) re-dials)" soakp.l1 soakp.l2 soakp.br ||
+		box "journalctl -u ppp-isp --no-pager -n 40; ip -4 a; ip -4 r" | indent | head -n 60
 	r=$(box "systemctl is-active sluice")
 	[ "$r" = active ] && pass "soak over PPPoE: sluice active at the end" ||
 		fail "soak over PPPoE: sluice active at the end ($r)"
