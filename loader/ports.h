@@ -29,7 +29,8 @@ struct want {
 	int tc_fd;		/* ... its link (clsact: -1) */
 	bool tc_new;
 	bool vlan_offload;	/* a VLAN-aware bridge port with rx-vlan-offload on */
-	bool tags_hidden;	/* rx-vlan-offload on, a VLAN device on it (SLUICE_PORT_TAGS_HIDDEN) */
+	bool tags_hidden;	/* a VLAN device on it, its tags stripped before XDP
+				 * (rx-vlan-offload, or a veth): SLUICE_PORT_TAGS_HIDDEN */
 };
 
 struct wants {

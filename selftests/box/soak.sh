@@ -135,10 +135,9 @@ t_soak_pppoe() {
 			box "systemctl reload sluice" >/dev/null
 		fi
 	done
-	# the last session up: every loop completes again. (Its own address,
-	# not any of the pool's: until pppd sees the old session end, from LCP
-	# echoes or the server's PADT, ppp0 keeps the previous session's, and
-	# the stretch judged would then hold the re-dial.)
+	# the last session up: every loop completes again. (The address that
+	# session was given, not any of the pool's, which an earlier session's
+	# would match.)
 	if ! BOX_T=5 wait_for $((120 * 1000)) box "ip -4 -o addr show ppp0 | grep -q 'inet 100.64.0.$((20 + last)) '"; then
 		fail "soak over PPPoE: pppd on the box dials again after the last re-dial"
 		box "journalctl -u ppp-isp --no-pager -n 40; ip -4 a; ip -4 r" | indent | head -n 60

@@ -114,8 +114,9 @@ prime() { "$GEN" --cpu "$GEN_CPU" --headroom "$HEADROOM" "$@" >/dev/null 2>&1; }
 # progstat SCENARIO CASE PROGID BENCHGEN-ARGS...: the program's own run time
 # per packet (kernel.bpf_stats_enabled), in separate runs so the clock reads
 # it adds never touch the packet rates: the median of STAT_RUNS windows of
-# STAT_SECS (one window moves by up to a tenth from run to run on this
-# machine; the median of five much less).
+# STAT_SECS, so that one disturbed window does not decide a row. (What it
+# cannot take out is a whole run's drift: on a busy VM a row can move by
+# a fifth between runs of the same tree. Compare trees back to back.)
 progstat() {
 	local sc=$1 case=$2 id=$3 i runs=
 	shift 3
