@@ -98,6 +98,8 @@ guest_skips() {
 	test_service:*) echo "the daemon's life cycle: runs on the host" ;;
 	test_container:*) echo "runs on the host, twice (tcmode), with a VM on the box" ;;
 	test_nat:6.12) echo "6.1 runs it; the Debian 13 box translates through XDP and tc on 6.12 (check-box)" ;;
+	test_route:6.12) echo "6.1 runs it; the Debian 13 box routes IPv4 and IPv6 through XDP and tc on 6.12 (check-box)" ;;
+	test_shape:6.1) echo "the 6.12 guest shapes live traffic; both guests run the shaper's fixtures (unit/xdp) and its simulator (unit/shape)" ;;
 	esac
 }
 
