@@ -130,6 +130,23 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_vlans SEC(".maps");
 
+/* VLAN devices served on their lower port (struct sluice_encap). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SLUICE_VLAN_UP_MAX);
+	__type(key, struct sluice_vlan_key);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_vlan_up SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct sluice_encap);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_encap SEC(".maps");
+
 /* Egress ports for bpf_redirect_map: only ports whose driver can transmit
  * XDP frames (native mode), written by the loader. (The kernel adds
  * BPF_F_RDONLY_PROG to a devmap's flags, which libbpf 1.1 then takes for a

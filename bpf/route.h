@@ -170,9 +170,10 @@ static __always_inline const struct sluice_port *l3_egress_port(const struct bpf
 /* The rewrite step of the apply (xdp.h, tc.h), shared by both hooks: TTL /
  * hop limit minus one, the IPv4 checksum updated incrementally (RFC 1624:
  * the TTL is the high byte of its 16-bit word), new MACs. A routed frame's
- * IP header follows its Ethernet header: the l3 stage routes no tagged
- * frame, and an L3 device's frame has the synthetic header only. -1: out
- * of bounds, nothing written. */
+ * IP header follows its Ethernet header: the apply pops a served VLAN
+ * device's tag first and pushes one after, the l3 stage routes no other
+ * tagged frame, and an L3 device's frame has the synthetic header only.
+ * -1: out of bounds, nothing written. */
 static __always_inline int hop_ttl(void *data, void *end)
 {
 	struct ethhdr *eth = data;
@@ -433,8 +434,20 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	__builtin_memcpy(f->hop.dmac, fibp->dmac, ETH_ALEN);
 	__builtin_memcpy(f->hop.smac, fibp->smac, ETH_ALEN);
 	f->hop.slot = out->slot;
-	f->hop.routed = 1;
+	f->hop.routed = SLUICE_HOP_ROUTED;
 	f->hop.xdp = !!(out->flags & SLUICE_PORT_XDP_TX);	/* the entry point's concern */
+	if (out->flags & SLUICE_PORT_VLAN_UPPER) {
+		/* out by the lower port, with the device's tag (its XDP_TX
+		 * flag is the lower's) */
+		const struct sluice_encap *e;
+		__u32 slot = out->slot;
+
+		e = bpf_map_lookup_elem(&sluice_encap, &slot);
+		if (!e || !e->lower)
+			return PASS_(UNKNOWN_DST);
+		f->hop.egress = e->lower;
+		f->hop.routed = SLUICE_HOP_ENCAP;
+	}
 	l3_nh_put(f, cfg);
 	return L3_VERDICT(SLUICE_VERDICT_REDIRECT, 0);
 }

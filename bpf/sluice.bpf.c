@@ -18,6 +18,7 @@
 #include "maps.h"
 #include "pkt.h"
 #include "bridge.h"
+#include "encap.h"
 #include "l3_stage.h"
 #include "shape.h"
 #include "answer.h"
@@ -39,6 +40,9 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 		p->port = port_in(p->ifindex);
 	v = pkt_parse(p);
 	if (v != PKT_CONTINUE)
+		return v;
+	if (p->port && (p->port->flags & SLUICE_PORT_VLAN_LOWER) &&
+	    (v = port_vlan_in(p)) != PKT_CONTINUE)
 		return v;
 	/* A partial checksum is a note in the skb that an XDP frame loses:
 	 * redirected, the frame would arrive with a wrong checksum; rewritten,

@@ -24,11 +24,21 @@
  * in the l3 stage's answer, in the next-hop and flow caches and in the
  * XDP -> tc handoff's metadata, so that each of them is one struct copy. */
 struct sluice_hop {
-	__u32 egress;		/* the egress port's ifindex */
+	__u32 egress;		/* the egress port's ifindex (a VLAN device's lower) */
 	__u8 dmac[6], smac[6];	/* routed: the next hop's MAC and ours */
-	__u16 slot;		/* the egress port's stats slot */
-	__u8 routed;		/* rewrite MACs and TTL */
+	__u16 slot;		/* the egress port's stats slot (a VLAN device's own) */
+	__u8 routed;		/* enum sluice_hop_routed */
 	__u8 xdp;		/* the egress port transmits XDP frames */
+};
+
+/* How a hop leaves: bridged as it is, or routed (MACs and TTL rewritten);
+ * out of a VLAN device served on its lower port (SLUICE_PORT_VLAN_UPPER),
+ * egress is the lower and the frame takes the device's tag, which
+ * sluice_encap holds by the device's slot. */
+enum sluice_hop_routed {
+	SLUICE_HOP_BRIDGED = 0,
+	SLUICE_HOP_ROUTED = 1,
+	SLUICE_HOP_ENCAP = 2,
 };
 SLUICE_ASSERT(sizeof(struct sluice_hop) == 20, "struct sluice_hop layout");
 
@@ -269,13 +279,29 @@ enum sluice_port_flags {
 	 * for the port's own, and judge them in the wrong zone. Set with
 	 * SLUICE_PORT_TC_RX: tc, which reads the tag, judges every frame. */
 	SLUICE_PORT_TAGS_HIDDEN	= 1 << 15,
+	/* A routed 802.1Q VLAN device in a zone, served on its lower port: no
+	 * program of its own. Its tagged frames arrive at the lower's program,
+	 * which judges them as this port's (sluice_vlan_up); its routed frames
+	 * leave by the lower with its tag (sluice_encap). */
+	SLUICE_PORT_VLAN_UPPER	= 1 << 16,
+	/* The lower port of such devices: a frame tagged with one of their
+	 * VIDs is theirs. */
+	SLUICE_PORT_VLAN_LOWER	= 1 << 17,
+	/* ... and in no zone itself: its own frames (untagged, or of VIDs no
+	 * served device has) go to the kernel unjudged (not-ours), as from an
+	 * interface sluice does not serve, for the backstop to judge. */
+	SLUICE_PORT_NO_ZONE	= 1 << 18,
 };
 
-/* What the egress port's VLAN rules ask of a bridged frame. */
+/* What is done to a frame's outer tag on the way, as bits: a bridged
+ * frame's by the egress port's VLAN rules; a routed frame's pops the tag of
+ * a served VLAN device it came in by, and one that leaves by such a device
+ * takes its tag (SLUICE_HOP_ENCAP): both for a frame routed from one VLAN
+ * to another. */
 enum sluice_vlan_op {
 	SLUICE_VLAN_KEEP = 0,
-	SLUICE_VLAN_POP,	/* tagged in, untagged out */
-	SLUICE_VLAN_PUSH,	/* untagged in (PVID), tagged out with the bridge VLAN */
+	SLUICE_VLAN_POP = 1,	/* tagged in, untagged out */
+	SLUICE_VLAN_PUSH = 2,	/* untagged in (PVID), tagged out with the bridge VLAN */
 };
 
 /* The XDP -> tc handoff (docs/design.md section 5): XDP on a port with
@@ -353,7 +379,8 @@ struct sluice_port {
 	__u8 mode_why;			/* enum sluice_mode_why */
 	__u16 pvid;			/* VLAN-aware bridge: the port's PVID, 0 none */
 	__u16 mode_err;			/* SLUICE_WHY_NO_NATIVE: the driver's errno */
-	__u32 pad2;
+	__u32 lower;			/* SLUICE_PORT_VLAN_UPPER: the lower port's ifindex,
+					 * for the views (the datapath reads sluice_encap) */
 };
 SLUICE_ASSERT(sizeof(struct sluice_port) == 64, "struct sluice_port layout");
 
@@ -394,6 +421,19 @@ struct sluice_vlan_key {
 	__u16 vid;
 	__u16 pad;
 };
+
+/* A VLAN device served on its lower port (SLUICE_PORT_VLAN_UPPER), in
+ * sluice_encap by the device's slot: what its routed frames leave by and
+ * with. sluice_vlan_up maps {lower, vid} (struct sluice_vlan_key) to the
+ * device's ifindex for the frames that come in. */
+struct sluice_encap {
+	__u32 lower;			/* the lower port's ifindex */
+	__u16 tci;			/* the tag: VID, and the priority bits the
+					 * device's egress-qos-map gives priority 0 */
+	__u16 pad;
+};
+SLUICE_ASSERT(sizeof(struct sluice_encap) == 8, "struct sluice_encap layout");
+#define SLUICE_VLAN_UP_MAX	256	/* served VLAN devices (sluice_vlan_up) */
 SLUICE_ASSERT(sizeof(struct sluice_vlan_key) == 8, "struct sluice_vlan_key layout");
 
 enum sluice_vlan_flags {

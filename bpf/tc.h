@@ -11,6 +11,8 @@
 #include "l3_stage.h"
 #include "shape.h"
 #include "apply.h"
+#include "encap.h"
+#include "encap.h"
 
 /* Headers the stages may read: pulled into the linear part first (a
  * received skb may keep them in fragments). */
@@ -35,12 +37,15 @@ static __always_inline int tc_forward(struct __sk_buff *skb, const struct sluice
  * rewrite reads its pointers after them. At tc ingress an skb's outer VLAN
  * tag is in its metadata (the kernel moved it there before tc, whatever the
  * driver's offloads), and so it leaves: popped and pushed there by the
- * helpers, kept as it is through the redirect; routed frames carry none.
- * A no-neigh packet's TTL is decremented for tc_neigh(). */
+ * helpers, kept as it is through the redirect. A no-neigh packet's TTL is
+ * decremented for tc_neigh(), and a served VLAN device's tag popped: the
+ * neighbour layer sends it out of the FIB's device. */
 __attribute__((noinline)) int sluice_apply_tc(struct __sk_buff *skb, const struct fwd *d, __u32 at,
 					      __u32 pk)
 {
 	const struct fwd_xlat *x;
+	__u16 tci;
+	int op;
 
 	if (!skb || !d)
 		return APPLY_NO_REDIRECT;
@@ -50,16 +55,23 @@ __attribute__((noinline)) int sluice_apply_tc(struct __sk_buff *skb, const struc
 		else
 			nat_tc(skb, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
 	}
-	if (at & APPLY_NO_NEIGH)
-		return hop_ttl((void *)(long)skb->data, (void *)(long)skb->data_end) ?
-		       APPLY_NO_TTL : APPLY_DONE;
+	if (at & APPLY_NO_NEIGH) {
+		if ((d->vlan_op & SLUICE_VLAN_POP) && bpf_skb_vlan_pop(skb))
+			return APPLY_NO_TTL;	/* (to the kernel as it came) */
+		if (hop_ttl((void *)(long)skb->data, (void *)(long)skb->data_end))
+			return d->vlan_op & SLUICE_VLAN_POP ? APPLY_VLAN : APPLY_NO_TTL;
+		return APPLY_DONE;
+	}
 	if (APPLY_VERDICT(at) != SLUICE_VERDICT_REDIRECT)
 		return APPLY_DONE;
-	if (d->hop.routed)
-		return tc_forward(skb, &d->hop);
-	if (d->vlan_op == SLUICE_VLAN_POP && bpf_skb_vlan_pop(skb))
+	op = encap_vlan_op(d, &tci);
+	if (op < 0)	/* (the device going: the kernel's way, as it came) */
+		return APPLY_NO_REDIRECT;
+	if ((op & SLUICE_VLAN_POP) && bpf_skb_vlan_pop(skb))
 		return APPLY_VLAN;
-	if (d->vlan_op == SLUICE_VLAN_PUSH && bpf_skb_vlan_push(skb, bpf_htons(ETH_P_8021Q), d->vlan))
+	if (d->hop.routed)
+		tc_forward(skb, &d->hop);
+	if ((op & SLUICE_VLAN_PUSH) && bpf_skb_vlan_push(skb, bpf_htons(ETH_P_8021Q), tci))
 		return APPLY_VLAN;
 	return APPLY_DONE;
 }
@@ -78,16 +90,25 @@ static __always_inline int tc_apply(struct pkt *p, int v)
 	 * skb's metadata, outside the frame) */
 	if (v != SLUICE_VERDICT_REDIRECT && !(at & (APPLY_NAT | APPLY_NO_NEIGH)))
 		return v;	/* (nothing to apply: no call, apply.h) */
-	if (v == SLUICE_VERDICT_REDIRECT && !(at & APPLY_NAT) && (p->fwd.hop.routed || !p->fwd.vlan_op))
+	p->fwd.vlan_op |= encap_pop(p);
+	if (v == SLUICE_VERDICT_REDIRECT && !(at & APPLY_NAT) && !p->fwd.vlan_op &&
+	    p->fwd.hop.routed != SLUICE_HOP_ENCAP)
 		r = tc_forward(skb, &p->fwd.hop);	/* (the same, without the call) */
 	else
 		r = sluice_apply_tc(skb, &p->fwd, at, nat_pk(p));
+	if (r == APPLY_VLAN && (p->fwd.hop.routed || (at & APPLY_NO_NEIGH)))
+		/* (a routed frame may be half-way: not to the kernel) */
+		return pkt_drop(p, SLUICE_DROP_NO_ROOM);
 	if (at & APPLY_NO_NEIGH)	/* for tc_neigh(): out by the neighbour layer */
 		p->fwd.hop.routed = r == APPLY_DONE;
 	if (v != SLUICE_VERDICT_REDIRECT)
 		return v;
 	if (r == APPLY_VLAN)
 		return pkt_pass(p, SLUICE_PASS_VLAN);
+	if (r == APPLY_NO_REDIRECT) {	/* (a served VLAN device going) */
+		p->judged = SLUICE_JUDGED_ACCEPT;
+		return pkt_pass(p, SLUICE_PASS_EGRESS_NO_XDP);
+	}
 	if (r != APPLY_DONE)	/* (cannot be: the packet and its decision are always there) */
 		return pkt_pass(p, SLUICE_PASS_UNSUPPORTED);
 	return SLUICE_VERDICT_REDIRECT;

@@ -11,6 +11,7 @@
 #include "l3_stage.h"
 #include "shape.h"
 #include "apply.h"
+#include "encap.h"
 
 struct eth_macs {
 	__u8 b[12];
@@ -56,8 +57,10 @@ static __always_inline int xdp_vlan_push(struct xdp_md *ctx, __u16 tci)
  * without XDP transmit): the decision goes in front of the frame as
  * metadata, and the tc program on this port forwards it as an skb. Without
  * a tc program here, or a driver that keeps no metadata, the kernel's path
- * takes the frame. */
-static __always_inline int xdp_handoff(struct xdp_md *ctx, const struct fwd *d)
+ * takes the frame. OP: the tag operations left for tc (a served device's
+ * tag was popped here: a tagged frame's skb would lose its metadata when
+ * the kernel moves the tag out of it). */
+static __always_inline int xdp_handoff(struct xdp_md *ctx, const struct fwd *d, __u8 op)
 {
 	const struct sluice_port *in = port_in(ctx->ingress_ifindex);
 	struct sluice_xdp_meta *m;
@@ -71,7 +74,7 @@ static __always_inline int xdp_handoff(struct xdp_md *ctx, const struct fwd *d)
 	m->vlan = d->vlan;
 	m->tstamp_lo = 0;
 	m->hop = d->hop;
-	m->vlan_op = d->vlan_op;
+	m->vlan_op = op;
 	m->shaped = d->shaped;
 	m->pad = 0;
 	if (d->shaped) {
@@ -97,12 +100,13 @@ static __always_inline int xdp_forward(struct xdp_md *ctx, const struct sluice_h
 }
 
 /* The steps in apply.h's order. If the head could not move for a tag, the
- * frame goes to the kernel. */
+ * frame goes to the kernel (bridged) or is dropped (routed: APPLY_VLAN). */
 __attribute__((noinline)) int sluice_apply_xdp(struct xdp_md *ctx, const struct fwd *d, __u32 at,
 					       __u32 pk)
 {
 	const struct fwd_xlat *x;
-	int r;
+	__u16 tci;
+	int op, r;
 
 	if (!ctx || !d)
 		return APPLY_NO_REDIRECT;
@@ -110,14 +114,23 @@ __attribute__((noinline)) int sluice_apply_xdp(struct xdp_md *ctx, const struct 
 		nat_xdp(ctx, APPLY_L3_OFF(at), APPLY_L4_OFF(at), pk, x);
 	if (APPLY_VERDICT(at) != SLUICE_VERDICT_REDIRECT)
 		return APPLY_DONE;
-	if (!d->hop.xdp)
-		return xdp_handoff(ctx, d);
-	r = xdp_forward(ctx, &d->hop);
-	if (r != APPLY_DONE)
-		return r;
-	if (d->vlan_op == SLUICE_VLAN_POP && xdp_vlan_pop(ctx))
+	op = encap_vlan_op(d, &tci);
+	if (op < 0)	/* (the device going: the kernel's way, as it came) */
+		return APPLY_NO_REDIRECT;
+	/* (the redirect recorded before the frame moves: a port missing from
+	 * the devmap leaves the frame as it came) */
+	if (d->hop.xdp && bpf_redirect_map(&sluice_tx, d->hop.egress, XDP_PASS) != XDP_REDIRECT)
+		return APPLY_NO_REDIRECT;
+	if ((op & SLUICE_VLAN_POP) && xdp_vlan_pop(ctx))
 		return APPLY_VLAN;
-	if (d->vlan_op == SLUICE_VLAN_PUSH && xdp_vlan_push(ctx, d->vlan))
+	if (!d->hop.xdp) {
+		r = xdp_handoff(ctx, d, op & ~SLUICE_VLAN_POP);
+		/* (untagged, it must not reach the kernel as the lower's) */
+		return r != APPLY_HANDOFF && (op & SLUICE_VLAN_POP) ? APPLY_VLAN : r;
+	}
+	if (d->hop.routed)
+		hop_rewrite((void *)(long)ctx->data, (void *)(long)ctx->data_end, &d->hop);
+	if ((op & SLUICE_VLAN_PUSH) && xdp_vlan_push(ctx, tci))
 		return APPLY_VLAN;
 	return APPLY_DONE;
 }
@@ -154,9 +167,11 @@ static __always_inline int xdp_apply(struct pkt *p, int v)
 
 	if (v != SLUICE_VERDICT_REDIRECT && !(at & APPLY_NAT))
 		return v;	/* (nothing to apply: no call, apply.h) */
-	if (v == SLUICE_VERDICT_REDIRECT && !(at & APPLY_NAT) && !p->fwd.vlan_op)
+	p->fwd.vlan_op |= encap_pop(p);
+	if (v == SLUICE_VERDICT_REDIRECT && !(at & APPLY_NAT) && !p->fwd.vlan_op &&
+	    p->fwd.hop.routed != SLUICE_HOP_ENCAP)
 		/* (the same steps, without the call) */
-		r = p->fwd.hop.xdp ? xdp_forward(ctx, &p->fwd.hop) : xdp_handoff(ctx, &p->fwd);
+		r = p->fwd.hop.xdp ? xdp_forward(ctx, &p->fwd.hop) : xdp_handoff(ctx, &p->fwd, 0);
 	else
 		r = sluice_apply_xdp(ctx, &p->fwd, at, nat_pk(p));
 	p->data = (void *)(long)ctx->data;	/* (a tag popped or pushed) */
@@ -165,8 +180,9 @@ static __always_inline int xdp_apply(struct pkt *p, int v)
 		return v;
 	if (r == APPLY_HANDOFF)
 		return PKT_HANDOFF;
-	if (r == APPLY_VLAN)
-		return pkt_pass(p, SLUICE_PASS_VLAN);
+	if (r == APPLY_VLAN)	/* (a routed frame may be half-way: not to the kernel) */
+		return p->fwd.hop.routed ? pkt_drop(p, SLUICE_DROP_NO_ROOM)
+					 : pkt_pass(p, SLUICE_PASS_VLAN);
 	if (r != APPLY_DONE) {
 		p->judged = p->fwd.hop.routed ? SLUICE_JUDGED_ACCEPT : SLUICE_JUDGED_BRIDGED;
 		return pkt_pass(p, SLUICE_PASS_EGRESS_NO_XDP);

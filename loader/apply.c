@@ -111,15 +111,19 @@ int dp_set_forwarding(bool on)
 static int backstop_for(const struct wants *w)
 {
 	struct backstop_if v[SLUICE_MAX_PORTS];
+	int n = 0;
 
 	for (int i = 0; i < w->n; i++) {
-		memset(&v[i], 0, sizeof(v[i]));
-		snprintf(v[i].name, sizeof(v[i].name), "%s", w->v[i].port.name);
+		if (!want_in_zone(&w->v[i]))
+			continue;
+		memset(&v[n], 0, sizeof(v[n]));
+		snprintf(v[n].name, sizeof(v[n].name), "%s", w->v[i].port.name);
 		if ((w->v[i].port.flags & SLUICE_PORT_BRIDGED) &&
-		    !if_indextoname(w->v[i].port.l3_ifindex, v[i].l3))
+		    !if_indextoname(w->v[i].port.l3_ifindex, v[n].l3))
 			return -errno;
+		n++;
 	}
-	return backstop_apply(v, w->n);
+	return backstop_apply(v, n);
 }
 
 /* sch_fq where shaped traffic leaves (loader/shape.c): every wanted port. */
@@ -207,6 +211,8 @@ static int commit_maps(struct dp *dp, const struct sluice_config *cfg, struct ap
 		ret = write_vlans(dp, w, &a->links, true);
 	if (!ret)
 		ret = write_ports(dp, w);
+	if (!ret)
+		ret = write_encap(dp, w);
 	if (!ret)
 		ret = write_tx(dp, w, false);
 	if (!ret)

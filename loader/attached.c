@@ -133,6 +133,9 @@ void match_kept(struct dp *dp, struct wants *w, struct have *h)
 		int k = w->v[i].cfg_mode == CFG_MODE_TC || kx < 0 ? kt : kx;
 		bool fits;
 
+		if (w->v[i].lower)	/* served on its lower: what it had goes */
+			continue;
+
 		bpf_map_lookup_elem(dp_fd(dp, MAP_PORTS), &key, &old);
 		fits = k >= 0 && att_fits(h->v[k].kind, old.mode, w->v[i].cfg_mode);
 		if (w->v[i].cfg_mode != CFG_MODE_TC && kt >= 0 && !(fits && k == kt))

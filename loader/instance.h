@@ -64,7 +64,9 @@ enum dp_follow {
 	X(FDB_GEN, sluice_fdb_gen) \
 	X(NAT_HOSTS, sluice_nat4_hosts) \
 	X(HOST_FLOWS, sluice_host_flows) \
-	X(PICKUP, sluice_pickup)
+	X(PICKUP, sluice_pickup) \
+	X(VLAN_UP, sluice_vlan_up) \
+	X(ENCAP, sluice_encap)
 
 enum dp_map_id {
 #define DP_MAP_ID(id, name) MAP_##id,

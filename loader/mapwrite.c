@@ -122,7 +122,7 @@ static bool tx_wanted(const void *key, const void *w)
 {
 	const struct want *x = want_of(w, *(const __u32 *)key);
 
-	return x && (x->port.flags & SLUICE_PORT_XDP_TX);
+	return x && (x->port.flags & SLUICE_PORT_XDP_TX) && !x->lower;
 }
 
 /* sluice_tx, the devmap of egress ports: ADD puts the native ports in (run
@@ -136,7 +136,7 @@ int write_tx(struct dp *dp, const struct wants *w, bool add)
 		return map_prune(dp_fd(dp, MAP_TX), sizeof(__u32), tx_wanted, w);
 	for (int i = 0; i < w->n; i++) {
 		key = w->v[i].ifindex;
-		if ((w->v[i].port.flags & SLUICE_PORT_XDP_TX) &&
+		if ((w->v[i].port.flags & SLUICE_PORT_XDP_TX) && !w->v[i].lower &&
 		    bpf_map_update_elem(dp_fd(dp, MAP_TX), &key, &key, BPF_ANY)) {
 			log_err("%s: adding it to sluice_tx: %s", w->v[i].port.name,
 				strerror(errno));
@@ -195,6 +195,48 @@ int write_vlans(struct dp *dp, const struct wants *w, const struct nl_links *lin
 	return 0;
 }
 
+static bool vlan_up_wanted(const void *key, const void *ctx)
+{
+	const struct sluice_vlan_key *k = key;
+	const struct wants *w = ctx;
+
+	for (int i = 0; i < w->n; i++)
+		if (w->v[i].lower == (int)k->ifindex && (w->v[i].tci & 0xfff) == k->vid)
+			return true;
+	return false;
+}
+
+/* The served VLAN devices (encap.h), after their port entries (which give
+ * their slots): how each leaves, by its slot, then how its frames are
+ * found on the lower; what left goes. A slot whose device left reads as
+ * none (lower 0) until a device takes it again. */
+int write_encap(struct dp *dp, const struct wants *w)
+{
+	struct sluice_encap e[SLUICE_MAX_PORTS] = {};
+	struct sluice_vlan_key k = {};
+
+	for (int i = 0; i < w->n; i++)
+		if (w->v[i].lower && w->v[i].port.slot < SLUICE_MAX_PORTS)
+			e[w->v[i].port.slot] = (struct sluice_encap){ .lower = w->v[i].lower,
+								     .tci = w->v[i].tci };
+	for (__u32 s = 0; s < SLUICE_MAX_PORTS; s++)
+		if (bpf_map_update_elem(dp_fd(dp, MAP_ENCAP), &s, &e[s], BPF_ANY))
+			return -errno;
+	for (int i = 0; i < w->n; i++) {
+		__u32 up = w->v[i].ifindex;
+
+		if (!w->v[i].lower)
+			continue;
+		k.ifindex = w->v[i].lower;
+		k.vid = w->v[i].tci & 0xfff;
+		if (bpf_map_update_elem(dp_fd(dp, MAP_VLAN_UP), &k, &up, BPF_ANY)) {
+			log_err("%s: into sluice_vlan_up: %s", w->v[i].port.name, strerror(errno));
+			return -errno;
+		}
+	}
+	return map_prune(dp_fd(dp, MAP_VLAN_UP), sizeof(k), vlan_up_wanted, w);
+}
+
 int write_zones(struct dp *dp, const struct sluice_config *cfg, const struct wants *w)
 {
 	for (__u32 z = 0; z < SLUICE_MAX_ZONES; z++) {
@@ -217,7 +259,7 @@ int write_zones(struct dp *dp, const struct sluice_config *cfg, const struct wan
 				if (cfg->forwards[f].from == (int)z)
 					v.forward |= 1U << cfg->forwards[f].to;
 			for (int i = 0; i < w->n; i++)
-				v.n_ports += w->v[i].zone == (int)z;
+				v.n_ports += w->v[i].zone == (int)z && want_in_zone(&w->v[i]);
 		}
 		if (bpf_map_update_elem(dp_fd(dp, MAP_ZONES), &z, &v, BPF_ANY))
 			return -errno;

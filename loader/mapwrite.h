@@ -36,6 +36,9 @@ int write_tx(struct dp *dp, const struct wants *w, bool add);
 int write_vlans(struct dp *dp, const struct wants *w, const struct nl_links *links,
 		bool add);
 
+/* sluice_encap and sluice_vlan_up: the VLAN devices served on their lower
+ * ports, after write_ports. */
+int write_encap(struct dp *dp, const struct wants *w);
 int write_zones(struct dp *dp, const struct sluice_config *cfg, const struct wants *w);
 
 /* RS into the rule slot the next policy generation selects: 0, 1 when the

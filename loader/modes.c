@@ -254,8 +254,8 @@ int attach_new(struct dp *dp, struct wants *w, struct have *h)
 	int i, ret;
 
 	for (i = 0; i < w->n; i++) {
-		if (w->v[i].keep >= 0)
-			continue;	/* owned by have */
+		if (w->v[i].keep >= 0 || w->v[i].lower)
+			continue;	/* owned by have, or served on its lower */
 		ret = attach_port(dp, &w->v[i], h);
 		if (ret && !dp->follow)
 			return ret;
@@ -330,6 +330,11 @@ static void beside_flag(struct want *x)
 {
 	if (x->tags_hidden)	/* (whatever the config: XDP cannot judge them) */
 		x->port.flags |= SLUICE_PORT_TC_RX | SLUICE_PORT_TAGS_HIDDEN;
+	else if ((x->port.flags & SLUICE_PORT_VLAN_LOWER) && x->port.mode == SLUICE_MODE_NATIVE &&
+		 !driver_keeps_meta(x->port.name))
+		/* (whatever the config: a served device's frame handed over
+		 * without its tag must not meet tc as the lower's own) */
+		x->port.flags |= SLUICE_PORT_TC_RX;
 	else if (x->port.mode == SLUICE_MODE_NATIVE && x->cfg_mode == CFG_MODE_AUTO &&
 		 !driver_keeps_meta(x->port.name))
 		x->port.flags |= SLUICE_PORT_TC_RX;
@@ -340,6 +345,25 @@ static void beside_flag(struct want *x)
 /* tc beside every XDP port: it finishes the frames XDP hands over (for a
  * tc port, a shaped direction) and gives the frames XDP passed after a
  * verdict their mark for the kernel backstop, so every box needs it. */
+/* A served VLAN device runs in its lower's mode (which `sluice status`
+ * shows for it too), and takes XDP frames when its lower does (its XDP_TX
+ * flag: commit_maps). */
+static void served_modes(struct wants *w)
+{
+	const __u32 beside = SLUICE_PORT_TC_TOO | SLUICE_PORT_TC_RX;
+
+	for (int i = 0; i < w->n; i++) {
+		const struct want *lo = w->v[i].lower ? want_of(w, w->v[i].lower) : NULL;
+
+		if (!lo)
+			continue;
+		w->v[i].port.mode = lo->port.mode;
+		w->v[i].port.mode_why = lo->port.mode_why;
+		w->v[i].port.mode_err = lo->port.mode_err;
+		w->v[i].port.flags = (w->v[i].port.flags & ~beside) | (lo->port.flags & beside);
+	}
+}
+
 int attach_beside(struct dp *dp, struct wants *w)
 {
 	int i, ret;
@@ -348,6 +372,8 @@ int attach_beside(struct dp *dp, struct wants *w)
 	for (i = 0; i < w->n; i++) {
 		struct want *x = &w->v[i];
 
+		if (x->lower)
+			continue;
 		if (x->port.mode == SLUICE_MODE_TC) {
 			x->keep_tc = -1;	/* none needed: it goes */
 			continue;
@@ -357,6 +383,7 @@ int attach_beside(struct dp *dp, struct wants *w)
 		if (x->keep_tc >= 0 || x->tc_new)
 			beside_flag(x);
 	}
+	served_modes(w);
 	return 0;
 }
 

@@ -49,7 +49,8 @@ static void masq_moved(struct dp *dp, __u32 ifindex, __be32 old, __be32 now)
 static bool masq_held(const struct sluice_config *cfg, const struct wants *w, __be32 addr)
 {
 	for (int i = 0; i < w->n; i++)
-		if (cfg->zones[w->v[i].zone].masquerade && w->v[i].port.ipv4 == addr)
+		if (want_in_zone(&w->v[i]) && cfg->zones[w->v[i].zone].masquerade &&
+		    w->v[i].port.ipv4 == addr)
 			return true;
 	return false;
 }
@@ -83,6 +84,8 @@ int write_l3(struct dp *dp, const struct sluice_config *cfg, const struct wants 
 	for (int i = 0; i < w->n; i++) {
 		struct sluice_l3 v = { .zone = w->v[i].zone, .addr4 = w->v[i].port.ipv4 }, old;
 
+		if (!want_in_zone(&w->v[i]))	/* (a lower no zone names: no zone's interface) */
+			continue;
 		if (cfg->zones[v.zone].masquerade)
 			v.flags |= SLUICE_L3_MASQUERADE;
 		if (w->v[i].port.l3_ifindex != (__u32)w->v[i].ifindex)
@@ -150,7 +153,7 @@ static int fwd_wanted(const struct sluice_config *cfg, const struct wants *w, st
 			__be32 a = w->v[i].port.ipv4;
 			bool dup = false;
 
-			if (w->v[i].zone != pf->zone || !a)
+			if (w->v[i].zone != pf->zone || !a || !want_in_zone(&w->v[i]))
 				continue;
 			for (int j = 0; j < n_seen; j++)
 				dup |= seen[j] == a;
@@ -252,7 +255,7 @@ void set_accept_local(const struct sluice_config *cfg, const struct wants *w)
 		char name[IF_NAMESIZE], path[128];
 		int fd;
 
-		if (cfg->zones[w->v[i].zone].masquerade ||
+		if (!want_in_zone(&w->v[i]) || cfg->zones[w->v[i].zone].masquerade ||
 		    !if_indextoname(w->v[i].port.l3_ifindex, name))
 			continue;
 		snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/accept_local", name);

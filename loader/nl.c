@@ -106,6 +106,36 @@ static int linkinfo_attr_cb(const struct nlattr *attr, void *data)
 	return MNL_CB_OK;
 }
 
+static int vlan_qos_cb(const struct nlattr *attr, void *data)
+{
+	const struct ifla_vlan_qos_mapping *m = mnl_attr_get_payload(attr);
+
+	if (mnl_attr_get_type(attr) == IFLA_VLAN_QOS_MAPPING &&
+	    mnl_attr_get_payload_len(attr) >= sizeof(*m) && m->from == 0)
+		((struct nl_link *)data)->vlan_pcp0 = m->to & 7;
+	return MNL_CB_OK;
+}
+
+static int vlan_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct nl_link *l = data;
+
+	switch (mnl_attr_get_type(attr)) {
+	case IFLA_VLAN_ID:
+		if (mnl_attr_get_payload_len(attr) >= 2)
+			l->vlan_id = mnl_attr_get_u16(attr) & 0xfff;
+		break;
+	case IFLA_VLAN_PROTOCOL:
+		if (mnl_attr_get_payload_len(attr) >= 2)
+			l->vlan_proto = ntohs(mnl_attr_get_u16(attr));
+		break;
+	case IFLA_VLAN_EGRESS_QOS:
+		mnl_attr_parse_nested(attr, vlan_qos_cb, l);
+		break;
+	}
+	return MNL_CB_OK;
+}
+
 static void parse_linkinfo(const struct nlattr *attr, struct nl_link *l)
 {
 	struct linkinfo li = { .l = l };
@@ -113,6 +143,8 @@ static void parse_linkinfo(const struct nlattr *attr, struct nl_link *l)
 	mnl_attr_parse_nested(attr, linkinfo_attr_cb, &li);
 	if (li.data && !strcmp(l->kind, "bridge"))
 		mnl_attr_parse_nested(li.data, bridge_attr_cb, &l->br);
+	if (li.data && !strcmp(l->kind, "vlan"))
+		mnl_attr_parse_nested(li.data, vlan_attr_cb, l);
 	if (li.slave_data && !strcmp(li.slave_kind, "bridge"))
 		mnl_attr_parse_nested(li.slave_data, brport_attr_cb, &l->port);
 }

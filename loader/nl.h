@@ -49,6 +49,11 @@ struct nl_link {
 	uint16_t pvid;		/* VLAN-aware bridge ports, 0: none */
 	int link;		/* a VLAN device: its lower device here (IFLA_LINK), or 0 */
 	bool link_elsewhere;	/* (IFLA_LINK_NETNSID: IFLA_LINK is another namespace's) */
+	/* a VLAN device (kind "vlan"): IFLA_VLAN_ID, IFLA_VLAN_PROTOCOL (host
+	 * order), and the priority bits its egress-qos-map gives priority 0,
+	 * which the kernel writes into a forwarded frame's tag */
+	uint16_t vlan_id, vlan_proto;
+	uint8_t vlan_pcp0;
 };
 
 /* One VLAN of a port of a VLAN-aware bridge. */

@@ -132,6 +132,70 @@ static int add_l3dev(struct wants *w, const struct sluice_config *cfg, int zone,
 	return 0;
 }
 
+/* A routed 802.1Q device named in a zone, on an Ethernet device of this
+ * namespace that is neither a bridge nor a VLAN device itself, is served
+ * on that lower device (SLUICE_PORT_VLAN_UPPER): its frames meet the
+ * lower's program, at XDP where the lower runs it, and leave by the lower.
+ * A `port` line for the device itself keeps it a port of its own, in tc
+ * mode after the kernel untagged its frames, as any other VLAN device
+ * (an 802.1ad one, one on a bridge, QinQ). Returns the lower, or NULL. */
+static const struct nl_link *served_lower(const struct sluice_config *cfg,
+					  const struct nl_links *links, const struct nl_link *l)
+{
+	const struct nl_link *lo;
+
+	if (strcmp(l->kind, "vlan") || !l->link || l->vlan_proto != ETH_P_8021Q ||
+	    !l->vlan_id || cfg_port_mode(cfg, l->name) != CFG_MODE_AUTO)
+		return NULL;
+	lo = nl_by_index(links, l->link);
+	if (!lo || lo->type != ARPHRD_ETHER || !strcmp(lo->kind, "bridge") ||
+	    !strcmp(lo->kind, "vlan"))
+		return NULL;
+	return lo;
+}
+
+static int add_upper(struct wants *w, const struct sluice_config *cfg, int zone,
+		     const struct nl_link *l, const struct nl_link *lo)
+{
+	struct want *x;
+	int ret = add_want(w, cfg, zone, l, l);
+
+	if (ret)
+		return ret;
+	x = &w->v[w->n - 1];
+	x->port.flags |= SLUICE_PORT_VLAN_UPPER;
+	x->port.lower = x->lower = lo->ifindex;
+	x->tci = l->vlan_id | l->vlan_pcp0 << 13;
+	return 0;
+}
+
+/* The lower port of every served VLAN device: a zone's port already, or
+ * one attached for its devices only (SLUICE_PORT_NO_ZONE: its own frames
+ * go to the kernel unjudged, as from an interface no zone names). */
+static int add_lowers(const struct sluice_config *cfg, const struct nl_links *links,
+		      struct wants *w)
+{
+	for (int i = 0, n = w->n; i < n; i++) {
+		const struct nl_link *lo;
+		struct want *x;
+		int ret;
+
+		if (!w->v[i].lower)
+			continue;
+		for (x = w->v; x < w->v + w->n && x->ifindex != w->v[i].lower; x++)
+			;
+		if (x == w->v + w->n) {
+			lo = nl_by_index(links, w->v[i].lower);
+			if (!lo || (ret = add_want(w, cfg, w->v[i].zone, lo, lo)))
+				return lo ? ret : -ENODEV;
+			x = &w->v[w->n - 1];
+			x->port.flags |= SLUICE_PORT_NO_ZONE;
+		}
+		x->port.flags |= SLUICE_PORT_VLAN_LOWER;
+	}
+	return 0;
+}
+
 /* A `port` line for an interface that is no zone's port does nothing:
  * probably a typo, or a bridge named instead of its member. The daemon
  * only notes it: at boot it starts before the network is configured, so
@@ -162,12 +226,14 @@ static void unmatched_modes(const struct sluice_config *cfg, const struct wants 
 int resolve_ports(const struct sluice_config *cfg, const struct nl_links *links,
 		  struct wants *w, enum dp_follow follow)
 {
+	int err;
+
 	memset(w, 0, sizeof(*w));
 	for (int z = 0; z < cfg->n_zones; z++) {
 		const struct cfg_zone *zone = &cfg->zones[z];
 
 		for (int i = 0; i < zone->n_ifs; i++) {
-			const struct nl_link *l = nl_by_name(links, zone->ifs[i]);
+			const struct nl_link *l = nl_by_name(links, zone->ifs[i]), *lo;
 			int ret = 0;
 
 			if (!l && follow == DP_FOLLOW) {	/* it comes later, at boot */
@@ -185,6 +251,8 @@ int resolve_ports(const struct sluice_config *cfg, const struct nl_links *links,
 			}
 			if (l->type != ARPHRD_ETHER) {
 				ret = add_l3dev(w, cfg, z, l);
+			} else if ((lo = served_lower(cfg, links, l))) {
+				ret = add_upper(w, cfg, z, l, lo);
 			} else if (strcmp(l->kind, "bridge")) {
 				ret = add_want(w, cfg, z, l, l);
 			} else {
@@ -196,6 +264,9 @@ int resolve_ports(const struct sluice_config *cfg, const struct nl_links *links,
 				return ret;
 		}
 	}
+	err = add_lowers(cfg, links, w);
+	if (err)
+		return err;
 	tags_hidden(links, w);
 	unmatched_modes(cfg, w, follow);
 	return 0;
@@ -220,7 +291,7 @@ bool wanted(const struct wants *w, __u32 ifindex)
 bool wanted_l3(const struct wants *w, __u32 ifindex)
 {
 	for (int i = 0; i < w->n; i++)
-		if (w->v[i].port.l3_ifindex == ifindex)
+		if (w->v[i].port.l3_ifindex == ifindex && want_in_zone(&w->v[i]))
 			return true;
 	return false;
 }

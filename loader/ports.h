@@ -31,6 +31,11 @@ struct want {
 	bool vlan_offload;	/* a VLAN-aware bridge port with rx-vlan-offload on */
 	bool tags_hidden;	/* a VLAN device on it, its tags stripped before XDP
 				 * (rx-vlan-offload, or a veth): SLUICE_PORT_TAGS_HIDDEN */
+	/* A VLAN device served on its lower port (SLUICE_PORT_VLAN_UPPER):
+	 * the lower's ifindex, and the tag its frames leave with. Such a
+	 * port is attached nowhere: its lower is (SLUICE_PORT_VLAN_LOWER). */
+	int lower;
+	__u16 tci;
 };
 
 struct wants {
@@ -50,5 +55,11 @@ bool wanted(const struct wants *w, __u32 ifindex);
 /* Whether IFINDEX is the L3 interface of a wanted port (the port itself,
  * or its bridge). */
 bool wanted_l3(const struct wants *w, __u32 ifindex);
+/* Whether X is a zone's port: not a VLAN device's lower that no zone
+ * names (SLUICE_PORT_NO_ZONE), which is attached for its devices only. */
+static inline bool want_in_zone(const struct want *x)
+{
+	return !(x->port.flags & SLUICE_PORT_NO_ZONE);
+}
 
 #endif

@@ -60,6 +60,11 @@ const char *zone_name(const struct dp_view *v, __u32 zone)
 	return zone < (__u32)v->n_zones ? v->zones[zone].name : "?";
 }
 
+const char *port_zone(const struct dp_view *v, const struct sluice_port *p)
+{
+	return p->flags & SLUICE_PORT_NO_ZONE ? "-" : zone_name(v, p->zone);
+}
+
 const char *ifname_of(const struct dp_view *v, __u32 ifindex)
 {
 	for (int i = 0; i < v->n_ports; i++)

@@ -21,6 +21,8 @@ const char *mode_name(enum sluice_attach_mode m);
 /* The attach mode with what runs beside it ("native+tc", "native>tc"). */
 const char *port_mode(const struct sluice_port *p);
 const char *zone_name(const struct dp_view *v, __u32 zone);
+/* A port's zone's name, "-" for a VLAN device's lower that no zone names. */
+const char *port_zone(const struct dp_view *v, const struct sluice_port *p);
 /* The name of port IFINDEX, NULL when it is not one of V's. */
 const char *ifname_of(const struct dp_view *v, __u32 ifindex);
 void host_addr(const struct sluice_host_key *k, char *buf, size_t len);

@@ -177,7 +177,7 @@ static void prom_ports(FILE *f, const struct dp_view *v)
 		    "A port sluice runs on (value 1): its zone and attach mode.");
 	for (int i = 0; i < v->n_ports; i++) {
 		const struct sluice_port *p = &v->ports[i].port;
-		const char *zone = zone_name(v, p->zone), *mode = port_mode(p);
+		const char *zone = port_zone(v, p), *mode = port_mode(p);
 
 		prom_u64(f, "sluice_port_info",
 			 PROM_L("port", p->name, "zone", zone, "mode", mode), 1);

@@ -244,7 +244,7 @@ static void stats_json(FILE *f, const struct dp_view *prev, const struct dp_view
 
 		rates(ps, &p->stats, interval, &pps, &bps);
 		fprintf(f, i ? "," : "");
-		stats_json_one(f, p->port.name, p->ifindex, zone_name(cur, p->port.zone),
+		stats_json_one(f, p->port.name, p->ifindex, port_zone(cur, &p->port),
 			       &p->stats, pps, bps, rate);
 		dp_stats_add(&tot, &p->stats);
 		if (ps)
@@ -329,7 +329,7 @@ void report_stats(FILE *f, const struct dp_view *prev, const struct dp_view *cur
 		const struct dp_port_view *p = &cur->ports[i];
 		const struct sluice_port_stats *ps = prev_of(prev, p->ifindex, p->port.slot);
 
-		stats_row(f, p->port.name, zone_name(cur, p->port.zone), &p->stats, ps, o->interval);
+		stats_row(f, p->port.name, port_zone(cur, &p->port), &p->stats, ps, o->interval);
 		dp_stats_add(&tot, &p->stats);
 		if (ps)
 			dp_stats_add(&ptot, ps);

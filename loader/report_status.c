@@ -10,8 +10,18 @@
 #include "report_common.h"
 
 /* Why a port runs in its mode, in words. */
-static const char *mode_why(const struct sluice_port *p, char *buf, size_t len)
+static const char *mode_why(const struct dp_view *v, const struct sluice_port *p, char *buf,
+			    size_t len)
 {
+	if (p->flags & SLUICE_PORT_VLAN_UPPER) {
+		const char *lo = ifname_of(v, p->lower);
+
+		snprintf(buf, len, "a VLAN device served on %s, in its mode", lo ? lo : "its lower");
+		return buf;
+	}
+	if (p->flags & SLUICE_PORT_NO_ZONE)
+		return "attached for the VLAN devices on it; in no zone itself: its own frames "
+		       "are the kernel's";
 	if (p->flags & SLUICE_PORT_TAGS_HIDDEN)
 		return "a VLAN device sits on it, and XDP sees its frames untagged (rx-vlan-offload, "
 		       "or a veth): tc, which reads the tags, does the work";
@@ -144,9 +154,9 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 		inet_ntop(AF_INET, &p->port.ipv4, ip, sizeof(ip));
 		json_kv(f, i ? ",{" : "{", "name", p->port.name);
 		fprintf(f, ",\"ifindex\":%u", p->ifindex);
-		json_kv(f, ",", "zone", zone_name(v, p->port.zone));
+		json_kv(f, ",", "zone", port_zone(v, &p->port));
 		json_kv(f, ",", "via", via);
-		json_kv(f, ",", "mode_reason", mode_why(&p->port, why, sizeof(why)));
+		json_kv(f, ",", "mode_reason", mode_why(v, &p->port, why, sizeof(why)));
 		fprintf(f, ",\"mode\":\"%s\",\"up\":%s,\"ipv4\":\"%s\",\"slot\":%u,"
 			"\"link_id\":%u,\"prog_id\":%u,\"stp\":\"%s\",\"fast_path\":%s,"
 			"\"filtered\":%s,\"tc_beside\":%s}", mode_name(p->port.mode),
@@ -195,9 +205,9 @@ void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool j
 		inet_ntop(AF_INET, &p->port.ipv4, ip, sizeof(ip));
 		snprintf(ids, sizeof(ids), "%u/%u", p->link_id, p->prog_id);
 		fprintf(f, "%-16s %-8u %-7s %-16s %-8s %-5s %-15s %-11s %s\n", p->port.name,
-			p->ifindex, zone_name(v, p->port.zone), via, port_mode(&p->port),
+			p->ifindex, port_zone(v, &p->port), via, port_mode(&p->port),
 			p->port.flags & SLUICE_PORT_UP ? "up" : "down",
-			p->port.ipv4 ? ip : "-", ids, mode_why(&p->port, why, sizeof(why)));
+			p->port.ipv4 ? ip : "-", ids, mode_why(v, &p->port, why, sizeof(why)));
 	}
 	if (!v->n_ports)
 		fprintf(f, "(no ports: the zones' interfaces have no members)\n");

@@ -1,12 +1,16 @@
 #!/bin/bash
 # VLAN devices on a port: a router on a stick. One cable (trunk0) carries
 # the LAN untagged and the WAN on VLAN 7 (trunk0.7, its own zone), as a
-# managed switch hands both to a one-port box. A NIC that strips tags into
-# metadata before XDP (rx-vlan-offload, the default of most drivers and of
-# veth) shows XDP the WAN's frames untagged: judged there, the internet
-# would be trunk0's LAN. So such a port is judged by tc, which reads the
-# tag; checked on what the LAN host behind lan1 receives from the
-# internet's side, with a control from the untagged LAN beside.
+# managed switch hands both to a one-port box. sluice serves trunk0.7 on
+# trunk0 (bpf/encap.h): VLAN 7's frames are trunk0.7's, judged in its
+# zone, and its traffic takes the fast path both ways, untagged and
+# tagged by the datapath. A NIC that strips tags into metadata before XDP
+# (rx-vlan-offload, the default of most drivers and of veth) shows XDP the
+# WAN's frames untagged: judged there, the internet would be trunk0's LAN.
+# So such a port is judged by tc, which reads the tag; checked on what the
+# LAN host behind lan1 receives from the internet's side, with a control
+# from the untagged LAN beside. Then trunk0 leaves the LAN zone: attached
+# for trunk0.7 alone, its own frames are the kernel's (the backstop's).
 #
 #   $RTR router: trunk0  192.168.50.1/24  zone lan (mode xdp; lan -> lan routed)
 #                trunk0.7 203.0.113.2/24  zone wan (masquerade, input drop)
@@ -164,6 +168,78 @@ t_wan() {
 	fi
 }
 
+# ---- VLAN 7 in the fast path, both ways ----------------------------------------
+# pst PORT FIELD: a port's counter in stats --json
+pst() { stats_json | json_get "$(cat)" "[p for p in j['ports'] if p['name']=='$1'][0]$2"; }
+# echo_n NS N: N datagrams to the internet's echo server, one at a time;
+# how many were answered
+echo_n() {
+	in_ns "$1" python3 - "$2" "$((2 * SLOW))" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(float(sys.argv[2]))
+n = 0
+for i in range(int(sys.argv[1])):
+    s.sendto(b"SLFAST %d" % i, ("203.0.113.1", 5300))
+    try:
+        n += s.recv(100) == b"echo:SLFAST %d" % i
+    except OSError:
+        pass
+print(n)
+EOF
+}
+t_fast() {
+	local n=50 got tx0 rx0 tx1 rx1 out why
+	udp_echo "$ISP" 203.0.113.1 5300
+	wait_for 5000 listening "$ISP" 5300 u
+	echo_n "$H" 1 >/dev/null	# (the flow's first datagram meets the tracker and the neighbours)
+	tx0=$(pst trunk0.7 "['fast_tx']['packets']") rx0=$(pst trunk0.7 "['redirect']['packets']")
+	got=$(echo_n "$H" "$n")
+	tx1=$(pst trunk0.7 "['fast_tx']['packets']") rx1=$(pst trunk0.7 "['redirect']['packets']")
+	if [ "${got:-0}" -ge $((n * 9 / 10)) ] && [ $((tx1 - tx0)) -ge "$got" ] &&
+	   [ $((rx1 - rx0)) -ge "$got" ]; then
+		pass "VLAN 7 in the fast path: $got of $n datagrams to the internet answered; trunk0.7 sent $((tx1 - tx0)) tagged and took $((rx1 - rx0)) replies"
+	else
+		fail "VLAN 7 in the fast path: ${got:-?} of $n answered; trunk0.7 sent $((tx1 - tx0)) and took $((rx1 - rx0)) (want each >= the answers)"
+		stats_json >"$WORK/stats.json"; detail "$WORK/stats.json"
+	fi
+	bulk_server "$ISP" 203.0.113.1 5301
+	wait_for 5000 listening "$ISP" 5301 t
+	out=$(bulk "$H" 203.0.113.1 5301)
+	[ "$out" = ok ] && pass "2 MB of TCP to the internet and back over VLAN 7, masqueraded, intact" ||
+		fail "2 MB of TCP to the internet and back over VLAN 7, masqueraded, intact ($out)"
+	why=$(rsluice status --json | json_get "$(cat)" "[p['mode_reason'] for p in j['ports'] if p['name']=='trunk0.7'][0]")
+	[[ "$why" == *"served on trunk0"* ]] && pass "status: trunk0.7 is served on trunk0 ($why)" ||
+		fail "status: trunk0.7 is served on trunk0 ($why)"
+}
+
+# ---- trunk0 in no zone: attached for trunk0.7 alone -----------------------------
+t_lower_alone() {
+	local n=50 got atk ctl zone
+	sed -i 's/interfaces trunk0 lan1/interfaces lan1/' "$WORK/sluice.conf"
+	if ! rsluice reload -c "$WORK/sluice.conf" >"$WORK/reload.log" 2>&1; then
+		fail "reload with trunk0 in no zone"; detail "$WORK/reload.log"; return
+	fi
+	zone=$(rsluice status --json | json_get "$(cat)" "[p['zone'] for p in j['ports'] if p['name']=='trunk0'][0]")
+	got=$(echo_n "$H" "$n")
+	if [ "$zone" = - ] && [ "${got:-0}" -ge $((n * 9 / 10)) ]; then
+		pass "trunk0 in no zone: attached for trunk0.7 alone (zone '$zone'), VLAN 7 still the WAN ($got of $n answered)"
+	else
+		fail "trunk0 in no zone: attached for trunk0.7 alone (zone '${zone:-?}'), VLAN 7 still the WAN (${got:-?} of $n answered)"
+	fi
+	# (the untagged LAN was the control before; now nothing of it may pass)
+	count $((5 * SLOW)) 1 >"$WORK/count" &
+	local c=$!
+	wait_for 5000 listening "$H" 7777 u
+	send "$P" 192.168.50.2 7777 "$n"
+	wait "$c"
+	read -r atk ctl <"$WORK/count"
+	[ "$atk" = 0 ] && pass "trunk0's own frames are the kernel's now: none forwarded to the LAN host (0 of $n)" ||
+		fail "trunk0's own frames are the kernel's now: none forwarded to the LAN host (${atk:-?} of $n were)"
+}
+
 t_mode
 t_forged
 t_wan
+t_fast
+t_lower_alone

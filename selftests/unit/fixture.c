@@ -231,6 +231,7 @@ void baseline(void)
 		snprintf(ports[p].name, sizeof(ports[p].name), "%s", port_dev[p]);
 	clear_map(bpf_map__fd(skel->maps.sluice_fdb), sizeof(struct sluice_fdb_key));
 	clear_map(bpf_map__fd(skel->maps.sluice_vlans), sizeof(struct sluice_vlan_key));
+	clear_map(bpf_map__fd(skel->maps.sluice_vlan_up), sizeof(struct sluice_vlan_key));
 }
 
 /* As the loader does after every change to sluice_ports: the datapath's

@@ -51,7 +51,10 @@ struct fixture {
 	enum port_id ingress;			/* default: lo */
 	void (*setup)(void);			/* ports, FDB, VLANs beyond the baseline */
 	void (*expect)(struct pkt *out);	/* output frame; default: the input */
-	enum port_id egress;			/* REDIRECT: where to */
+	void (*expect_tc)(struct pkt *out);	/* ... at tc, where it differs */
+	enum port_id egress;			/* REDIRECT: where to (its stats slot) */
+	enum port_id count_on;			/* the verdict's port when not the
+						 * ingress (a served VLAN device's) */
 	int learn, move, full;			/* sluice_gstats deltas */
 	int ct_new, ct_confirmed;
 	int src_on;				/* port the source MAC is learned on after,
@@ -131,7 +134,7 @@ void test_learned_cache(int tc);
 
 /* ---- fx_l3.c --------------------------------------------------------------- */
 
-extern const struct fixture_table fx_l3, fx_l3_sources;
+extern const struct fixture_table fx_l3, fx_l3_sources, fx_vlan;
 L3_EXTERN(u_out);
 L3_EXTERN(u_in);
 L3_EXTERN(syn_out);
@@ -154,6 +157,7 @@ L3_EXTERN(nfrag_out);
 L3_EXTERN(nfirst_out);
 L3_EXTERN(nfrag_in);
 void f_masq(void);
+void f_masq_udp(void);
 void f_frag_none(void);
 
 /* ---- fx_rules.c ------------------------------------------------------------ */

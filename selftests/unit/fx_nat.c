@@ -170,7 +170,7 @@ static void masq_flow(__u8 proto, __u16 port, __u16 rport)
 	if (bpf_map_update_elem(fd, &k, &e, BPF_ANY) || bpf_map_update_elem(fd, &r, &re, BPF_ANY))
 		printf("    masq_flow: %s\n", strerror(errno));
 }
-static void f_masq_udp(void) { masq_flow(IPPROTO_UDP, 40000, 53); }
+void f_masq_udp(void) { masq_flow(IPPROTO_UDP, 40000, 53); }
 static void f_masq_echo(void) { masq_flow(IPPROTO_ICMP, 77, 77); }
 static void f_masq_gre(void) { masq_flow(IPPROTO_GRE, 0, 0); }
 /* The masquerade range is one port (1024), so a port it must pick is

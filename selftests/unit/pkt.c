@@ -76,7 +76,11 @@ void l3_build(struct pkt *p, const struct l3d *d, int routed)
 {
 	struct ethhdr *e = pkt_put(p, NULL, sizeof(*e));
 	unsigned int start, l4len;
-	__u8 ttl = (d->ttl ? d->ttl : 64) - (routed == 1);
+	__u16 proto = d->v6 ? ETH_P_IPV6 : ETH_P_IP;
+	int tc = routed == 3;
+	__u8 ttl = (d->ttl ? d->ttl : 64) - (routed == 1 || tc);
+
+	routed = tc ? 1 : routed;
 
 	if (routed == 1) {	/* towards the other side */
 		memcpy(e->h_dest, d->from_wan || d->to_lan ? MAC_A : GW_MAC, 6);
@@ -85,7 +89,12 @@ void l3_build(struct pkt *p, const struct l3d *d, int routed)
 		memcpy(e->h_dest, d->dst_mac ? d->dst_mac : d->from_wan ? wan_mac : br0_mac, 6);
 		memcpy(e->h_source, d->from_wan ? GW_MAC : MAC_A, 6);
 	}
-	e->h_proto = htons(d->v6 ? ETH_P_IPV6 : ETH_P_IP);
+	e->h_proto = htons(proto);
+	/* (on the WAN's side: from it as sent or translated, to it routed) */
+	if (d->wan_vlan && !tc && (d->from_wan ? routed != 1 : routed == 1)) {
+		e->h_proto = htons(ETH_P_8021Q);
+		pkt_vlan(p, d->wan_vlan, proto);
+	}
 	if (d->v6) {
 		struct ipv6hdr *ip6 = pkt_ipv6(p, d->n_ext ? d->ext[0] : d->proto, 0);
 

@@ -160,10 +160,14 @@ struct l3d {
 	const char *nat_src, *nat_dst;
 	__u16 nat_sport, nat_dport;
 	const struct l3d *nat_quote;	/* an ICMP error's quote, translated */
+	/* a VLAN WAN (a VLAN device served on its lower port): the tag the
+	 * WAN side's frames carry, as they come from it and as routed to it */
+	__u16 wan_vlan;
 };
 
 /* ROUTED: 0 as sent, 1 routed (and translated), 2 translated only (what
- * goes up to the kernel translated). */
+ * goes up to the kernel translated), 3 routed as tc's test runner shows
+ * it (a tag tc pushes is in the skb's metadata, out of the frame). */
 void l3_build(struct pkt *p, const struct l3d *d, int routed);
 
 /* A routed frame NAME described once (NAME_d), built as sent (NAME), as
@@ -176,13 +180,16 @@ void l3_build(struct pkt *p, const struct l3d *d, int routed);
 	scope __attribute__((unused)) void name##_out(struct pkt *p)		\
 	{ l3_build(p, &name##_d, 1); }						\
 	scope __attribute__((unused)) void name##_xlat(struct pkt *p)		\
-	{ l3_build(p, &name##_d, 2); }
+	{ l3_build(p, &name##_d, 2); }						\
+	scope __attribute__((unused)) void name##_tcout(struct pkt *p)		\
+	{ l3_build(p, &name##_d, 3); }
 #define L3(name, ...)		L3_(static, name, __VA_ARGS__)
 #define L3_SHARED(name, ...)	L3_(, name, __VA_ARGS__)
 #define L3_EXTERN(name)								\
 	extern const struct l3d name##_d;					\
 	void name(struct pkt *p);						\
 	void name##_out(struct pkt *p);						\
-	void name##_xlat(struct pkt *p)
+	void name##_xlat(struct pkt *p);					\
+	void name##_tcout(struct pkt *p)
 
 #endif

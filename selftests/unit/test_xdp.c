@@ -211,7 +211,8 @@ static void bench_fixture(const struct fixture *f, const struct pkt *in, const s
 static void run_fixture(const struct fixture *orig, int bench, int tc)
 {
 	enum port_id in_port = orig->ingress ? orig->ingress : P_LO;
-	__u32 slot = orig->unknown_port ? SLUICE_SLOT_UNKNOWN : ports[in_port].slot;
+	enum port_id cnt_port = orig->count_on ? orig->count_on : in_port;
+	__u32 slot = orig->unknown_port ? SLUICE_SLOT_UNKNOWN : ports[cnt_port].slot;
 	struct sluice_port_stats before, after, eg_before = {}, eg_after = {}, diff;
 	struct sluice_gstats g0, g1;
 	struct pkt in = {}, want = {};
@@ -231,9 +232,11 @@ static void run_fixture(const struct fixture *orig, int bench, int tc)
 		fail(f, "ports map update: %s", strerror(errno));
 		return;
 	}
-	slot = f->unknown_port ? SLUICE_SLOT_UNKNOWN : ports[in_port].slot;
+	slot = f->unknown_port ? SLUICE_SLOT_UNKNOWN : ports[cnt_port].slot;
 	f->build(&in);
-	if (f->expect)
+	if (tc && f->expect_tc)
+		f->expect_tc(&want);
+	else if (f->expect)
 		f->expect(&want);
 	else
 		want = in;
@@ -420,7 +423,7 @@ void frag_ok(int ok, const char *what, ...)
 /* Every stage's table, in the order their lines come out (the l3 stage's
  * sources after the rules). */
 static const struct fixture_table *const tables[] = {
-	&fx_parse, &fx_bridge, &fx_l3, &fx_nat, &fx_rules, &fx_l3_sources,
+	&fx_parse, &fx_bridge, &fx_l3, &fx_nat, &fx_rules, &fx_l3_sources, &fx_vlan,
 };
 
 static void run_tables(int bench, int tc)
