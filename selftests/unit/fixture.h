@@ -135,6 +135,14 @@ void test_learned_cache(int tc);
 /* ---- fx_l3.c --------------------------------------------------------------- */
 
 extern const struct fixture_table fx_l3, fx_l3_sources, fx_vlan;
+
+/* ---- fx_vlan.c: the WAN as VLAN 7 of lan4 ---------------------------------- */
+
+void f_vlan_wan(void);
+L3_EXTERN(vu_out);
+L3_EXTERN(vu_in);
+L3_EXTERN(vnu_out);
+L3_EXTERN(vnu_in);
 L3_EXTERN(u_out);
 L3_EXTERN(u_in);
 L3_EXTERN(syn_out);
@@ -174,7 +182,8 @@ void test_shape(int tc);
 int shape_bench(int n);
 void test_tc_rx(void);
 void test_peer_stack(void);
-void test_flow_cache(int tc, int nat);
+/* VLAN selects the WAN as VLAN 7 of lan4 (fx_vlan.c). */
+void test_flow_cache(int tc, int nat, int vlan);
 void test_tcp_window(int tc);
 
 #endif

@@ -30,10 +30,16 @@ static int fc_state(struct sluice_fc *slot, struct sluice_ct_entry *e)
 /* An answered UDP flow: its next packet (the full pipeline) fills the
  * cache, the one after is forwarded from it byte for byte the same, counted
  * in the slot; a new policy generation sends the next through the pipeline,
- * which settles the slot's count into the entry. With NAT, masqueraded. */
-void test_flow_cache(int tc, int nat)
+ * which settles the slot's count into the entry. With NAT, masqueraded;
+ * with VLAN, out of a served VLAN device (tagged; at tc the tag is in the
+ * skb's metadata, out of the runner's frame). */
+void test_flow_cache(int tc, int nat, int vlan)
 {
-	void (*out_b)(struct pkt *) = nat ? nu_out : u_out, (*in_b)(struct pkt *) = nat ? nu_in : u_in;
+	void (*out_b)(struct pkt *) = vlan ? (nat ? vnu_out : vu_out) : nat ? nu_out : u_out;
+	void (*in_b)(struct pkt *) = vlan ? (nat ? vnu_in : vu_in) : nat ? nu_in : u_in;
+	void (*want_b)(struct pkt *) = !vlan ? (nat ? nu_out_out : u_out_out) :
+				       tc ? (nat ? vnu_out_tcout : vu_out_tcout) :
+				       nat ? vnu_out_out : vu_out_out;
 	const int redirect = tc ? 7 /* TC_ACT_REDIRECT */ : XDP_REDIRECT;
 	struct pkt full = {}, hit = {}, again = {}, want = {};
 	struct sluice_ct_entry e0, e1, e2;
@@ -45,9 +51,11 @@ void test_flow_cache(int tc, int nat)
 		f_masq();
 	else
 		f_on_lan5();
+	if (vlan)
+		f_vlan_wan();
 	write_ports();
 	run_pkt(out_b, P_LAN5, tc, 0, &full, NULL);
-	run_pkt(in_b, P_WAN, tc, 0, &full, NULL);
+	run_pkt(in_b, vlan ? P_LAN4 : P_WAN, tc, 0, &full, NULL);
 	a0 = run_pkt(out_b, P_LAN5, tc, 0, &full, NULL);
 	ok0 = fc_state(&s0, &e0);
 	a1 = run_pkt(out_b, P_LAN5, tc, 0, &hit, NULL);
@@ -55,7 +63,7 @@ void test_flow_cache(int tc, int nat)
 	write_config_gen();
 	a2 = run_pkt(out_b, P_LAN5, tc, 0, &again, NULL);
 	ok2 = fc_state(&s2, &e2);
-	(nat ? nu_out_out : u_out_out)(&want);
+	want_b(&want);
 	frag_ok(a0 == redirect && a1 == redirect && a2 == redirect && ok0 && ok1 && ok2 &&
 		full.len == want.len && !memcmp(full.b, want.b, want.len) &&
 		hit.len == want.len && !memcmp(hit.b, want.b, want.len) &&
@@ -64,7 +72,9 @@ void test_flow_cache(int tc, int nat)
 		"flow cache%s: an answered flow's next packet fills its slot (%d), the one after is "
 		"forwarded from it, the same frame (%d), counted in the slot (%u) and not yet in "
 		"the entry (%llu, %llu); a new policy generation: the pipeline again (%d), which "
-		"adds the slot's count to the entry (%llu)", nat ? " (masquerade)" : "", ok0,
+		"adds the slot's count to the entry (%llu)",
+		vlan ? (nat ? " (masquerade, out of VLAN 7)" : " (out of VLAN 7)") :
+		nat ? " (masquerade)" : "", ok0,
 		a1, s1.pk, (unsigned long long)e0.packets, (unsigned long long)e1.packets, a2,
 		(unsigned long long)e2.packets);
 	baseline();

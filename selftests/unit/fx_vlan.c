@@ -15,17 +15,17 @@
 
 /* ---- frames ------------------------------------------------------------------ */
 
-L3(vu_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
+L3_SHARED(vu_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
    .dport = 53, .payload = 18, .wan_vlan = WAN_VID)
-L3(vu_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_UDP,
+L3_SHARED(vu_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_UDP,
    .sport = 53, .dport = 40000, .payload = 18, .wan_vlan = WAN_VID)
 L3(vu_in_vid8, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_UDP,
    .sport = 53, .dport = 40000, .payload = 18, .wan_vlan = 8)
 L3(vdhcp_in, .from_wan = 1, .src = "203.0.113.1", .dst = "203.0.113.2", .proto = IPPROTO_UDP,
    .sport = 67, .dport = 68, .wan_vlan = WAN_VID)
-L3(vnu_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
+L3_SHARED(vnu_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40000,
    .dport = 53, .payload = 18, .csum = 1, .nat_src = WAN_ADDR, .wan_vlan = WAN_VID)
-L3(vnu_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_UDP, .sport = 53,
+L3_SHARED(vnu_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_UDP, .sport = 53,
    .dport = 40000, .payload = 18, .csum = 1, .nat_dst = LAN_HOST, .wan_vlan = WAN_VID)
 /* to a LAN host whose neighbour is not resolved yet, tagged and as tc
  * hands it to the neighbour layer (untagged) */
@@ -40,7 +40,7 @@ L3(vnoneigh_in_plain, .from_wan = 1, .src = INET_HOST, .dst = NONEIGH_HOST,
 /* wan0 is VLAN 7 of lan4, as the loader writes it: the device's entry
  * (VLAN_UPPER), how it leaves (sluice_encap by its slot), how its frames
  * are found (sluice_vlan_up), and the lower's flag. */
-static void f_vlan_wan(void)
+void f_vlan_wan(void)
 {
 	struct sluice_vlan_key k = { .ifindex = ifindex_of[P_LAN4], .vid = WAN_VID };
 	struct sluice_encap e = { .lower = ifindex_of[P_LAN4], .tci = WAN_VID };

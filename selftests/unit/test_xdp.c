@@ -491,8 +491,10 @@ int main(int argc, char **argv)
 	test_nh_cache(0);
 	test_learned_cache(0);
 	test_unknown_cache(0);
-	test_flow_cache(0, 0);
-	test_flow_cache(0, 1);
+	test_flow_cache(0, 0, 0);
+	test_flow_cache(0, 1, 0);
+	test_flow_cache(0, 0, 1);
+	test_flow_cache(0, 1, 1);
 	test_tcp_window(0);
 	/* The same fixtures through the tc ingress entry point: one pipeline,
 	 * the same verdicts, reasons, counters and output frames. */
@@ -503,8 +505,10 @@ int main(int argc, char **argv)
 	test_nh_cache(1);
 	test_learned_cache(1);
 	test_unknown_cache(1);
-	test_flow_cache(1, 0);
-	test_flow_cache(1, 1);
+	test_flow_cache(1, 0, 0);
+	test_flow_cache(1, 1, 0);
+	test_flow_cache(1, 0, 1);
+	test_flow_cache(1, 1, 1);
 	test_tcp_window(1);
 	rules_cleanup();
 	sluice__destroy(skel);
