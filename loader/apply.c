@@ -186,8 +186,6 @@ static int apply_attach(struct dp *dp, const struct sluice_config *cfg, struct a
 	if (!ret)
 		ret = attach_beside(dp, a->w);
 	if (!ret)
-		vlan_offload(a->w);
-	if (!ret)
 		ret = shape_qdiscs(dp, cfg, a->w);
 	if (!ret && !(ret = backstop_for(a->w)))
 		a->backstop_new = true;

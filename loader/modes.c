@@ -386,14 +386,3 @@ int attach_beside(struct dp *dp, struct wants *w)
 	served_modes(w);
 	return 0;
 }
-
-/* A port whose device strips VLAN tags into metadata (rx-vlan-offload, and
- * every veth) hands XDP tagged frames as untagged ones, which the bridge
- * stage would give the PVID: on a VLAN-aware bridge such a port's VLANs are
- * the kernel's, unless it runs tc alone (tc reads the tag from the skb). */
-void vlan_offload(struct wants *w)
-{
-	for (int i = 0; i < w->n; i++)
-		if (w->v[i].vlan_offload && w->v[i].port.mode != SLUICE_MODE_TC)
-			w->v[i].port.flags |= SLUICE_PORT_VLAN_OTHER;
-}

@@ -16,10 +16,6 @@ int attach_new(struct dp *dp, struct wants *w, struct have *h);
 /* The tc program beside the XDP ports, and the flags that say so. */
 int attach_beside(struct dp *dp, struct wants *w);
 
-/* On a VLAN-aware bridge, the VLANs of a port whose device strips the
- * tags are left to the kernel. */
-void vlan_offload(struct wants *w);
-
 /* Undo what attach_new and attach_beside attached, putting back an XDP
  * link a mode change removed. */
 void rollback_new(struct dp *dp, struct wants *w, struct have *h);

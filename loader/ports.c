@@ -42,8 +42,7 @@ static void bridge_port(struct sluice_port *sp, const struct nl_link *port,
 	if (br->br.vlan_filtering) {
 		sp->flags |= SLUICE_PORT_VLAN_AWARE;
 		sp->pvid = port->pvid;
-		/* 802.1ad bridges and per-VLAN spanning trees: the kernel's
-		 * (so is an XDP port with rx-vlan-offload, see vlan_offload) */
+		/* 802.1ad bridges and per-VLAN spanning trees: the kernel's */
 		if (br->br.vlan_proto != ETH_P_8021Q || br->br.mst)
 			sp->flags |= SLUICE_PORT_VLAN_OTHER;
 	}
@@ -77,23 +76,23 @@ static int add_want(struct wants *w, const struct sluice_config *cfg, int zone,
 	x->port.l3_ifindex = l3->ifindex;
 	x->port.flags = port_flags(port, l3);
 	x->port.ipv4 = l3->ipv4;
-	if (port != l3) {
+	if (port != l3)
 		bridge_port(&x->port, port, l3);
-		x->vlan_offload = (x->port.flags & SLUICE_PORT_VLAN_AWARE) &&
-				  nl_rx_vlan_offload(port->name);
-	} else	/* a routed port: the l3 stage takes frames for its own MAC */
+	else	/* a routed port: the l3 stage takes frames for its own MAC */
 		memcpy(x->port.br_mac, port->mac, sizeof(x->port.br_mac));
 	snprintf(x->port.name, sizeof(x->port.name), "%s", port->name);
 	return 0;
 }
 
-/* A port with a VLAN device on it whose NIC strips the tags into metadata
- * (rx-vlan-offload: most drivers' default) hands XDP that device's frames
- * as untagged ones of its own: judged at XDP, a frame from the internet on
- * eth0.7 would be eth0's, in eth0's zone. So does a veth whatever its
- * offloads: a tag its peer's stack left in the skb's metadata never goes
- * into the frame XDP sees. Such a port is judged by tc, which reads the
- * tag (modes.c beside_flag). */
+/* A NIC that strips VLAN tags into metadata (rx-vlan-offload: most
+ * drivers' default) hands XDP tagged frames as untagged ones, and so does
+ * a veth whatever its offloads (a tag its peer's stack left in the skb's
+ * metadata never goes into the frame XDP sees). Where tags matter, such a
+ * port is judged by tc, which reads the tag (modes.c beside_flag): a port
+ * with a VLAN device on it (judged at XDP, a frame from the internet on
+ * eth0.7 would be eth0's, in eth0's zone), and a port of a VLAN-aware
+ * bridge (its tagged frames would take the PVID's VLAN); tc's fast path
+ * serves both. */
 static void tags_hidden(const struct nl_links *links, struct wants *w)
 {
 	for (int i = 0; i < w->n; i++) {
@@ -101,7 +100,8 @@ static void tags_hidden(const struct nl_links *links, struct wants *w)
 		const struct nl_link *l = nl_by_index(links, x->ifindex);
 
 		x->tags_hidden = l && !(x->port.flags & SLUICE_PORT_L3) &&
-				 nl_vlan_upper(links, x->ifindex) &&
+				 (nl_vlan_upper(links, x->ifindex) ||
+				  (x->port.flags & SLUICE_PORT_VLAN_AWARE)) &&
 				 (!strcmp(l->kind, "veth") || nl_rx_vlan_offload(x->port.name));
 	}
 }

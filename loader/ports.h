@@ -28,9 +28,9 @@ struct want {
 	enum att_kind tc_kind;	/* a new tc attachment beside XDP ... */
 	int tc_fd;		/* ... its link (clsact: -1) */
 	bool tc_new;
-	bool vlan_offload;	/* a VLAN-aware bridge port with rx-vlan-offload on */
-	bool tags_hidden;	/* a VLAN device on it, its tags stripped before XDP
-				 * (rx-vlan-offload, or a veth): SLUICE_PORT_TAGS_HIDDEN */
+	bool tags_hidden;	/* tags that matter (a VLAN device on it, a VLAN-aware
+				 * bridge's port) stripped before XDP (rx-vlan-offload,
+				 * or a veth): SLUICE_PORT_TAGS_HIDDEN */
 	/* A VLAN device served on its lower port (SLUICE_PORT_VLAN_UPPER):
 	 * the lower's ifindex, and the tag its frames leave with. Such a
 	 * port is attached nowhere: its lower is (SLUICE_PORT_VLAN_LOWER). */

@@ -23,8 +23,9 @@ static const char *mode_why(const struct dp_view *v, const struct sluice_port *p
 		return "attached for the VLAN devices on it; in no zone itself: its own frames "
 		       "are the kernel's";
 	if (p->flags & SLUICE_PORT_TAGS_HIDDEN)
-		return "a VLAN device sits on it, and XDP sees its frames untagged (rx-vlan-offload, "
-		       "or a veth): tc, which reads the tags, does the work";
+		return "XDP sees its tagged frames untagged (rx-vlan-offload, or a veth), and tags "
+		       "matter here (a VLAN device on it, a VLAN-aware bridge): tc, which reads the "
+		       "tags, does the work";
 	switch (p->mode_why) {
 	case SLUICE_WHY_CONFIG:
 		return "set in the config";

@@ -23,15 +23,13 @@
 # reaches no one who answers, a frame that arrives tagged on an access port
 # is not for the host's IP stack.
 #
-# veth offloads VLAN tags into skb metadata, where XDP cannot see them, so
-# sluice leaves an XDP port with rx-vlan-offload on to the kernel. The
-# router's XDP ports turn it off and the hosts' ends turn tx-vlan-offload
-# off, so the tags travel in the frames and the fast path handles them.
-# tc reads the tag from the skb's metadata (where the kernel always puts it
-# before tc): with SLUICE_TEST_PORT_MODE (the tcmode suite: tc, or mixed
-# with lan2 and lan4 in tc mode) the tc ports keep rx-vlan-offload on, and
-# the tags are pushed and popped by tc's helpers, also for frames XDP hands
-# over to tc (mixed: lan1 <-> lan2, lan3 <-> lan4).
+# Every port and host keeps a veth's default offloads. A veth never shows
+# XDP a tag its peer's stack left in the skb's metadata, so each port the
+# config gives XDP runs native>tc: the tc program beside XDP reads the tag
+# from the skb (where the kernel always puts it before tc) and does the
+# port's work, its fast path included, pushing and popping tags with tc's
+# helpers. With SLUICE_TEST_PORT_MODE (the tcmode suite: tc, or mixed with
+# lan2 and lan4 in tc mode) those ports run tc alone.
 #
 # Needs 802.1Q VLAN devices and bridge VLAN filtering (the Debian kernels
 # have both); elsewhere it is one SKIP line with the reason.
@@ -104,13 +102,7 @@ host() {
 	ip netns add "$1" || return 1
 	ip -n "$1" link set lo up
 	ip -n "$RTR" link add "$2" type veth peer name eth0 netns "$1"
-	# XDP sees the tags only when they travel in the frame.
-	tc_port "$2" || in_ns "$RTR" ethtool -K "$2" rxvlan off || return 1
 	ip -n "$RTR" link set "$2" master br-v up
-	# Behind an XDP port a host gets a wire's properties (see
-	# topology.sh: tx off, gro on) and its tags go into the frame (txvlan
-	# off); behind a tc port it keeps a veth's defaults.
-	tc_port "$2" || in_ns "$1" ethtool -K eth0 tx off gro on txvlan off >/dev/null || return 1
 	ip -n "$1" link set eth0 up
 }
 # vlan_dev NS VID DEST_NS ADDR: eth0.VID of NS, moved into DEST_NS
@@ -121,9 +113,6 @@ vlan_dev() {
 		ip -n "$3" link set lo up
 		ip -n "$1" link set "eth0.$2" netns "$3" || return 1
 	fi
-	# (a wire's host: see host())
-	in_ns "$1" ethtool -k eth0 | grep -q '^tx-checksumming: on' ||
-		in_ns "$3" ethtool -K "eth0.$2" tx off >/dev/null 2>&1
 	ip -n "$3" link set "eth0.$2" up
 	ip -n "$3" addr add "$4/24" dev "eth0.$2"
 }
@@ -171,20 +160,21 @@ MAC[a1]=$(mac_of "$A1" eth0) MAC[a2]=$(mac_of "$A2" eth0) MAC[t]=$(mac_of "$T" e
 MAC[b1]=$(mac_of "$B1" eth0) MAC[b2]=$(mac_of "$B2" eth0)
 
 # ---- sluice sees the VLANs ----------------------------------------------------------
-# flags: 0x100 VLAN-aware, 0x200 left to the kernel (SLUICE_PORT_VLAN_*)
+# flags: 0x100 VLAN-aware, 0x200 left to the kernel (SLUICE_PORT_VLAN_*),
+# 0x8000 tags XDP cannot see, judged by tc (SLUICE_PORT_TAGS_HIDDEN)
 VLANS0="lan1:10:3 lan2:10:1 lan3:10:1 lan3:20:1 lan4:20:3 lan5:20:3"
 t_ports() {
 	local p want bad="" got
 	declare -A pvid=([lan1]=10 [lan2]=0 [lan3]=0 [lan4]=20 [lan5]=20)
 	for p in lan1 lan2 lan3 lan4 lan5; do
-		got=$(port_field "$p" "'%d/%d/%d' % (v['flags'] >> 8 & 1, v['flags'] >> 9 & 1, v['pvid'])")
-		want="1/0/${pvid[$p]}"
+		got=$(port_field "$p" "'%d/%d/%d/%d' % (v['flags'] >> 8 & 1, v['flags'] >> 9 & 1, v['pvid'], v['flags'] >> 15 & 1)")
+		want="1/0/${pvid[$p]}/$(tc_port "$p" && echo 0 || echo 1)"
 		[ "$got" = "$want" ] || bad="$bad $p($got, want $want)"
 	done
 	if [ -z "$bad" ]; then
-		pass "every port is VLAN-aware in sluice's ports map, with the kernel's PVID, none left to the kernel"
+		pass "every port is VLAN-aware in sluice's ports map, with the kernel's PVID, none left to the kernel; the XDP ports' tags (a veth's) judged by tc"
 	else
-		fail "ports as VLAN-aware/left to the kernel/PVID:$bad"
+		fail "ports as VLAN-aware/left to the kernel/PVID/tags judged by tc:$bad"
 		bpftool map dump pinned "$PIN/sluice_ports" | head -n 60 | sed 's/^/    /'
 	fi
 	if wait_for 2000 vlans_are "$VLANS0"; then

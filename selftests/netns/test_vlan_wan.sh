@@ -100,7 +100,7 @@ fi
 t_mode() {
 	local why
 	why=$(rsluice status --json | json_get "$(cat)" "[p['mode_reason'] for p in j['ports'] if p['name']=='trunk0'][0]")
-	if port_is trunk0 mode native && grep -q 'XDP sees its frames untagged' <<<"$why"; then
+	if port_is trunk0 mode native && grep -q 'XDP sees its tagged frames untagged' <<<"$why"; then
 		pass "trunk0 (XDP, a VLAN device on it whose tags XDP cannot see) is judged by tc, and status says why"
 	else
 		fail "trunk0 (XDP, a VLAN device on it whose tags XDP cannot see) is judged by tc, and status says why ($why)"
