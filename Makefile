@@ -69,8 +69,16 @@ TEST_XDP_SRC := loader/util.c $(CONFIG_SRC) loader/rules.c loader/rules_write.c 
 # The runner (test_xdp.c), the fixtures of each stage and their shared pairs.
 TEST_XDP_FX := $(wildcard selftests/unit/fx_*.c) selftests/unit/fixture.c selftests/unit/pkt.c
 TEST_XDP_FX_HDRS := selftests/unit/fixture.h selftests/unit/pkt.h
-$(BUILD)/test_xdp: selftests/unit/test_xdp.c $(TEST_XDP_FX) $(TEST_XDP_FX_HDRS) $(TEST_XDP_SRC) loader/rules.h $(CONFIG_HDRS) $(BPF_HDRS) $(BUILD)/sluice.skel.h
+$(BUILD)/test_xdp: selftests/unit/test_xdp.c $(TEST_XDP_FX) $(TEST_XDP_FX_HDRS) $(TEST_XDP_SRC) loader/rules.h $(CONFIG_HDRS) $(BPF_HDRS) $(BUILD)/sluice.skel.h $(BUILD)/tc_vlan_meta.skel.h
 	$(CC) $(ALL_CFLAGS) -Iselftests/unit $< $(TEST_XDP_FX) $(TEST_XDP_SRC) -o $@ $(LDFLAGS) $(LIBS)
+
+# A tag moved into the skb's metadata before sluice's tc program runs, as a
+# real port's kernel does (the test runner's skb keeps it in the frame).
+$(BUILD)/tc_vlan_meta.bpf.o: selftests/unit/tc_vlan_meta.bpf.c | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/tc_vlan_meta.skel.h: $(BUILD)/tc_vlan_meta.bpf.o
+	$(BPFTOOL) gen skeleton $< name tc_vlan_meta > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/test_config: selftests/unit/test_config.c $(CONFIG_SRC) $(CONFIG_HDRS)
 	$(CC) $(ALL_CFLAGS) $< $(CONFIG_SRC) -o $@

@@ -146,7 +146,7 @@ static __always_inline int fc_port_ok(const struct pkt *p)
 
 	if (!in || (void *)(eth + 1) > p->data_end || !mac_eq(eth->h_dest, in->br_mac))
 		return 0;
-	if ((p->f.vlan_depth && !(in->flags & SLUICE_PORT_VLAN_UPPER)) || p->f.eth_proto != bpf_htons(ETH_P_IP) ||
+	if (p->f.vlan_depth || p->f.eth_proto != bpf_htons(ETH_P_IP) ||
 	    p->f.fragment || p->gso_size || !p->f.l4)
 		return 0;
 	if (in->flags & (SLUICE_PORT_LOCKED | SLUICE_PORT_VLAN_AWARE | SLUICE_PORT_L3))

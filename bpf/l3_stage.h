@@ -25,7 +25,6 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "route.h"
-#include "encap.h"
 
 /* The body of the l3 stage's global functions, one per hook: it rebuilds
  * its own struct pkt from the offsets, with every bound checked again. */
@@ -169,9 +168,10 @@ static __always_inline int l3_stage(struct pkt *p, const int hook)
 		return l3_not_ip(p);
 	/* Routed VLAN sub-interfaces are the kernel's, judged by the program
 	 * on the VLAN device when it is in a zone (the backstop drops it
-	 * otherwise), unless this port serves the device (encap.h). A priority tag (VLAN 0) the kernel would take as
+	 * otherwise; the frames of a device this port serves come untagged
+	 * at tc, encap.h). A priority tag (VLAN 0) the kernel would take as
 	 * untagged on this very device, past this program: dropped. */
-	if (p->f.vlan_depth && !port_is_vlan_up(p))
+	if (p->f.vlan_depth)
 		return p->f.vlan_id[0] ? pkt_pass(p, SLUICE_PASS_L3_VLAN)
 				       : pkt_drop(p, SLUICE_DROP_VLAN_PRIO);
 	c = bpf_map_lookup_elem(&sluice_l3_calls, &key0);

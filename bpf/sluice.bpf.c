@@ -38,11 +38,14 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 
 	if (!p->port)	/* (the entries looked it up already: again for a port added since) */
 		p->port = port_in(p->ifindex);
+	if (hook == SLUICE_HOOK_TC && p->port && (p->port->flags & SLUICE_PORT_VLAN_LOWER) &&
+	    (v = port_vlan_in_tc(p, p->ctx)) != PKT_CONTINUE)
+		return v;
 	v = pkt_parse(p);
 	if (v != PKT_CONTINUE)
 		return v;
-	if (p->port && (p->port->flags & SLUICE_PORT_VLAN_LOWER) &&
-	    (v = port_vlan_in(p)) != PKT_CONTINUE)
+	if (hook == SLUICE_HOOK_XDP && p->port && (p->port->flags & SLUICE_PORT_VLAN_LOWER) &&
+	    (v = port_vlan_in_xdp(p)) != PKT_CONTINUE)
 		return v;
 	/* A partial checksum is a note in the skb that an XDP frame loses:
 	 * redirected, the frame would arrive with a wrong checksum; rewritten,

@@ -57,10 +57,8 @@ static __always_inline int xdp_vlan_push(struct xdp_md *ctx, __u16 tci)
  * without XDP transmit): the decision goes in front of the frame as
  * metadata, and the tc program on this port forwards it as an skb. Without
  * a tc program here, or a driver that keeps no metadata, the kernel's path
- * takes the frame. OP: the tag operations left for tc (a served device's
- * tag was popped here: a tagged frame's skb would lose its metadata when
- * the kernel moves the tag out of it). */
-static __always_inline int xdp_handoff(struct xdp_md *ctx, const struct fwd *d, __u8 op)
+ * takes the frame. */
+static __always_inline int xdp_handoff(struct xdp_md *ctx, const struct fwd *d)
 {
 	/* (the hash, not port_in(): a served VLAN device's entry, which
 	 * counts this frame, may sit in the lower's cache slot) */
@@ -77,7 +75,7 @@ static __always_inline int xdp_handoff(struct xdp_md *ctx, const struct fwd *d, 
 	m->vlan = d->vlan;
 	m->tstamp_lo = 0;
 	m->hop = d->hop;
-	m->vlan_op = op;
+	m->vlan_op = d->vlan_op;
 	m->shaped = d->shaped;
 	m->pad = 0;
 	if (d->shaped) {
@@ -103,13 +101,14 @@ static __always_inline int xdp_forward(struct xdp_md *ctx, const struct sluice_h
 }
 
 /* The steps in apply.h's order. If the head could not move for a tag, the
- * frame goes to the kernel (bridged) or is dropped (routed: APPLY_VLAN). */
+ * frame goes to the kernel (bridged) or is dropped (routed, rewritten:
+ * APPLY_VLAN). */
 __attribute__((noinline)) int sluice_apply_xdp(struct xdp_md *ctx, const struct fwd *d, __u32 at,
 					       __u32 pk)
 {
 	const struct fwd_xlat *x;
 	__u16 tci;
-	int op, r;
+	int op;
 
 	if (!ctx || !d)
 		return APPLY_NO_REDIRECT;
@@ -120,17 +119,14 @@ __attribute__((noinline)) int sluice_apply_xdp(struct xdp_md *ctx, const struct 
 	op = encap_vlan_op(d, &tci);
 	if (op < 0)	/* (the device going: the kernel's way, as it came) */
 		return APPLY_NO_REDIRECT;
+	if (!d->hop.xdp)	/* (tc does the tags: a served device's by the hop) */
+		return xdp_handoff(ctx, d);
 	/* (the redirect recorded before the frame moves: a port missing from
 	 * the devmap leaves the frame as it came) */
-	if (d->hop.xdp && bpf_redirect_map(&sluice_tx, d->hop.egress, XDP_PASS) != XDP_REDIRECT)
+	if (bpf_redirect_map(&sluice_tx, d->hop.egress, XDP_PASS) != XDP_REDIRECT)
 		return APPLY_NO_REDIRECT;
 	if ((op & SLUICE_VLAN_POP) && xdp_vlan_pop(ctx))
 		return APPLY_VLAN;
-	if (!d->hop.xdp) {
-		r = xdp_handoff(ctx, d, op & ~SLUICE_VLAN_POP);
-		/* (untagged, it must not reach the kernel as the lower's) */
-		return r != APPLY_HANDOFF && (op & SLUICE_VLAN_POP) ? APPLY_VLAN : r;
-	}
 	if (d->hop.routed)
 		hop_rewrite((void *)(long)ctx->data, (void *)(long)ctx->data_end, &d->hop);
 	if ((op & SLUICE_VLAN_PUSH) && xdp_vlan_push(ctx, tci))
@@ -170,11 +166,10 @@ static __always_inline int xdp_apply(struct pkt *p, int v)
 
 	if (v != SLUICE_VERDICT_REDIRECT && !(at & APPLY_NAT))
 		return v;	/* (nothing to apply: no call, apply.h) */
-	p->fwd.vlan_op |= encap_pop(p);
 	if (v == SLUICE_VERDICT_REDIRECT && !(at & APPLY_NAT) && !p->fwd.vlan_op &&
 	    p->fwd.hop.routed != SLUICE_HOP_ENCAP)
 		/* (the same steps, without the call) */
-		r = p->fwd.hop.xdp ? xdp_forward(ctx, &p->fwd.hop) : xdp_handoff(ctx, &p->fwd, 0);
+		r = p->fwd.hop.xdp ? xdp_forward(ctx, &p->fwd.hop) : xdp_handoff(ctx, &p->fwd);
 	else
 		r = sluice_apply_xdp(ctx, &p->fwd, at, nat_pk(p));
 	p->data = (void *)(long)ctx->data;	/* (a tag popped or pushed) */

@@ -24,6 +24,7 @@ unsigned char br0_mac[6], wan_mac[6];
 __u32 br0_ifindex, dmz_ifindex;
 
 struct sluice *skel;
+int tag_meta_fd = -1;
 int ncpu;
 __u32 ifindex_of[P_COUNT];
 struct sluice_port ports[P_COUNT];	/* this fixture's */
@@ -332,8 +333,9 @@ int run_pkt(void (*build)(struct pkt *), enum port_id port, int tc, int meta,
 		o.ctx_in = &ctx;
 		o.ctx_size_in = sizeof(ctx);
 	}
-	if (bpf_prog_test_run_opts(bpf_program__fd(tc ? skel->progs.sluice_tc
-						       : skel->progs.sluice_xdp), &o))
+	if (bpf_prog_test_run_opts(tc == 2 ? tag_meta_fd :
+				   bpf_program__fd(tc ? skel->progs.sluice_tc
+						      : skel->progs.sluice_xdp), &o))
 		return -1;
 	out->len = o.data_size_out;
 	return (int)o.retval;

@@ -55,6 +55,9 @@ struct fixture {
 	enum port_id egress;			/* REDIRECT: where to (its stats slot) */
 	enum port_id count_on;			/* the verdict's port when not the
 						 * ingress (a served VLAN device's) */
+	/* tc only: the frame's outer tag goes into the skb's metadata first,
+	 * as on a real port (the test runner's skb keeps it in the frame) */
+	int tag_meta;
 	int learn, move, full;			/* sluice_gstats deltas */
 	int ct_new, ct_confirmed;
 	int src_on;				/* port the source MAC is learned on after,
@@ -85,6 +88,7 @@ struct fixture_table {
 /* ---- fixture.c: the state, and the maps written as the loader would ---- */
 
 extern struct sluice *skel;
+extern int tag_meta_fd;		/* tc_vlan_meta.bpf.c, which then runs sluice_tc */
 extern int ncpu;
 extern __u32 ifindex_of[P_COUNT];
 extern struct sluice_port ports[P_COUNT];	/* this fixture's */
@@ -107,6 +111,8 @@ void write_config_gen(void);
 int read_percpu(int fd, __u32 key, void *sum, size_t size);
 int read_slot(__u32 slot, struct sluice_port_stats *sum);
 void read_gstats(struct sluice_gstats *g);
+/* TC: 0 XDP, 1 tc, 2 tc with the outer tag in the skb's metadata first
+ * (tc_vlan_meta.bpf.c); META: as a fragment the daemon replays. */
 int run_pkt(void (*build)(struct pkt *), enum port_id port, int tc, int meta,
 	    struct pkt *out, struct __sk_buff *skb_out);
 int make_ports(void);
@@ -139,6 +145,7 @@ extern const struct fixture_table fx_l3, fx_l3_sources, fx_vlan;
 /* ---- fx_vlan.c: the WAN as VLAN 7 of lan4 ---------------------------------- */
 
 void f_vlan_wan(void);
+void test_vlan_xdp(void);
 L3_EXTERN(vu_out);
 L3_EXTERN(vu_in);
 L3_EXTERN(vnu_out);

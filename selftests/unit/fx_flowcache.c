@@ -55,7 +55,8 @@ void test_flow_cache(int tc, int nat, int vlan)
 		f_vlan_wan();
 	write_ports();
 	run_pkt(out_b, P_LAN5, tc, 0, &full, NULL);
-	run_pkt(in_b, vlan ? P_LAN4 : P_WAN, tc, 0, &full, NULL);
+	/* (a served device's reply: tc's, with its tag in the metadata) */
+	run_pkt(in_b, vlan ? P_LAN4 : P_WAN, vlan ? 2 : tc, 0, &full, NULL);
 	a0 = run_pkt(out_b, P_LAN5, tc, 0, &full, NULL);
 	ok0 = fc_state(&s0, &e0);
 	a1 = run_pkt(out_b, P_LAN5, tc, 0, &hit, NULL);
