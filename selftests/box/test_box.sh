@@ -738,6 +738,14 @@ t_wan_types() {
 		kill "$udp" 2>/dev/null
 		[ "${r[0]:-0}" -gt 5 ] && pass "VLAN WAN: UDP through NAT, as wan0.7's address (${r[0]} datagrams in 3 s)" ||
 			fail "VLAN WAN: UDP through NAT, as wan0.7's address (${r[0]:-?} with it, ${r[1]:-?} with another)"
+		# (wan0.7 is served on wan0: its frames are the fast path's,
+		# untagged at wan0's tc ingress and tagged on the way out)
+		st=$(box "sluice stats --json -i 0")
+		rx=$(json_get "$st" "[p['redirect']['packets'] for p in j['ports'] if p['name']=='wan0.7'][0]")
+		tx=$(json_get "$st" "[p['fast_tx']['packets'] for p in j['ports'] if p['name']=='wan0.7'][0]")
+		[ "${rx:-0}" -gt 100 ] && [ "${tx:-0}" -gt 100 ] &&
+			pass "VLAN WAN in the fast path, served on wan0 (e1000e, tc): wan0.7 forwarded $rx frames in and sent $tx out" ||
+			fail "VLAN WAN in the fast path, served on wan0: wan0.7 forwarded ${rx:-?} frames in and sent ${tx:-?} out (want > 100 each)"
 		# IPv6 on the VLAN: the ISP's RAs and a /56 delegated by DHCPv6
 		# on wan0.7, announced on br-lan
 		if wait_for $((90 * 1000)) bash -c "ip -n $L3 -6 -o addr show dev eth0 scope global -tentative | grep -q 2001:db8:70:1"; then
