@@ -170,10 +170,11 @@ static __always_inline const struct sluice_port *l3_egress_port(const struct bpf
 /* The rewrite step of the apply (xdp.h, tc.h), shared by both hooks: TTL /
  * hop limit minus one, the IPv4 checksum updated incrementally (RFC 1624:
  * the TTL is the high byte of its 16-bit word), new MACs. A routed frame's
- * IP header follows its Ethernet header: the apply pops a served VLAN
- * device's tag first and pushes one after, the l3 stage routes no other
- * tagged frame, and an L3 device's frame has the synthetic header only.
- * -1: out of bounds, nothing written. */
+ * IP header follows its Ethernet header: a served VLAN device's tag is in
+ * the skb's metadata (and one pushed for the egress goes in after the
+ * rewrite), the l3 stage routes no other tagged frame, and an L3 device's
+ * frame has the synthetic header only. -1: out of bounds, nothing
+ * written. */
 static __always_inline int hop_ttl(void *data, void *end)
 {
 	struct ethhdr *eth = data;

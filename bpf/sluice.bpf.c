@@ -216,14 +216,17 @@ int sluice_tc(struct __sk_buff *skb)
 		 * not provably malformed. The kernel decides. */
 		v = pkt_pass(&p, SLUICE_PASS_UNSUPPORTED);
 	/* (no answers out of an L3 device, and no fragments held for an XDP
-	 * replay it cannot have: dropped as they are) */
-	if (v == SLUICE_VERDICT_DROP && !tc_l3dev(&p) && answer_kind(p.reason) != ANSWER_NONE &&
+	 * replay it cannot have: dropped as they are; nor for a served VLAN
+	 * device's frame, whose replay would meet XDP untagged, as the lower's,
+	 * and whose answer is not tested) */
+	if (v == SLUICE_VERDICT_DROP && !tc_l3dev(&p) && !port_is_vlan_up(&p) &&
+	    answer_kind(p.reason) != ANSWER_NONE &&
 	    p.f.l3 == p.data + 14 && sluice_answer_tc(skb, answer_kind(p.reason))) {
 		pkt_count(&p, v, len);	/* dropped; its skb carries the answer */
 		return bpf_redirect(skb->ingress_ifindex, 0);
 	}
 	if (v == SLUICE_VERDICT_DROP && p.reason == SLUICE_DROP_FRAG_HELD &&
-	    (tc_l3dev(&p) || !sluice_frag_hold_tc(skb)))
+	    (tc_l3dev(&p) || port_is_vlan_up(&p) || !sluice_frag_hold_tc(skb)))
 		p.reason = SLUICE_DROP_FRAG_NO_FIRST;
 	if (v != SLUICE_VERDICT_DROP)
 		v = tc_apply(&p, v);	/* translate, clamp, rewrite, tag (apply.h) */

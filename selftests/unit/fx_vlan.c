@@ -30,6 +30,12 @@ L3_SHARED(vnu_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .spo
    .dport = 53, .payload = 18, .csum = 1, .nat_src = WAN_ADDR, .wan_vlan = WAN_VID)
 L3_SHARED(vnu_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_UDP, .sport = 53,
    .dport = 40000, .payload = 18, .csum = 1, .nat_dst = LAN_HOST, .wan_vlan = WAN_VID)
+/* a reply to the masquerade address whose TTL expires: the router would
+ * answer it, but not a served device's frame */
+L3(vnu_ttl1_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_UDP,
+   .sport = 53, .dport = 40000, .payload = 18, .csum = 1, .ttl = 1, .wan_vlan = WAN_VID)
+L3(vnu_ttl1_in_plain, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_UDP,
+   .sport = 53, .dport = 40000, .payload = 18, .csum = 1, .ttl = 1)
 /* to a LAN host whose neighbour is not resolved yet, tagged and as tc
  * hands it to the neighbour layer (untagged) */
 #define NONEIGH_HOST	"192.168.10.77"
@@ -145,6 +151,10 @@ static const struct fixture fixtures[] = {
 	{ "vlan wan: the masqueraded flow's reply on VLAN 7 translated back, untagged, to the LAN "
 	  "host", vnu_in, REDIRECT_, .ingress = P_LAN4, .count_on = P_WAN, .tag_meta = 1,
 	  .setup = f_vlan_wan_masq_udp, .expect = vnu_in_out, .egress = P_LAN5,
+	  .ct_confirmed = 1 },
+	{ "vlan wan: a translated reply whose TTL expires: dropped, unanswered (no answers for a "
+	  "served device's frames)", vnu_ttl1_in, DROP_(NAT_TTL), .ingress = P_LAN4, .count_on = P_WAN,
+	  .tag_meta = 1, .setup = f_vlan_wan_masq_udp, .expect_tc = vnu_ttl1_in_plain,
 	  .ct_confirmed = 1 },
 	{ "vlan wan: a LAN neighbour not yet resolved: to the neighbour layer untagged",
 	  vnoneigh_in, PASS_(NO_NEIGH), .ingress = P_LAN4, .count_on = P_WAN, .tag_meta = 1,
