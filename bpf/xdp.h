@@ -60,10 +60,7 @@ static __always_inline int xdp_vlan_push(struct xdp_md *ctx, __u16 tci)
  * takes the frame. */
 static __always_inline int xdp_handoff(struct xdp_md *ctx, const struct fwd *d)
 {
-	/* (the hash, not port_in(): a served VLAN device's entry, which
-	 * counts this frame, may sit in the lower's cache slot) */
-	__u32 ifindex = ctx->ingress_ifindex;
-	const struct sluice_port *in = bpf_map_lookup_elem(&sluice_ports, &ifindex);
+	const struct sluice_port *in = port_in(ctx->ingress_ifindex);
 	struct sluice_xdp_meta *m;
 
 	if (!in || !(in->flags & SLUICE_PORT_TC_TOO) || bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
