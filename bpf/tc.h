@@ -12,7 +12,6 @@
 #include "shape.h"
 #include "apply.h"
 #include "encap.h"
-#include "encap.h"
 
 /* Headers the stages may read: pulled into the linear part first (a
  * received skb may keep them in fragments). */

@@ -330,11 +330,6 @@ static void beside_flag(struct want *x)
 {
 	if (x->tags_hidden)	/* (whatever the config: XDP cannot judge them) */
 		x->port.flags |= SLUICE_PORT_TC_RX | SLUICE_PORT_TAGS_HIDDEN;
-	else if ((x->port.flags & SLUICE_PORT_VLAN_LOWER) && x->port.mode == SLUICE_MODE_NATIVE &&
-		 !driver_keeps_meta(x->port.name))
-		/* (whatever the config: a served device's frame handed over
-		 * without its tag must not meet tc as the lower's own) */
-		x->port.flags |= SLUICE_PORT_TC_RX;
 	else if (x->port.mode == SLUICE_MODE_NATIVE && x->cfg_mode == CFG_MODE_AUTO &&
 		 !driver_keeps_meta(x->port.name))
 		x->port.flags |= SLUICE_PORT_TC_RX;

@@ -135,7 +135,7 @@ static int add_l3dev(struct wants *w, const struct sluice_config *cfg, int zone,
 /* A routed 802.1Q device named in a zone, on an Ethernet device of this
  * namespace that is neither a bridge nor a VLAN device itself, is served
  * on that lower device (SLUICE_PORT_VLAN_UPPER): its frames meet the
- * lower's program, at XDP where the lower runs it, and leave by the lower.
+ * lower's tc program (XDP hands them over), and leave by the lower.
  * A `port` line for the device itself keeps it a port of its own, in tc
  * mode after the kernel untagged its frames, as any other VLAN device
  * (an 802.1ad one, one on a bridge, QinQ). Returns the lower, or NULL. */
