@@ -13,6 +13,13 @@
 #include "apply.h"
 #include "encap.h"
 
+/* Whether the kernel lets XDP carry metadata (the loader probes it before
+ * the load): a kernel that refuses bpf_xdp_adjust_meta() rejects any
+ * program holding the call, and with this constant false the verifier
+ * never walks one. Such a box hands nothing over from XDP: the loader
+ * gives every port with tc beside SLUICE_PORT_TC_RX (modes.c). */
+const volatile __u8 sluice_xdp_meta = 1;
+
 struct eth_macs {
 	__u8 b[12];
 };
@@ -63,7 +70,8 @@ static __always_inline int xdp_handoff(struct xdp_md *ctx, const struct fwd *d)
 	const struct sluice_port *in = port_in(ctx->ingress_ifindex);
 	struct sluice_xdp_meta *m;
 
-	if (!in || !(in->flags & SLUICE_PORT_TC_TOO) || bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+	if (!sluice_xdp_meta || !in || !(in->flags & SLUICE_PORT_TC_TOO) ||
+	    bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
 		return APPLY_NO_REDIRECT;
 	m = (void *)(long)ctx->data_meta;
 	if ((void *)(m + 1) > (void *)(long)ctx->data)
@@ -141,7 +149,7 @@ static __always_inline void xdp_judged(struct xdp_md *ctx, __u8 judged)
 {
 	struct sluice_pass_meta *m;
 
-	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+	if (!sluice_xdp_meta || bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
 		return;
 	m = (void *)(long)ctx->data_meta;
 	if ((void *)(m + 1) > (void *)(long)ctx->data)

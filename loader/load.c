@@ -197,6 +197,7 @@ int dp_load(struct dp *dp)
 		log_err("opening the embedded BPF object: %s", strerror(-ret));
 		return ret;
 	}
+	dp->skel->rodata->sluice_xdp_meta = xdp_meta_works();
 	fdb_size = dp->fdb_size ? dp->fdb_size : SLUICE_FDB_SIZE_DEFAULT;
 	bpf_map__set_max_entries(dp->skel->maps.sluice_fdb, fdb_size);
 	fdb_resize(dp, fdb_size);

@@ -324,12 +324,14 @@ static bool driver_keeps_meta(const char *ifname)
  * sluice, XDP passes every frame and tc does the port's whole work
  * (SLUICE_PORT_TC_RX): as fast as a tc port, where a handoff would be
  * lost. So too, whatever the config, on a port whose VLAN tags XDP cannot
- * see (ports.c tags_hidden). XDP stays attached for the frames other ports
+ * see (ports.c tags_hidden), and on a kernel that refuses XDP metadata. XDP stays attached for the frames other ports
  * redirect to it. */
 static void beside_flag(struct want *x)
 {
 	if (x->tags_hidden)	/* (whatever the config: XDP cannot judge them) */
 		x->port.flags |= SLUICE_PORT_TC_RX | SLUICE_PORT_TAGS_HIDDEN;
+	else if (!xdp_meta_works())	/* (whatever the config: nothing could be handed over) */
+		x->port.flags |= SLUICE_PORT_TC_RX;
 	else if (x->port.mode == SLUICE_MODE_NATIVE && x->cfg_mode == CFG_MODE_AUTO &&
 		 !driver_keeps_meta(x->port.name))
 		x->port.flags |= SLUICE_PORT_TC_RX;

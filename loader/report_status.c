@@ -26,6 +26,9 @@ static const char *mode_why(const struct dp_view *v, const struct sluice_port *p
 		return "XDP sees its tagged frames untagged (rx-vlan-offload, or a veth), and tags "
 		       "matter here (a VLAN device on it, a VLAN-aware bridge): tc, which reads the "
 		       "tags, does the work";
+	if ((p->flags & SLUICE_PORT_TC_RX) && p->mode_why != SLUICE_WHY_CONFIG && !xdp_meta_works())
+		return "this kernel refuses XDP metadata (bpf_xdp_adjust_meta): XDP can hand "
+		       "nothing to tc, so tc does the work";
 	switch (p->mode_why) {
 	case SLUICE_WHY_CONFIG:
 		return "set in the config";
@@ -160,7 +163,7 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 		json_kv(f, ",", "mode_reason", mode_why(v, &p->port, why, sizeof(why)));
 		fprintf(f, ",\"mode\":\"%s\",\"up\":%s,\"ipv4\":\"%s\",\"slot\":%u,"
 			"\"link_id\":%u,\"prog_id\":%u,\"stp\":\"%s\",\"fast_path\":%s,"
-			"\"filtered\":%s,\"tc_beside\":%s}", mode_name(p->port.mode),
+			"\"filtered\":%s,\"tc_beside\":%s,\"rx_hook\":\"%s\"}", mode_name(p->port.mode),
 			p->port.flags & SLUICE_PORT_UP ? "true" : "false",
 			p->port.ipv4 ? ip : "", p->port.slot, p->link_id, p->prog_id,
 			stp_name(&p->port),
@@ -168,7 +171,10 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 			((p->port.flags & SLUICE_PORT_XDP_TX) || p->port.mode == SLUICE_MODE_TC)
 				? "true" : "false",
 			p->port.flags & SLUICE_PORT_FILTERED ? "true" : "false",
-			p->port.flags & (SLUICE_PORT_TC_TOO | SLUICE_PORT_TC_RX) ? "true" : "false");
+			p->port.flags & (SLUICE_PORT_TC_TOO | SLUICE_PORT_TC_RX) ? "true" : "false",
+			/* (which hook judges what comes in) */
+			p->port.mode == SLUICE_MODE_TC || (p->port.flags & SLUICE_PORT_TC_RX) ? "tc"
+											: "xdp");
 	}
 	fprintf(f, "]}\n");
 }

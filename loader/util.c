@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
 #include "util.h"
 
 int verbose;
@@ -221,4 +223,28 @@ int write_text(const char *path, const char *text)
 	if (ret)
 		unlink(tmp);
 	return ret;
+}
+
+/* Whether this kernel lets an XDP program call bpf_xdp_adjust_meta(): every
+ * Debian kernel does, but a kernel built to refuse it rejects any program
+ * holding the call, and the datapath is then loaded without it (its XDP
+ * hands nothing over in metadata: modes.c). Loads a two-call program. */
+bool xdp_meta_works(void)
+{
+	const struct bpf_insn prog[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = -4 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_xdp_adjust_meta },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	static int known = -1;
+	int fd;
+
+	if (known >= 0)
+		return known;
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, NULL, "GPL", prog, ARRAY_SIZE(prog), NULL);
+	known = fd >= 0 || errno != EINVAL;	/* (refused as this call, not for want of rights) */
+	if (fd >= 0)
+		close(fd);
+	return known;
 }

@@ -3,6 +3,7 @@
 #define SLUICE_UTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 extern int verbose;	/* -v: info messages and libbpf's own */
@@ -41,6 +42,9 @@ int verifier_reason(const char *log, char *reason, size_t len, int context,
 
 /* Close *FD unless it is -1, and set it to -1. */
 void close_fd(int *fd);
+
+/* Whether this kernel lets XDP programs carry metadata (util.c). */
+bool xdp_meta_works(void);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

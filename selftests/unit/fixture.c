@@ -25,6 +25,7 @@ __u32 br0_ifindex, dmz_ifindex;
 
 struct sluice *skel;
 int tag_meta_fd = -1;
+int xdp_meta_ok = 1;
 int ncpu;
 __u32 ifindex_of[P_COUNT];
 struct sluice_port ports[P_COUNT];	/* this fixture's */

@@ -88,6 +88,10 @@ struct fixture_table {
 /* ---- fixture.c: the state, and the maps written as the loader would ---- */
 
 extern struct sluice *skel;
+/* Whether this kernel lets XDP carry metadata (util.c xdp_meta_works): where
+ * it does not, what XDP hands to tc in metadata is not tested here (the
+ * guest kernels test it) and the loader gives such ports tc's whole work. */
+extern int xdp_meta_ok;
 extern int tag_meta_fd;		/* tc_vlan_meta.bpf.c, which then runs sluice_tc */
 extern int ncpu;
 extern __u32 ifindex_of[P_COUNT];

@@ -78,7 +78,10 @@ void test_frag_hold(int tc)
 	ring_buffer__consume(rb);
 	frag_ok(ring.n == 0, "fragments: a first fragment with nothing held announces nothing");
 
-	if (!tc) {
+	if (!tc && !xdp_meta_ok)
+		printf("SKIP xdp: fragments: a replay's word rides in metadata, which this "
+		       "kernel's XDP refuses\n");
+	else if (!tc) {
 		read_gstats(&g0);
 		a = frag_run(nfrag_out, P_LAN5, tc, 1, &out);
 		read_gstats(&g1);

@@ -95,6 +95,11 @@ void test_shape(int tc)
 	struct sluice_shape_state st;
 	int a, i, ok;
 
+	if (!tc && !xdp_meta_ok) {	/* (XDP hands shaped frames to tc in metadata) */
+		printf("SKIP xdp: shape: a shaped frame rides to tc in metadata, which this "
+		       "kernel's XDP refuses (its ports shape at tc)\n");
+		return;
+	}
 	shape_setup(5000000, 100000000, 100000000, !tc);
 	a = shape_run(shp, tc, &out, &ts, &t0, &t1);
 	if (tc) {

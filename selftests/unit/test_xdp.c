@@ -321,7 +321,10 @@ static void run_fixture(const struct fixture *orig, int bench, int tc)
 		judged = m.magic == SLUICE_PASS_META_MAGIC ? m.judged : -1;
 		memmove(out, out + ctx_out.data, opts.data_size_out -= ctx_out.data);
 	}
-	if (f->judged && judged != f->judged - 1) {
+	if (f->judged && !tc && !xdp_meta_ok)
+		printf("SKIP xdp: %s: what XDP tells the backstop: this kernel's XDP carries no "
+		       "metadata (the tc program beside judges what XDP passes)\n", f->name);
+	else if (f->judged && judged != f->judged - 1) {
 		fail(f, "the backstop is told %d, expected %d (enum sluice_judged)", judged,
 		     f->judged - 1);
 		return;
@@ -485,6 +488,8 @@ int main(int argc, char **argv)
 	bpf_object__for_each_map(m, skel->obj)
 		bpf_map__set_pin_path(m, NULL);
 	bpf_map__set_max_entries(skel->maps.sluice_fdb, FDB_SIZE);
+	xdp_meta_ok = xdp_meta_works();
+	skel->rodata->sluice_xdp_meta = xdp_meta_ok;
 	if (sluice__load(skel)) {
 		print_verifier_reason();
 		sluice__destroy(skel);
