@@ -73,9 +73,20 @@ static void replay(const struct held *h, int prog_fd)
 	memcpy(buf, &magic, 2);
 	buf[2] = buf[3] = 0;
 	memcpy(buf + 4, h->f.frame, len);
-	if (bpf_prog_test_run_opts(prog_fd, &t))
-		log_info("fragments: replaying a held fragment on ifindex %u: %s",
-			 h->f.ev.ifindex, strerror(errno));
+	if (!bpf_prog_test_run_opts(prog_fd, &t))
+		return;
+	if (errno == EPERM) {	/* (a kernel built to refuse live frames: say so once) */
+		static bool told;
+
+		if (!told)
+			log_warn("fragments: this kernel refuses to replay held fragments "
+				 "through XDP (live frames: %s): fragments that arrive before "
+				 "their first are lost", strerror(errno));
+		told = true;
+		return;
+	}
+	log_info("fragments: replaying a held fragment on ifindex %u: %s", h->f.ev.ifindex,
+		 strerror(errno));
 }
 
 static void release(struct frag_keeper *k, const struct sluice_frag4_key *key)

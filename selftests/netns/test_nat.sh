@@ -281,11 +281,15 @@ t_frag_order() {
 	out=$(in_ns "$H1" timeout 10 /usr/bin/python3 "$TOP/selftests/netns/frag_reverse.py" client \
 		192.168.10.11 7601 203.0.113.1 7501 3000 2>&1)
 	s=$(stats_json)
-	[ "$out" = 2900 ] &&
-		[ "$(json_get "$s" "j['nat']['fragments_held'] >= 3 and j['nat']['fragments_replayed'] >= 3")" = True ] &&
-		pass "fragments out of order each way: the later ones are held until their first came, then forwarded translated (held $(json_get "$s" "j['nat']['fragments_held']"), replayed $(json_get "$s" "j['nat']['fragments_replayed']"))" ||
-		{ fail "fragments out of order each way: the later ones are held until their first came, then forwarded translated ($out; $(json_get "$s" "j['nat']"); drops $(json_get "$s" "j['total']['drop_reasons']"))"
-		  detail "$WORK/daemon.log"; detail "$WORK/fragrev.srv"; }
+	if grep -q "this kernel refuses to replay held fragments" "$WORK/daemon.log"; then
+		skip "fragments out of order each way: this kernel refuses XDP live frames, which the replay needs (the daemon says so; the Debian guests run it)"
+	else
+		[ "$out" = 2900 ] &&
+			[ "$(json_get "$s" "j['nat']['fragments_held'] >= 3 and j['nat']['fragments_replayed'] >= 3")" = True ] &&
+			pass "fragments out of order each way: the later ones are held until their first came, then forwarded translated (held $(json_get "$s" "j['nat']['fragments_held']"), replayed $(json_get "$s" "j['nat']['fragments_replayed']"))" ||
+			{ fail "fragments out of order each way: the later ones are held until their first came, then forwarded translated ($out; $(json_get "$s" "j['nat']"); drops $(json_get "$s" "j['total']['drop_reasons']"))"
+			  detail "$WORK/daemon.log"; detail "$WORK/fragrev.srv"; }
+	fi
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	# (the daemon stays for t_wan_address)
