@@ -421,6 +421,8 @@ EOF
 	n=$(( $(passes_of lan1 no-neigh) - l0 + $(passes_of wan0 no-neigh) - w0 ))
 	fw=$(ip netns exec "$RTR" nft list chain inet sluice_neigh seen | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
 	ip netns exec "$RTR" nft delete table inet sluice_neigh
+	# (tc judges every frame on a port where XDP can hand nothing over)
+	port_is lan1 rx_hook tc && mode=tc
 	if [ "$mode" = tc ]; then
 		[ $r = 0 ] && [ "$n" = 2 ] && [ "$fw" = 0 ] &&
 			pass "no neighbour yet either way: tc hands the ping and its reply to the neighbour layer ($n no-neigh, $fw through the kernel's forward hook)" ||
