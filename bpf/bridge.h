@@ -40,14 +40,7 @@ static __always_inline int mac_is_link_local(const __u8 *m)
 	       (m[5] & 0xf0) == 0;
 }
 
-/* 6-byte compares as one 4- and one 2-byte load (unaligned packet loads
- * are fine for the verifier on x86 and arm64). */
-static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
-{
-	return *(const __u32 *)a == *(const __u32 *)b &&
-	       *(const __u16 *)(a + 4) == *(const __u16 *)(b + 4);
-}
-
+/* (6-byte compares: pkt.h mac_eq) */
 static __always_inline int mac_is_zero(const __u8 *m)
 {
 	return !(*(const __u32 *)m | *(const __u16 *)(m + 4));

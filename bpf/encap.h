@@ -14,6 +14,23 @@
 #include "pkt.h"
 #include "maps.h"
 
+/* The two MAC addresses that move when a header goes in or out behind them. */
+struct eth_macs {
+	__u8 b[12];
+};
+
+/* A PPPoE session frame's header (RFC 2516) and the PPP protocol after it. */
+struct pppoe_sess {
+	__u8 vertype;			/* 0x11: version 1, type 1 */
+	__u8 code;			/* 0: session data */
+	__be16 sid;
+	__be16 len;			/* the PPP frame's, its protocol field included */
+	__be16 proto;			/* PPP_IP4, PPP_IP6, or a control protocol */
+};
+#define PPPOE_VERTYPE	0x11
+#define PPP_IP4		0x0021
+#define PPP_IP6		0x0057
+
 /* Whether P's port is a served VLAN device (so P came tagged for it). The
  * port's flag says so, not a mark in the packet: a served device runs no
  * program, and a constant would make the verifier walk every later stage
@@ -63,6 +80,140 @@ static __always_inline int port_vlan_in_tc(struct pkt *p, struct __sk_buff *skb)
 	return PKT_CONTINUE;
 }
 
+/* Whether P's port is a served PPPoE device (so P came in a session
+ * frame, its header taken off by pppoe_in_xdp). */
+static __always_inline int port_is_pppoe_up(const struct pkt *p)
+{
+	return p->port && (p->port->flags & SLUICE_PORT_PPPOE_UPPER);
+}
+
+/* The port stage at XDP, before parsing: a frame of a served PPPoE session
+ * (its id on this lower port, from its concentrator's MAC, PPP carrying
+ * IPv4 or IPv6) loses the session header and is the ppp device's from here
+ * on (its ifindex and entry: zone, counters): an untagged frame between the
+ * concentrator and us to every later stage. The header comes off at the
+ * door, before the parser, so that no stage sees a second frame layout; in
+ * a function of its own, which the verifier walks once, so that the
+ * pipeline after it is walked once too. Everything else (discovery, LCP
+ * and the other control protocols, other sessions, a frame shorter than its
+ * session header says) goes on as the lower's, for the kernel and pppd.
+ * What the pipeline then passes to the kernel gets its header back
+ * (pppoe_back_xdp): the ppp device, and the kernel behind it, get it as it
+ * came. Returns the device's ifindex if the header came off, else 0; the
+ * caller reads the frame's pointers again either way. */
+__attribute__((noinline)) int sluice_pppoe_decap(struct xdp_md *ctx)
+{
+	void *data, *end;
+	struct ethhdr *eth;
+	struct pppoe_sess *h;
+	struct sluice_pppoe_key k = {};
+	const struct sluice_pppoe *s;
+	struct eth_macs m;
+	__be16 proto;
+
+	if (!ctx)
+		return 0;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	eth = data;
+	h = (void *)(eth + 1);
+	if ((void *)(h + 1) > end || eth->h_proto != bpf_htons(ETH_P_PPP_SES) ||
+	    h->vertype != PPPOE_VERTYPE || h->code)
+		return 0;
+	if (h->proto == bpf_htons(PPP_IP4))
+		proto = bpf_htons(ETH_P_IP);
+	else if (h->proto == bpf_htons(PPP_IP6))
+		proto = bpf_htons(ETH_P_IPV6);
+	else
+		return 0;
+	k.ifindex = ctx->ingress_ifindex;
+	k.sid = h->sid;
+	s = bpf_map_lookup_elem(&sluice_pppoe_in, &k);
+	if (!s || !s->upper || !mac_eq(s->peer, eth->h_source) ||
+	    (void *)h + 6 + bpf_ntohs(h->len) > end || !port_in(s->upper))
+		return 0;	/* (a device being attached: the kernel's, as it came) */
+	__builtin_memcpy(&m, eth, sizeof(m));
+	if (bpf_xdp_adjust_head(ctx, sizeof(*h)))
+		return 0;	/* (cannot be: the frame holds the header) */
+	eth = (void *)(long)ctx->data;
+	if ((void *)(eth + 1) > (void *)(long)ctx->data_end)
+		return 0;	/* (cannot be: for the verifier) */
+	__builtin_memcpy(eth, &m, sizeof(m));
+	eth->h_proto = proto;
+	return s->upper;
+}
+
+static __always_inline int pppoe_in_xdp(struct pkt *p)
+{
+	struct xdp_md *ctx = p->ctx;
+	__u32 up = sluice_pppoe_decap(ctx);
+
+	p->data = (void *)(long)ctx->data;
+	p->data_end = (void *)(long)ctx->data_end;
+	if (!up)
+		return PKT_CONTINUE;
+	p->ifindex = up;
+	p->port = port_in(up);
+	if (!p->port)	/* (cannot be: sluice_pppoe_decap found it) */
+		return pkt_drop(p, SLUICE_DROP_NO_ROOM);
+	return PKT_CONTINUE;
+}
+
+/* The session header of served PPPoE session S in front of the IP packet
+ * of the Ethernet frame at CTX, behind its MACs. -1: no room. */
+static __always_inline int xdp_pppoe_push(struct xdp_md *ctx, const struct sluice_pppoe *s)
+{
+	void *d = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct pppoe_sess *h;
+	struct eth_macs m;
+	__be16 proto, len;
+
+	if (d + ETH_HLEN > end)
+		return -1;
+	__builtin_memcpy(&m, d, sizeof(m));
+	proto = *(__be16 *)(d + 12) == bpf_htons(ETH_P_IPV6) ? bpf_htons(PPP_IP6)
+							     : bpf_htons(PPP_IP4);
+	len = bpf_htons(end - d - ETH_HLEN + sizeof(h->proto));
+	if (bpf_xdp_adjust_head(ctx, -(int)sizeof(*h)))
+		return -1;
+	d = (void *)(long)ctx->data;
+	h = d + ETH_HLEN;
+	if ((void *)(h + 1) > (void *)(long)ctx->data_end)
+		return -1;
+	__builtin_memcpy(d, &m, sizeof(m));
+	*(__be16 *)(d + 12) = bpf_htons(ETH_P_PPP_SES);
+	h->vertype = PPPOE_VERTYPE;
+	h->code = 0;
+	h->sid = s->sid;
+	h->len = len;
+	h->proto = proto;
+	return 0;
+}
+
+/* P, of a served PPPoE session, passed to the kernel: its session header
+ * back (no verdict takes a way around the ppp device). In a function of its
+ * own, like sluice_pppoe_decap. The verdict stands, or a drop if the session
+ * is gone from sluice_pppoe_out or the head could not move (no-room: the
+ * frame cannot go back as it came). */
+__attribute__((noinline)) int sluice_pppoe_recap(struct xdp_md *ctx, __u32 slot)
+{
+	const struct sluice_pppoe *s = bpf_map_lookup_elem(&sluice_pppoe_out, &slot);
+
+	if (!ctx || !s || !s->lower)
+		return -1;
+	return xdp_pppoe_push(ctx, s);
+}
+
+static __always_inline int pppoe_back_xdp(struct pkt *p, int v)
+{
+	struct xdp_md *ctx = p->ctx;
+	int r = sluice_pppoe_recap(ctx, p->port->slot);
+
+	p->data = (void *)(long)ctx->data;
+	p->data_end = (void *)(long)ctx->data_end;
+	return r ? pkt_drop(p, SLUICE_DROP_NO_ROOM) : v;
+}
+
 /* The port stage at XDP, after parsing: a served device's frame goes to
  * the tc program beside, unjudged (PKT_HANDOFF), where the kernel has
  * moved its tag into the skb's metadata: judged at XDP, the tag in the
@@ -71,7 +222,8 @@ static __always_inline int port_vlan_in_tc(struct pkt *p, struct __sk_buff *skb)
  * kernel's when no zone names it. */
 static __always_inline int port_vlan_in_xdp(struct pkt *p)
 {
-	if (p->f.vlan_depth == 1 && vlan_up_of(p, p->f.vlan_tpid, p->f.vlan_id[0]))
+	if ((p->port->flags & SLUICE_PORT_VLAN_LOWER) && p->f.vlan_depth == 1 &&
+	    vlan_up_of(p, p->f.vlan_tpid, p->f.vlan_id[0]))
 		return PKT_HANDOFF;
 	if (p->port->flags & SLUICE_PORT_NO_ZONE)
 		return pkt_pass(p, SLUICE_PASS_NOT_OURS);
@@ -102,7 +254,7 @@ static __always_inline int encap_vlan_op(const struct fwd *d, __u16 *tci)
 	if (!e || !e->lower)
 		return -1;
 	*tci = e->tci;
-	return d->vlan_op | SLUICE_VLAN_PUSH;
+	return d->vlan_op | (e->kind == SLUICE_ENCAP_PPPOE ? SLUICE_VLAN_PPPOE : SLUICE_VLAN_PUSH);
 }
 
 #endif /* SLUICE_ENCAP_H */

@@ -147,6 +147,23 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_encap SEC(".maps");
 
+/* PPPoE sessions served on their lower port (struct sluice_pppoe). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SLUICE_PPPOE_MAX);
+	__type(key, struct sluice_pppoe_key);
+	__type(value, struct sluice_pppoe);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_pppoe_in SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, struct sluice_pppoe);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_pppoe_out SEC(".maps");
+
 /* Egress ports for bpf_redirect_map: only ports whose driver can transmit
  * XDP frames (native mode), written by the loader. (The kernel adds
  * BPF_F_RDONLY_PROG to a devmap's flags, which libbpf 1.1 then takes for a

@@ -67,6 +67,14 @@ struct pkt {
  * (the tc program counts the verdict it carries out). */
 #define PKT_HANDOFF	(-2)
 
+/* 6-byte compares as one 4- and one 2-byte load (unaligned packet loads
+ * are fine for the verifier on x86 and arm64). */
+static __always_inline int mac_eq(const __u8 *a, const __u8 *b)
+{
+	return *(const __u32 *)a == *(const __u32 *)b &&
+	       *(const __u16 *)(a + 4) == *(const __u16 *)(b + 4);
+}
+
 static __always_inline void pkt_init(struct pkt *p, void *ctx, void *data, void *data_end,
 				     __u32 ifindex, enum sluice_hook hook)
 {

@@ -437,9 +437,11 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 	f->hop.slot = out->slot;
 	f->hop.routed = SLUICE_HOP_ROUTED;
 	f->hop.xdp = !!(out->flags & SLUICE_PORT_XDP_TX);	/* the entry point's concern */
-	if (out->flags & SLUICE_PORT_VLAN_UPPER) {
-		/* out by the lower port, with the device's tag (its XDP_TX
-		 * flag is the lower's) */
+	if (out->flags & (SLUICE_PORT_VLAN_UPPER | SLUICE_PORT_PPPOE_UPPER)) {
+		/* out by the lower port, with the device's tag or session
+		 * header (its XDP_TX flag is the lower's); a session's frames
+		 * go between our MAC and its concentrator's */
+		const struct sluice_pppoe *s;
 		const struct sluice_encap *e;
 		__u32 slot = out->slot;
 
@@ -448,6 +450,13 @@ static __always_inline int l3_route(void *ctx, __u8 hook, struct l3_facts *f,
 			return PASS_(UNKNOWN_DST);
 		f->hop.egress = e->lower;
 		f->hop.routed = SLUICE_HOP_ENCAP;
+		if (out->flags & SLUICE_PORT_PPPOE_UPPER) {
+			s = bpf_map_lookup_elem(&sluice_pppoe_out, &slot);
+			if (!s || !s->lower)
+				return PASS_(UNKNOWN_DST);
+			__builtin_memcpy(f->hop.dmac, s->peer, ETH_ALEN);
+			__builtin_memcpy(f->hop.smac, s->own, ETH_ALEN);
+		}
 	}
 	l3_nh_put(f, cfg);
 	return L3_VERDICT(SLUICE_VERDICT_REDIRECT, 0);

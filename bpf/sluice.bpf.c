@@ -38,13 +38,18 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 
 	if (!p->port)	/* (the entries looked it up already: again for a port added since) */
 		p->port = port_in(p->ifindex);
-	if (hook == SLUICE_HOOK_TC && p->port && (p->port->flags & SLUICE_PORT_VLAN_LOWER) &&
+	if (hook == SLUICE_HOOK_TC && p->port &&
+	    (p->port->flags & (SLUICE_PORT_VLAN_LOWER | SLUICE_PORT_NO_ZONE)) &&
 	    (v = port_vlan_in_tc(p, p->ctx)) != PKT_CONTINUE)
+		return v;
+	if (hook == SLUICE_HOOK_XDP && p->port && (p->port->flags & SLUICE_PORT_PPPOE_LOWER) &&
+	    (v = pppoe_in_xdp(p)) != PKT_CONTINUE)
 		return v;
 	v = pkt_parse(p);
 	if (v != PKT_CONTINUE)
 		return v;
-	if (hook == SLUICE_HOOK_XDP && p->port && (p->port->flags & SLUICE_PORT_VLAN_LOWER) &&
+	if (hook == SLUICE_HOOK_XDP && p->port &&
+	    (p->port->flags & (SLUICE_PORT_VLAN_LOWER | SLUICE_PORT_NO_ZONE)) &&
 	    (v = port_vlan_in_xdp(p)) != PKT_CONTINUE)
 		return v;
 	/* A partial checksum is a note in the skb that an XDP frame loses:
@@ -52,7 +57,8 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 	 * its checksum would be updated as if whole. The tc program beside
 	 * judges such a frame as on a tc port, with the skb's note intact. */
 	if (hook == SLUICE_HOOK_XDP && p->port &&
-	    (p->port->flags & (SLUICE_PORT_PEER_STACK | SLUICE_PORT_TC_TOO)) ==
+	    (p->port->flags & (SLUICE_PORT_PEER_STACK | SLUICE_PORT_TC_TOO |
+			       SLUICE_PORT_PPPOE_UPPER)) ==
 		    (SLUICE_PORT_PEER_STACK | SLUICE_PORT_TC_TOO) &&
 	    frame_csum_partial(&p->f, p->data_end))
 		return PKT_HANDOFF;
@@ -129,7 +135,10 @@ int sluice_xdp(struct xdp_md *ctx)
 	    (void *)(long)ctx->data_meta >= data)
 		return XDP_PASS;	/* tc does it all, and counts it */
 	v = sluice_stages(&p, SLUICE_HOOK_XDP);
+	/* (no answers into a PPPoE session, and no fragments held for a
+	 * replay that would meet XDP without its session header) */
 	if (v == SLUICE_VERDICT_DROP && answer_kind(p.reason) != ANSWER_NONE &&
+	    !port_is_pppoe_up(&p) &&
 	    p.f.l3 == p.data + 14 && sluice_answer_xdp(ctx, answer_kind(p.reason))) {
 		pkt_count(&p, v, len);	/* dropped; its frame carries the answer */
 		/* Out of the port it came in by through the devmap, like the
@@ -138,7 +147,7 @@ int sluice_xdp(struct xdp_md *ctx)
 		return bpf_redirect_map(&sluice_tx, p.ifindex, XDP_TX);
 	}
 	if (v == SLUICE_VERDICT_DROP && p.reason == SLUICE_DROP_FRAG_HELD &&
-	    !sluice_frag_hold_xdp(ctx))
+	    (port_is_pppoe_up(&p) || !sluice_frag_hold_xdp(ctx)))
 		p.reason = SLUICE_DROP_FRAG_NO_FIRST;
 	if (p.f.fragment == FRAG_LATER)
 		frag_replay_count(ctx);
@@ -146,6 +155,8 @@ int sluice_xdp(struct xdp_md *ctx)
 		v = xdp_apply(&p, v);	/* translate, clamp, rewrite, tag, redirect (apply.h) */
 	if (v == PKT_HANDOFF)
 		return XDP_PASS;
+	if (v == SLUICE_VERDICT_PASS && port_is_pppoe_up(&p))
+		v = pppoe_back_xdp(&p, v);	/* (to the ppp device, as it came) */
 	if (v == SLUICE_VERDICT_PASS)	/* (tc beside reads it: tc_finish) */
 		xdp_judged(ctx, p.judged);
 	return xdp_exit(&p, v, len);

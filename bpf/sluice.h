@@ -291,6 +291,10 @@ enum sluice_port_flags {
 	 * served device has) go to the kernel unjudged (not-ours), as from an
 	 * interface sluice does not serve, for the backstop to judge. */
 	SLUICE_PORT_NO_ZONE	= 1 << 18,
+	/* A ppp device whose PPPoE session XDP on the lower port takes off and
+	 * puts on (encap.h), and that lower port. */
+	SLUICE_PORT_PPPOE_UPPER	= 1 << 19,
+	SLUICE_PORT_PPPOE_LOWER	= 1 << 20,
 };
 
 /* What is done to a frame's outer tag on the way, as bits: a bridged
@@ -302,6 +306,7 @@ enum sluice_vlan_op {
 	SLUICE_VLAN_KEEP = 0,
 	SLUICE_VLAN_POP = 1,	/* tagged in, untagged out */
 	SLUICE_VLAN_PUSH = 2,	/* untagged in (PVID), tagged out with the bridge VLAN */
+	SLUICE_VLAN_PPPOE = 4,	/* out by a served PPPoE session: its header pushed */
 };
 
 /* The XDP -> tc handoff (docs/design.md section 5): XDP on a port with
@@ -430,8 +435,36 @@ struct sluice_encap {
 	__u32 lower;			/* the lower port's ifindex */
 	__u16 tci;			/* the tag: VID, and the priority bits the
 					 * device's egress-qos-map gives priority 0 */
+	__u16 kind;			/* enum sluice_encap_kind */
+};
+
+enum sluice_encap_kind {
+	SLUICE_ENCAP_VLAN = 0,
+	SLUICE_ENCAP_PPPOE = 1,		/* its session in sluice_pppoe_out */
+};
+
+/* A PPPoE session served on its lower port (SLUICE_PORT_PPPOE_UPPER: the
+ * ppp device pppd made for it; pppd keeps discovery, LCP, authentication
+ * and IPCP). sluice_pppoe_in maps {lower, session} (struct
+ * sluice_pppoe_key) to this for the frames that come in, sluice_pppoe_out
+ * holds it by the device's slot for those that leave. */
+struct sluice_pppoe_key {
+	__u32 ifindex;			/* the lower port */
+	__be16 sid;			/* the session id, as on the wire */
 	__u16 pad;
 };
+SLUICE_ASSERT(sizeof(struct sluice_pppoe_key) == 8, "struct sluice_pppoe_key layout");
+
+struct sluice_pppoe {
+	__u32 lower;			/* the Ethernet port the session runs on */
+	__u32 upper;			/* the ppp device */
+	__be16 sid;
+	__u8 peer[6];			/* the concentrator's MAC */
+	__u8 own[6];			/* the lower port's MAC */
+	__u16 pad;
+};
+SLUICE_ASSERT(sizeof(struct sluice_pppoe) == 24, "struct sluice_pppoe layout");
+#define SLUICE_PPPOE_MAX	16	/* served PPPoE sessions */
 SLUICE_ASSERT(sizeof(struct sluice_encap) == 8, "struct sluice_encap layout");
 #define SLUICE_VLAN_UP_MAX	256	/* served VLAN devices (sluice_vlan_up) */
 SLUICE_ASSERT(sizeof(struct sluice_vlan_key) == 8, "struct sluice_vlan_key layout");

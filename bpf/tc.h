@@ -75,6 +75,29 @@ __attribute__((noinline)) int sluice_apply_tc(struct __sk_buff *skb, const struc
 	return APPLY_DONE;
 }
 
+/* A hop out of a served PPPoE session, at tc: into the ppp device, routed
+ * as to any L3 device (bpf_redirect() drops the Ethernet header for it),
+ * for the kernel's pppoe driver to put the session header on. An skb may
+ * be a GSO super-packet or carry a partial checksum, which the driver
+ * segments or completes before the header goes on; pushed here, behind
+ * the NIC's back, neither would come out right. -1: the session is gone. */
+static __always_inline int tc_pppoe_out(struct sluice_hop *h)
+{
+	const struct sluice_pppoe *s;
+	const struct sluice_encap *e;
+	__u32 slot = h->slot;
+
+	e = bpf_map_lookup_elem(&sluice_encap, &slot);
+	if (!e || e->kind != SLUICE_ENCAP_PPPOE)
+		return 0;
+	s = bpf_map_lookup_elem(&sluice_pppoe_out, &slot);
+	if (!s || !s->upper)
+		return -1;
+	h->egress = s->upper;
+	h->routed = SLUICE_HOP_ROUTED;
+	return 0;
+}
+
 /* The apply step for a verdict V that is not a drop. */
 static __always_inline int tc_apply(struct pkt *p, int v)
 {
@@ -89,6 +112,9 @@ static __always_inline int tc_apply(struct pkt *p, int v)
 	 * skb's metadata, outside the frame) */
 	if (v != SLUICE_VERDICT_REDIRECT && !(at & (APPLY_NAT | APPLY_NO_NEIGH)))
 		return v;	/* (nothing to apply: no call, apply.h) */
+	if (v == SLUICE_VERDICT_REDIRECT && p->fwd.hop.routed == SLUICE_HOP_ENCAP &&
+	    tc_pppoe_out(&p->fwd.hop))
+		return pkt_drop(p, SLUICE_DROP_NO_ROOM);
 	p->fwd.vlan_op |= encap_pop(p);
 	if (v == SLUICE_VERDICT_REDIRECT && !(at & APPLY_NAT) && !p->fwd.vlan_op &&
 	    p->fwd.hop.routed != SLUICE_HOP_ENCAP)

@@ -20,10 +20,6 @@
  * gives every port with tc beside SLUICE_PORT_TC_RX (modes.c). */
 const volatile __u8 sluice_xdp_meta = 1;
 
-struct eth_macs {
-	__u8 b[12];
-};
-
 static __always_inline int xdp_vlan_pop(struct xdp_md *ctx)
 {
 	void *d = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
@@ -136,6 +132,14 @@ __attribute__((noinline)) int sluice_apply_xdp(struct xdp_md *ctx, const struct 
 		hop_rewrite((void *)(long)ctx->data, (void *)(long)ctx->data_end, &d->hop);
 	if ((op & SLUICE_VLAN_PUSH) && xdp_vlan_push(ctx, tci))
 		return APPLY_VLAN;
+	if (op & SLUICE_VLAN_PPPOE) {
+		const struct sluice_pppoe *s;
+		__u32 slot = d->hop.slot;
+
+		s = bpf_map_lookup_elem(&sluice_pppoe_out, &slot);
+		if (!s || xdp_pppoe_push(ctx, s))
+			return APPLY_VLAN;
+	}
 	return APPLY_DONE;
 }
 

@@ -66,7 +66,9 @@ enum dp_follow {
 	X(HOST_FLOWS, sluice_host_flows) \
 	X(PICKUP, sluice_pickup) \
 	X(VLAN_UP, sluice_vlan_up) \
-	X(ENCAP, sluice_encap)
+	X(ENCAP, sluice_encap) \
+	X(PPPOE_IN, sluice_pppoe_in) \
+	X(PPPOE_OUT, sluice_pppoe_out)
 
 enum dp_map_id {
 #define DP_MAP_ID(id, name) MAP_##id,

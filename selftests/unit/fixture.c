@@ -234,6 +234,7 @@ void baseline(void)
 	clear_map(bpf_map__fd(skel->maps.sluice_fdb), sizeof(struct sluice_fdb_key));
 	clear_map(bpf_map__fd(skel->maps.sluice_vlans), sizeof(struct sluice_vlan_key));
 	clear_map(bpf_map__fd(skel->maps.sluice_vlan_up), sizeof(struct sluice_vlan_key));
+	clear_map(bpf_map__fd(skel->maps.sluice_pppoe_in), sizeof(struct sluice_pppoe_key));
 }
 
 /* As the loader does after every change to sluice_ports: the datapath's

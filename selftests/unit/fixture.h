@@ -58,6 +58,7 @@ struct fixture {
 	/* tc only: the frame's outer tag goes into the skb's metadata first,
 	 * as on a real port (the test runner's skb keeps it in the frame) */
 	int tag_meta;
+	int xdp_only;				/* a PPPoE session's frame: XDP's alone */
 	int learn, move, full;			/* sluice_gstats deltas */
 	int ct_new, ct_confirmed;
 	int src_on;				/* port the source MAC is learned on after,
@@ -144,7 +145,11 @@ void test_learned_cache(int tc);
 
 /* ---- fx_l3.c --------------------------------------------------------------- */
 
-extern const struct fixture_table fx_l3, fx_l3_sources, fx_vlan;
+extern const struct fixture_table fx_l3, fx_l3_sources, fx_vlan, fx_pppoe;
+
+/* ---- fx_pppoe.c: the WAN as a PPPoE session on lan4 ---------------------- */
+
+void test_pppoe_tc(void);
 
 /* ---- fx_vlan.c: the WAN as VLAN 7 of lan4 ---------------------------------- */
 

@@ -72,10 +72,28 @@ static void l3_l4(struct pkt *p, const struct l3d *d)
 
 /* ROUTED: 0 as sent, 1 routed (and translated), 2 translated only (what
  * goes up to the kernel translated). */
+static void l3_build_ip(struct pkt *p, const struct l3d *d, int routed, __u8 ttl);
+
+/* A PPPoE session header (session SID, PPP carrying the frame's IP) between
+ * the Ethernet header and the IP packet of frame P. */
+static void pkt_pppoe(struct pkt *p, __u16 sid)
+{
+	__u16 ipv = p->b[12] << 8 | p->b[13];
+	__u8 h[8] = { 0x11, 0, sid >> 8, sid & 0xff, 0, 0, 0, ipv == ETH_P_IPV6 ? 0x57 : 0x21 };
+	unsigned int len = p->len - ETH_HLEN + 2;
+
+	h[4] = len >> 8;
+	h[5] = len & 0xff;
+	memmove(p->b + ETH_HLEN + 8, p->b + ETH_HLEN, p->len - ETH_HLEN);
+	memcpy(p->b + ETH_HLEN, h, sizeof(h));
+	p->b[12] = ETH_P_PPP_SES >> 8;
+	p->b[13] = ETH_P_PPP_SES & 0xff;
+	p->len += 8;
+}
+
 void l3_build(struct pkt *p, const struct l3d *d, int routed)
 {
 	struct ethhdr *e = pkt_put(p, NULL, sizeof(*e));
-	unsigned int start, l4len;
 	__u16 proto = d->v6 ? ETH_P_IPV6 : ETH_P_IP;
 	int tc = routed == 3;
 	__u8 ttl = (d->ttl ? d->ttl : 64) - (routed == 1 || tc);
@@ -95,6 +113,16 @@ void l3_build(struct pkt *p, const struct l3d *d, int routed)
 		e->h_proto = htons(ETH_P_8021Q);
 		pkt_vlan(p, d->wan_vlan, proto);
 	}
+	l3_build_ip(p, d, routed, ttl);
+	if (d->wan_pppoe && !tc && (d->from_wan ? routed != 1 : routed == 1))
+		pkt_pppoe(p, d->wan_pppoe);
+}
+
+/* The IP packet of an l3_build frame, behind its Ethernet header. */
+static void l3_build_ip(struct pkt *p, const struct l3d *d, int routed, __u8 ttl)
+{
+	unsigned int start, l4len;
+
 	if (d->v6) {
 		struct ipv6hdr *ip6 = pkt_ipv6(p, d->n_ext ? d->ext[0] : d->proto, 0);
 

@@ -163,6 +163,10 @@ struct l3d {
 	/* a VLAN WAN (a VLAN device served on its lower port): the tag the
 	 * WAN side's frames carry, as they come from it and as routed to it */
 	__u16 wan_vlan;
+	/* a PPPoE WAN (a session served on its lower port): the session id
+	 * the WAN side's frames carry, as they come and as routed to it
+	 * (not at tc, which hands them to the ppp device) */
+	__u16 wan_pppoe;
 };
 
 /* ROUTED: 0 as sent, 1 routed (and translated), 2 translated only (what

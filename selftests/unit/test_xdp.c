@@ -226,8 +226,9 @@ static void run_fixture(const struct fixture *orig, int bench, int tc)
 	LIBBPF_OPTS(bpf_test_run_opts, opts);
 	int err, action = orig->action;
 
-	if (f->tag_meta && !tc)
-		return;	/* (XDP hands such frames to tc: fx_vlan.c's own test) */
+	if ((f->tag_meta && !tc) || (f->xdp_only && tc))
+		return;	/* (XDP hands such frames to tc: fx_vlan.c's own test; tc
+			 * gives a session's frames to the kernel: fx_pppoe.c's) */
 	baseline();
 	if (f->setup)
 		f->setup();
@@ -448,6 +449,7 @@ void frag_ok(int ok, const char *what, ...)
  * sources after the rules). */
 static const struct fixture_table *const tables[] = {
 	&fx_parse, &fx_bridge, &fx_l3, &fx_nat, &fx_rules, &fx_l3_sources, &fx_vlan,
+	&fx_pppoe,
 };
 
 static void run_tables(int bench, int tc)
@@ -524,6 +526,7 @@ int main(int argc, char **argv)
 	test_flow_cache(0, 0, 1);
 	test_flow_cache(0, 1, 1);
 	test_vlan_xdp();
+	test_pppoe_tc();
 	test_tcp_window(0);
 	/* The same fixtures through the tc ingress entry point: one pipeline,
 	 * the same verdicts, reasons, counters and output frames. */
