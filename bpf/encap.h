@@ -30,6 +30,7 @@ struct pppoe_sess {
 #define PPPOE_VERTYPE	0x11
 #define PPP_IP4		0x0021
 #define PPP_IP6		0x0057
+#define PPPOE_LEN_MAX	9000	/* a session frame's length field, at most */
 
 /* Whether P's port is a served VLAN device (so P came tagged for it). The
  * port's flag says so, not a mark in the packet: a served device runs no
@@ -110,6 +111,7 @@ __attribute__((noinline)) int sluice_pppoe_decap(struct xdp_md *ctx)
 	const struct sluice_pppoe *s;
 	struct eth_macs m;
 	__be16 proto;
+	__u32 len;
 
 	if (!ctx)
 		return 0;
@@ -126,11 +128,15 @@ __attribute__((noinline)) int sluice_pppoe_decap(struct xdp_md *ctx)
 		proto = bpf_htons(ETH_P_IPV6);
 	else
 		return 0;
+	/* (bounded by a compare: a byte swap leaves the 6.1 and 6.12
+	 * verifiers no bounds to add it to a packet pointer with) */
+	len = bpf_ntohs(h->len);
+	if (len > PPPOE_LEN_MAX || (void *)h + 6 + len > end)
+		return 0;
 	k.ifindex = ctx->ingress_ifindex;
 	k.sid = h->sid;
 	s = bpf_map_lookup_elem(&sluice_pppoe_in, &k);
-	if (!s || !s->upper || !mac_eq(s->peer, eth->h_source) ||
-	    (void *)h + 6 + bpf_ntohs(h->len) > end || !port_in(s->upper))
+	if (!s || !s->upper || !mac_eq(s->peer, eth->h_source) || !port_in(s->upper))
 		return 0;	/* (a device being attached: the kernel's, as it came) */
 	__builtin_memcpy(&m, eth, sizeof(m));
 	if (bpf_xdp_adjust_head(ctx, sizeof(*h)))

@@ -243,6 +243,7 @@ enum sluice_mode_why {
 	SLUICE_WHY_L3 = 4,		/* no Ethernet header (wg0, ppp0): tc only */
 	SLUICE_WHY_PEER_STACK = 5,	/* a veth or tap (SLUICE_PORT_PEER_STACK): tc */
 	SLUICE_WHY_HW_GRO = 6,		/* the NIC merges segments (rx-gro-hw): tc */
+	SLUICE_WHY_PPPOE = 7,		/* a served PPPoE session's lower: XDP, whatever else */
 };
 
 enum sluice_port_flags {

@@ -18,6 +18,7 @@
 #include "modes.h"
 #include "nat.h"
 #include "nl.h"
+#include "pppoe.h"
 #include "ports.h"
 #include "qdisc.h"
 #include "rules.h"
@@ -211,6 +212,8 @@ static int commit_maps(struct dp *dp, const struct sluice_config *cfg, struct ap
 		ret = write_ports(dp, w);
 	if (!ret)
 		ret = write_encap(dp, w);
+	if (!ret)
+		ret = write_pppoe(dp, w);
 	if (!ret)
 		ret = write_tx(dp, w, false);
 	if (!ret)

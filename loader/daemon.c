@@ -19,6 +19,7 @@
 #include "fdb.h"
 #include "frag.h"
 #include "nl.h"
+#include "pppoe.h"
 #include "rules.h"
 #include "shape.h"
 #include "util.h"
@@ -37,6 +38,7 @@ struct daemon {
 	struct frag_keeper *frags;	/* out-of-order fragments held (frag.h) */
 	__u32 nft_gen;		/* nftables' ruleset generation when last seen */
 	bool nft_gen_known;
+	char pppoe[512];	/* /proc/net/pppoe when last seen (pppoe.h) */
 };
 
 static int read_generation(const char *pin, __u64 *generation)
@@ -177,6 +179,8 @@ static bool daemon_tick(struct daemon *d)
 		d->frags = frag_open(d->a->pin);
 	if (frag_expire(d->frags) && verbose)
 		log_info("fragments: held fragments expired before their first fragment came");
+	if (pppoe_changed(d->pppoe, sizeof(d->pppoe)))
+		return true;	/* (pppd dialled again, maybe under the same ppp device) */
 	filter_state = dp_filter_probe();
 	if (filter_state == d->filter_state)
 		return false;
@@ -208,6 +212,7 @@ static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl,
 	int ret, timeout;
 
 	d->filter_state = dp_filter_probe();
+	pppoe_changed(d->pppoe, sizeof(d->pppoe));
 	for (;;) {
 		long long until = due && due < tick ? due : tick;
 

@@ -201,12 +201,13 @@ static bool vlan_up_wanted(const void *key, const void *ctx)
 	const struct wants *w = ctx;
 
 	for (int i = 0; i < w->n; i++)
-		if (w->v[i].lower == (int)k->ifindex && (w->v[i].tci & 0xfff) == k->vid)
+		if ((w->v[i].port.flags & SLUICE_PORT_VLAN_UPPER) &&
+		    w->v[i].lower == (int)k->ifindex && (w->v[i].tci & 0xfff) == k->vid)
 			return true;
 	return false;
 }
 
-/* The served VLAN devices (encap.h), after their port entries (which give
+/* The served VLAN devices and PPPoE sessions (encap.h), after their port entries (which give
  * their slots): how each leaves, by its slot, then how its frames are
  * found on the lower; what left goes. A slot whose device left reads as
  * none (lower 0) until a device takes it again. */
@@ -217,15 +218,17 @@ int write_encap(struct dp *dp, const struct wants *w)
 
 	for (int i = 0; i < w->n; i++)
 		if (w->v[i].lower && w->v[i].port.slot < SLUICE_MAX_PORTS)
-			e[w->v[i].port.slot] = (struct sluice_encap){ .lower = w->v[i].lower,
-								     .tci = w->v[i].tci };
+			e[w->v[i].port.slot] = (struct sluice_encap){
+				.lower = w->v[i].lower, .tci = w->v[i].tci,
+				.kind = w->v[i].port.flags & SLUICE_PORT_PPPOE_UPPER
+					? SLUICE_ENCAP_PPPOE : SLUICE_ENCAP_VLAN };
 	for (__u32 s = 0; s < SLUICE_MAX_PORTS; s++)
 		if (bpf_map_update_elem(dp_fd(dp, MAP_ENCAP), &s, &e[s], BPF_ANY))
 			return -errno;
 	for (int i = 0; i < w->n; i++) {
 		__u32 up = w->v[i].ifindex;
 
-		if (!w->v[i].lower)
+		if (!(w->v[i].port.flags & SLUICE_PORT_VLAN_UPPER))
 			continue;
 		k.ifindex = w->v[i].lower;
 		k.vid = w->v[i].tci & 0xfff;

@@ -98,11 +98,34 @@ static int attach_tc(struct dp *dp, struct want *w)
  * arrives as 1500-byte frames instead of 64 KiB ones (measured in a VM's
  * virtio ports: a fifth of tc's rate). A program already attached by
  * someone else is an error, never a reason to fall back. */
+static bool driver_keeps_meta(const char *ifname);
+
+/* The lower port of a served PPPoE session: XDP, which alone can take the
+ * session header off (tc cannot move an skb's head unless it is IP), and
+ * XDP that hands its verdicts to tc: native where the driver keeps XDP's
+ * metadata, else generic (whatever the port's own reasons for tc: its
+ * frames from the peer's stack, a NIC that merges segments). */
+static int attach_pppoe_lower(struct dp *dp, struct want *w)
+{
+	int err = -EOPNOTSUPP;
+
+	w->port.mode_why = SLUICE_WHY_PPPOE;
+	if (driver_keeps_meta(w->port.name))
+		err = attach_xdp(dp, w, XDP_FLAGS_DRV_MODE);
+	if (err && err != -EBUSY && err != -EEXIST)
+		err = attach_xdp(dp, w, XDP_FLAGS_SKB_MODE);
+	if (err)
+		explain_attach_error(w, -err);
+	return err;
+}
+
 static int attach_auto(struct dp *dp, struct want *w)
 {
 	char drv[32];
 	int err;
 
+	if (w->port.flags & SLUICE_PORT_PPPOE_LOWER)
+		return attach_pppoe_lower(dp, w);
 	if (w->port.flags & SLUICE_PORT_PEER_STACK) {
 		__u32 other = 0;
 
@@ -324,8 +347,8 @@ static bool driver_keeps_meta(const char *ifname)
  * sluice, XDP passes every frame and tc does the port's whole work
  * (SLUICE_PORT_TC_RX): as fast as a tc port, where a handoff would be
  * lost. So too, whatever the config, on a port whose VLAN tags XDP cannot
- * see (ports.c tags_hidden), and on a kernel that refuses XDP metadata. XDP stays attached for the frames other ports
- * redirect to it. */
+ * see (ports.c tags_hidden), and on a kernel that refuses XDP metadata.
+ * XDP stays attached for the frames other ports redirect to it. */
 static void beside_flag(struct want *x)
 {
 	if (x->tags_hidden)	/* (whatever the config: XDP cannot judge them) */

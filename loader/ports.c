@@ -5,8 +5,10 @@
 #include <string.h>
 #include <net/if.h>
 #include <net/if_arp.h>
+#include <arpa/inet.h>
 #include <linux/if_ether.h>
 #include "filter.h"
+#include "pppoe.h"
 #include "ports.h"
 #include "util.h"
 
@@ -154,6 +156,42 @@ static const struct nl_link *served_lower(const struct sluice_config *cfg,
 	return lo;
 }
 
+/* A ppp device named in a zone, whose session pppd runs over PPPoE on an
+ * Ethernet device of this namespace (neither a bridge, nor a bridge's
+ * port, nor a VLAN device), is served on that device
+ * (SLUICE_PORT_PPPOE_UPPER): XDP there takes the session's frames off and
+ * puts them on (bpf/encap.h), so it needs a kernel whose XDP hands its
+ * verdicts to tc in metadata. The session is the box's only one: the
+ * kernel names no ppp device beside a session (several: each ppp device
+ * stays a tc port of its own). A `port` line for the device or a tc one
+ * for the lower keeps the device a tc port too. Returns the lower and the
+ * session in *S, or NULL. */
+static const struct nl_link *served_session(const struct sluice_config *cfg,
+					    const struct nl_links *links,
+					    const struct nl_link *l, struct pppoe_session *s)
+{
+	struct pppoe_session v[2];
+	const struct nl_link *lo;
+	int n;
+
+	if (l->type != ARPHRD_PPP || cfg_port_mode(cfg, l->name) != CFG_MODE_AUTO ||
+	    !xdp_meta_works())
+		return NULL;
+	n = pppoe_sessions(v, 2);
+	if (n != 1) {
+		if (n > 1)
+			log_info("%s: several PPPoE sessions on this box: a tc port of its own",
+				 l->name);
+		return NULL;
+	}
+	lo = nl_by_name(links, v[0].dev);
+	if (!lo || lo->type != ARPHRD_ETHER || lo->master || !strcmp(lo->kind, "bridge") ||
+	    !strcmp(lo->kind, "vlan") || cfg_port_mode(cfg, lo->name) == CFG_MODE_TC)
+		return NULL;
+	*s = v[0];
+	return lo;
+}
+
 static int add_upper(struct wants *w, const struct sluice_config *cfg, int zone,
 		     const struct nl_link *l, const struct nl_link *lo)
 {
@@ -166,6 +204,29 @@ static int add_upper(struct wants *w, const struct sluice_config *cfg, int zone,
 	x->port.flags |= SLUICE_PORT_VLAN_UPPER;
 	x->port.lower = x->lower = lo->ifindex;
 	x->tci = l->vlan_id | l->vlan_pcp0 << 13;
+	return 0;
+}
+
+static int add_session(struct wants *w, const struct sluice_config *cfg, int zone,
+		       const struct nl_link *l, const struct nl_link *lo,
+		       const struct pppoe_session *s)
+{
+	struct want *x;
+	int ret = add_want(w, cfg, zone, l, l);
+
+	if (ret)
+		return ret;
+	x = &w->v[w->n - 1];
+	x->port.flags |= SLUICE_PORT_PPPOE_UPPER;
+	x->port.lower = x->lower = lo->ifindex;
+	x->sid = s->sid;
+	memcpy(x->peer, s->peer, sizeof(x->peer));
+	memcpy(x->own, lo->mac, sizeof(x->own));
+	/* (the router's own address there: the l3 stage takes frames for it) */
+	memcpy(x->port.br_mac, lo->mac, sizeof(x->port.br_mac));
+	log_info("%s (zone %s): PPPoE session %#06x with %02x:%02x:%02x:%02x:%02x:%02x, "
+		 "served on %s", l->name, cfg->zones[zone].name, ntohs(s->sid), s->peer[0],
+		 s->peer[1], s->peer[2], s->peer[3], s->peer[4], s->peer[5], lo->name);
 	return 0;
 }
 
@@ -191,7 +252,8 @@ static int add_lowers(const struct sluice_config *cfg, const struct nl_links *li
 			x = &w->v[w->n - 1];
 			x->port.flags |= SLUICE_PORT_NO_ZONE;
 		}
-		x->port.flags |= SLUICE_PORT_VLAN_LOWER;
+		x->port.flags |= w->v[i].port.flags & SLUICE_PORT_PPPOE_UPPER
+				 ? SLUICE_PORT_PPPOE_LOWER : SLUICE_PORT_VLAN_LOWER;
 	}
 	return 0;
 }
@@ -234,6 +296,7 @@ int resolve_ports(const struct sluice_config *cfg, const struct nl_links *links,
 
 		for (int i = 0; i < zone->n_ifs; i++) {
 			const struct nl_link *l = nl_by_name(links, zone->ifs[i]), *lo;
+			struct pppoe_session sess;
 			int ret = 0;
 
 			if (!l && follow == DP_FOLLOW) {	/* it comes later, at boot */
@@ -249,7 +312,9 @@ int resolve_ports(const struct sluice_config *cfg, const struct nl_links *links,
 					zone->ifs[i], zone->name);
 				return -ENODEV;
 			}
-			if (l->type != ARPHRD_ETHER) {
+			if ((lo = served_session(cfg, links, l, &sess))) {
+				ret = add_session(w, cfg, z, l, lo, &sess);
+			} else if (l->type != ARPHRD_ETHER) {
 				ret = add_l3dev(w, cfg, z, l);
 			} else if ((lo = served_lower(cfg, links, l))) {
 				ret = add_upper(w, cfg, z, l, lo);

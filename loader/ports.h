@@ -36,6 +36,11 @@ struct want {
 	 * port is attached nowhere: its lower is (SLUICE_PORT_VLAN_LOWER). */
 	int lower;
 	__u16 tci;
+	/* A PPPoE session served on its lower port (SLUICE_PORT_PPPOE_UPPER,
+	 * the ppp device pppd made for it): its id, the concentrator's MAC and
+	 * the lower's, between which its frames go. */
+	__be16 sid;
+	__u8 peer[6], own[6];
 };
 
 struct wants {

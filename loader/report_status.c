@@ -5,20 +5,35 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <bpf/bpf.h>
 #include "backstop.h"
 #include "report.h"
 #include "report_common.h"
 
 /* Why a port runs in its mode, in words. */
-static const char *mode_why(const struct dp_view *v, const struct sluice_port *p, char *buf,
-			    size_t len)
+static const char *mode_why(const struct dp *dp, const struct dp_view *v,
+			    const struct sluice_port *p, char *buf, size_t len)
 {
+	if (p->flags & SLUICE_PORT_PPPOE_UPPER) {
+		const char *lo = ifname_of(v, p->lower);
+		struct sluice_pppoe s = {};
+		__u32 slot = p->slot;
+
+		bpf_map_lookup_elem(dp_fd(dp, MAP_PPPOE_OUT), &slot, &s);
+		snprintf(buf, len, "PPPoE session %u with %02x:%02x:%02x:%02x:%02x:%02x, served on "
+			 "%s, in its mode", ntohs(s.sid), s.peer[0], s.peer[1], s.peer[2],
+			 s.peer[3], s.peer[4], s.peer[5], lo ? lo : "its lower");
+		return buf;
+	}
 	if (p->flags & SLUICE_PORT_VLAN_UPPER) {
 		const char *lo = ifname_of(v, p->lower);
 
 		snprintf(buf, len, "a VLAN device served on %s, in its mode", lo ? lo : "its lower");
 		return buf;
 	}
+	if ((p->flags & SLUICE_PORT_NO_ZONE) && (p->flags & SLUICE_PORT_PPPOE_LOWER))
+		return "attached for the PPPoE session on it (XDP, which takes the session header "
+		       "off); in no zone itself: its own frames are the kernel's";
 	if (p->flags & SLUICE_PORT_NO_ZONE)
 		return "attached for the VLAN devices on it; in no zone itself: its own frames "
 		       "are the kernel's";
@@ -43,6 +58,8 @@ static const char *mode_why(const struct dp_view *v, const struct sluice_port *p
 		return "an L3 device (no Ethernet header): tc only";
 	case SLUICE_WHY_PEER_STACK:
 		return "a veth or tap: a local stack at its other end (partial checksums): tc";
+	case SLUICE_WHY_PPPOE:
+		return "a PPPoE session served on it: XDP, which takes the session header off";
 	case SLUICE_WHY_HW_GRO:
 		return "the NIC merges TCP segments (rx-gro-hw), which native XDP turns off: tc";
 	}
@@ -123,7 +140,7 @@ static void report_ct_status(FILE *f, const struct dp_view *v)
 
 static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 {
-	char via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN], why[80];
+	char via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN], why[160];
 
 	json_kv(f, "{", "pin", dp->pin);
 	json_kv(f, ",", "config", v->meta.config);
@@ -160,7 +177,7 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 		fprintf(f, ",\"ifindex\":%u", p->ifindex);
 		json_kv(f, ",", "zone", port_zone(v, &p->port));
 		json_kv(f, ",", "via", via);
-		json_kv(f, ",", "mode_reason", mode_why(v, &p->port, why, sizeof(why)));
+		json_kv(f, ",", "mode_reason", mode_why(dp, v, &p->port, why, sizeof(why)));
 		fprintf(f, ",\"mode\":\"%s\",\"up\":%s,\"ipv4\":\"%s\",\"slot\":%u,"
 			"\"link_id\":%u,\"prog_id\":%u,\"stp\":\"%s\",\"fast_path\":%s,"
 			"\"filtered\":%s,\"tc_beside\":%s,\"rx_hook\":\"%s\"}", mode_name(p->port.mode),
@@ -214,7 +231,7 @@ void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool j
 		fprintf(f, "%-16s %-8u %-7s %-16s %-8s %-5s %-15s %-11s %s\n", p->port.name,
 			p->ifindex, port_zone(v, &p->port), via, port_mode(&p->port),
 			p->port.flags & SLUICE_PORT_UP ? "up" : "down",
-			p->port.ipv4 ? ip : "-", ids, mode_why(v, &p->port, why, sizeof(why)));
+			p->port.ipv4 ? ip : "-", ids, mode_why(dp, v, &p->port, why, sizeof(why)));
 	}
 	if (!v->n_ports)
 		fprintf(f, "(no ports: the zones' interfaces have no members)\n");

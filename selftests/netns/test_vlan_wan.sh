@@ -171,26 +171,8 @@ t_wan() {
 # ---- VLAN 7 in the fast path, both ways ----------------------------------------
 # pst PORT FIELD: a port's counter in stats --json
 pst() { stats_json | json_get "$(cat)" "[p for p in j['ports'] if p['name']=='$1'][0]$2"; }
-# echo_n NS N: N datagrams to the internet's echo server, one at a time
-# (each waits 2 s at most, all of them 30 s, stretched under emulation);
-# how many were answered
-echo_n() {
-	in_ns "$1" python3 - "$2" "$((2 * SLOW))" "$((30 * SLOW))" <<'EOF'
-import socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(float(sys.argv[2]))
-n, end = 0, time.monotonic() + float(sys.argv[3])
-for i in range(int(sys.argv[1])):
-    if time.monotonic() > end:
-        break
-    s.sendto(b"SLFAST %d" % i, ("203.0.113.1", 5300))
-    try:
-        n += s.recv(100) == b"echo:SLFAST %d" % i
-    except OSError:
-        pass
-print(n)
-EOF
-}
+# echo_n NS N: N datagrams to the internet's echo server (traffic.sh echo_count)
+echo_n() { echo_count "$1" "$2" 203.0.113.1 5300; }
 t_fast() {
 	local n=50 got tx0 rx0 tx1 rx1 out why
 	udp_echo "$ISP" 203.0.113.1 5300

@@ -181,3 +181,24 @@ print("ok" if hashlib.sha256(got).digest() == hashlib.sha256(data).digest()
       else "%d of %d bytes, %s" % (len(got), len(data), "different" if len(got) == len(data) else "short"))
 EOF
 }
+
+# echo_count NS N DST PORT: N datagrams to a udp_echo at DST:PORT, one at a
+# time (each waits 2 s at most, all of them 30 s, stretched under
+# emulation); prints how many were answered
+echo_count() {
+	in_ns "$1" python3 - "$2" "$3" "$4" "$((2 * SLOW))" "$((30 * SLOW))" <<'EOF'
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(float(sys.argv[4]))
+n, end = 0, time.monotonic() + float(sys.argv[5])
+for i in range(int(sys.argv[1])):
+    if time.monotonic() > end:
+        break
+    s.sendto(b"SLECHO %d" % i, (sys.argv[2], int(sys.argv[3])))
+    try:
+        n += s.recv(100) == b"echo:SLECHO %d" % i
+    except OSError:
+        pass
+print(n)
+EOF
+}

@@ -1,0 +1,222 @@
+#!/bin/bash
+# A PPPoE WAN served on its Ethernet port. The ISP runs pppoe-server (kernel
+# mode, Debian's pppoe package) behind wan0; pppd on the router dials with
+# its PPPoE plugin and makes ppp0, which the WAN zone names. sluice serves
+# ppp0 on wan0 (bpf/encap.h): XDP on wan0 takes the session header off
+# the session's frames and puts it on what it routes out, so established
+# flows never touch the ppp driver; pppd keeps discovery, LCP and IPCP.
+# Then the ISP ends the session under traffic: pppd dials again, and the
+# daemon follows the new session.
+#
+#   $RTR router: wan0 (no address: in no zone), ppp0 100.64.0.10 zone wan
+#                (masquerade, input drop, mss-clamp auto), lan1 192.168.10.1
+#                zone lan (mode xdp)
+#   $ISP eth0 under pppoe-server; its end of the session 100.64.0.1 (the
+#        internet here: an echo server and a bulk server)
+#   $H   eth0 192.168.10.11 behind lan1
+#
+# Every host keeps a veth's default offloads. Needs the kernel's pppoe
+# driver: the Debian guests have it, elsewhere one SKIP line says why.
+SUITE=pppoe-wan
+. "$(dirname "$0")/lib.sh"
+require_root
+
+modprobe pppoe 2>/dev/null
+if [ ! -e /proc/net/pppoe ] || ! command -v pppoe-server >/dev/null || ! command -v pppd >/dev/null; then
+	if [ "${SLUICE_KERNEL:-host}" = host ]; then
+		skip "PPPoE WAN: no pppoe driver (CONFIG_PPPOE) in kernel $(uname -r), or no pppd/pppoe-server"
+		exit 0
+	fi
+	fail "PPPoE WAN: no pppoe driver in kernel $(uname -r), or no pppd/pppoe-server"
+	exit 1
+fi
+
+own_topo pppoewan
+ISP=$TAG-isp H=$TAG-h
+
+topo() {
+	local ns
+	for ns in "$RTR" "$ISP" "$H"; do
+		ip netns add "$ns" && ip -n "$ns" link set lo up || return 1
+	done
+	ip -n "$RTR" link add wan0 type veth peer name eth0 netns "$ISP" || return 1
+	ip -n "$RTR" link add lan1 type veth peer name eth0 netns "$H" || return 1
+	ip -n "$RTR" addr add 192.168.10.1/24 dev lan1
+	ip -n "$RTR" link set wan0 up
+	ip -n "$RTR" link set lan1 up
+	in_ns "$RTR" sysctl -qw net.ipv4.ip_forward=1
+	ip -n "$ISP" link set eth0 up
+	ip -n "$H" link set eth0 up
+	# (GRO on: a veth takes the frames XDP sends it only so, docs/guide.md)
+	in_ns "$ISP" ethtool -K eth0 gro on >/dev/null
+	in_ns "$H" ethtool -K eth0 gro on >/dev/null
+	ip -n "$H" addr add 192.168.10.11/24 dev eth0
+	ip -n "$H" route add default via 192.168.10.1
+	printf 'noauth\nlcp-echo-interval 5\nlcp-echo-failure 4\nmtu 1492\nmru 1492\n' \
+		>"$WORK/pppoe-options"
+	isp_server 0 10
+}
+# isp_server OFFSET HOST: pppoe-server whose sessions are numbered from
+# OFFSET + 1, handing out 100.64.0.HOST
+isp_server() {
+	in_ns "$ISP" pppoe-server -k -I eth0 -L 100.64.0.1 -R "100.64.0.$2" -N 4 -o "$1" \
+		-O "$WORK/pppoe-options"
+}
+if ! topo >"$WORK/topo.log" 2>&1; then
+	fail "PPPoE topology comes up"; detail "$WORK/topo.log"; exit 1
+fi
+
+# pppd on the router, as a user runs it (dials again when the ISP hangs up)
+in_ns "$RTR" pppd plugin pppoe.so nic-wan0 user sluice noauth noipdefault defaultroute \
+	persist holdoff 1 maxfail 0 mtu 1492 mru 1492 lcp-echo-interval 5 lcp-echo-failure 4 \
+	unit 0 nodetach >"$WORK/pppd.log" 2>&1 &
+ppp_up() { ip -n "$RTR" -4 addr show dev ppp0 2>/dev/null | grep -q 'inet 100\.64\.0\.'; }
+if ! wait_for $((30000 * SLOW)) ppp_up; then
+	fail "pppd on the router brings ppp0 up with the ISP's address"
+	detail "$WORK/pppd.log"; exit 1
+fi
+pass "pppd on the router brings ppp0 up with the ISP's address"
+
+cat >"$WORK/sluice.conf" <<EOF
+zone lan {
+	interfaces lan1
+	input accept
+}
+zone wan {
+	interfaces ppp0
+	input drop
+	masquerade
+	mss-clamp auto
+}
+forward lan -> wan
+port lan1 mode xdp
+EOF
+nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -v -c "$WORK/sluice.conf" >"$WORK/daemon.log" 2>&1 &
+DAEMON_PID=$!
+why_of() { rsluice status --json | json_get "$(cat)" "[p['mode_reason'] for p in j['ports'] if p['name']=='$1'][0] if any(p['name']=='$1' for p in j['ports']) else ''"; }
+served() { [[ "$(why_of ppp0)" == *"PPPoE session"*"served on wan0"* ]]; }
+if ! wait_for $((30000 * SLOW)) served; then	# (the first apply loads the programs)
+	fail "sluice run serves ppp0 on wan0"; detail "$WORK/daemon.log"; exit 1
+fi
+
+# ---- how it is attached ------------------------------------------------------------
+t_status() {
+	local why lo
+	why=$(why_of ppp0) lo=$(why_of wan0)
+	if port_is wan0 zone - && port_is wan0 rx_hook xdp &&
+	   [[ "$lo" == *"PPPoE session on it"* ]]; then
+		pass "status: ppp0 is served on wan0 ($why); wan0 runs XDP for it, in no zone itself"
+	else
+		fail "status: ppp0 is served on wan0 ($why); wan0 runs XDP for it, in no zone itself ($lo)"
+		rsluice status >"$WORK/status.txt" 2>&1; detail "$WORK/status.txt"
+	fi
+}
+
+# pst PORT FIELD: a port's counter in stats --json
+pst() { stats_json | json_get "$(cat)" "[p for p in j['ports'] if p['name']=='$1'][0]$2"; }
+# ppp0's own packet counters (the ppp driver's): DIR rx or tx
+pppd_pkts() { in_ns "$RTR" cat "/sys/class/net/ppp0/statistics/$1_packets"; }
+
+# ---- the fast path both ways, past the ppp driver ---------------------------------
+t_fast() {
+	local n=50 tx0 rx0 tx1 rx1 prx0 ptx0 prx1 ptx1 out
+	in_ns "$H" ping -c 1 -W $((2 * SLOW)) 100.64.0.1 >/dev/null 2>&1	# (the flow's first)
+	tx0=$(pst ppp0 "['fast_tx']['packets']") rx0=$(pst ppp0 "['redirect']['packets']")
+	prx0=$(pppd_pkts rx) ptx0=$(pppd_pkts tx)
+	out=$(in_ns "$H" ping -c "$n" -i 0.05 -W $((2 * SLOW)) 100.64.0.1 2>&1 | grep -o '[0-9]* received')
+	tx1=$(pst ppp0 "['fast_tx']['packets']") rx1=$(pst ppp0 "['redirect']['packets']")
+	prx1=$(pppd_pkts rx) ptx1=$(pppd_pkts tx)
+	out=${out% received}
+	# (XDP both ways: ppp0 sent and took the pings in the datapath, and
+	# the ppp driver saw none of them: LCP echoes are all it may count)
+	if [ "${out:-0}" -ge $((n * 9 / 10)) ] && [ $((tx1 - tx0)) -ge "$out" ] &&
+	   [ $((rx1 - rx0)) -ge "$out" ] && [ $((prx1 - prx0)) -lt 5 ] && [ $((ptx1 - ptx0)) -lt 5 ]; then
+		pass "the fast path both ways: $out of $n pings answered; ppp0 sent $((tx1 - tx0)) and took $((rx1 - rx0)) in the datapath; the ppp driver saw $((prx1 - prx0)) in, $((ptx1 - ptx0)) out"
+	else
+		fail "the fast path both ways: ${out:-?} of $n answered; ppp0 sent $((tx1 - tx0)), took $((rx1 - rx0)) (want >= answers); the ppp driver saw $((prx1 - prx0)) in, $((ptx1 - ptx0)) out (want < 5)"
+		stats_json >"$WORK/stats.json"; detail "$WORK/stats.json"
+	fi
+}
+
+# echo_n NS N: N datagrams to the internet's echo server (traffic.sh echo_count)
+echo_n() { echo_count "$1" "$2" 100.64.0.1 5300; }
+
+# ---- UDP and TCP through the NAT, MSS, PMTU ----------------------------------------
+t_nat() {
+	local n=30 got out m0 m1
+	udp_echo "$ISP" 100.64.0.1 5300
+	wait_for 5000 listening "$ISP" 5300 u
+	got=$(echo_n "$H" "$n")
+	[ "${got:-0}" -ge $((n * 9 / 10)) ] &&
+		pass "UDP to the internet and back through the masquerade ($got of $n)" ||
+		fail "UDP to the internet and back through the masquerade (${got:-?} of $n)"
+	m0=$(stats_json | json_get "$(cat)" "j['nat']['mss_clamped']")
+	bulk_server "$ISP" 100.64.0.1 5301
+	wait_for 5000 listening "$ISP" 5301 t
+	out=$(bulk "$H" 100.64.0.1 5301)
+	m1=$(stats_json | json_get "$(cat)" "j['nat']['mss_clamped']")
+	[ "$out" = ok ] && [ $((m1 - m0)) -ge 1 ] &&
+		pass "2 MB of TCP there and back through the session, intact; its SYN's MSS clamped for ppp0's MTU ($((m1 - m0)))" ||
+		fail "2 MB of TCP there and back through the session, intact ($out); its SYN's MSS clamped ($((m1 - m0)))"
+	# (1500 bytes with DF: one that ppp0's 1492 cannot take is answered as
+	# the kernel would, frag-needed with the MTU)
+	out=$(in_ns "$H" ping -c 1 -M do -s 1472 -W $((2 * SLOW)) 100.64.0.1 2>&1)
+	grep -qE 'mtu ?= ?1492' <<<"$out" &&
+		pass "a 1500-byte packet with DF is answered with ppp0's MTU (1492)" ||
+		{ fail "a 1500-byte packet with DF is answered with ppp0's MTU (1492)"; printf '%s\n' "$out" | sed 's/^/    /'; }
+}
+
+# ---- the internet cannot come in uninvited ----------------------------------------
+t_unsolicited() {
+	local d0 d1
+	d0=$(pst ppp0 "['drop']['packets']")
+	in_ns "$ISP" python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(20):
+    s.sendto(b"x", ("100.64.0.10", 7777))'
+	sleep $((1 * SLOW))
+	d1=$(pst ppp0 "['drop']['packets']")
+	[ $((d1 - d0)) -ge 20 ] &&
+		pass "20 datagrams from the internet to a closed port are dropped in ppp0's zone ($((d1 - d0)))" ||
+		fail "20 datagrams from the internet to a closed port are dropped in ppp0's zone ($((d1 - d0)))"
+}
+
+# ---- a re-dial ----------------------------------------------------------------------
+# The ISP ends the session and comes back numbering sessions from 101 and
+# handing out another address; pppd dials again (a new ppp0), and the
+# daemon serves the new session within its tick.
+# ns_kill NS NAME: end the processes called NAME in namespace NS alone (pkill
+# would reach the router's pppd too: one process namespace)
+ns_kill() {
+	local pid
+	for pid in $(ip netns pids "$1"); do
+		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ] && kill "$pid"
+	done
+}
+t_redial() {
+	local got
+	ns_kill "$ISP" pppoe-server
+	ns_kill "$ISP" pppd
+	isp_server 100 11
+	redialled() {
+		ip -n "$RTR" -4 addr show dev ppp0 2>/dev/null | grep -q 'inet 100\.64\.0\.11' &&
+			[[ "$(why_of ppp0)" == *"PPPoE session 101 "*"served on wan0"* ]]
+	}
+	if ! wait_for $((60000 * SLOW)) redialled; then
+		fail "the ISP hangs up and comes back: pppd dials again and sluice serves the new session ($(why_of ppp0))"
+		detail "$WORK/pppd.log" "$WORK/daemon.log"; return
+	fi
+	udp_echo "$ISP" 100.64.0.1 5300
+	wait_for 5000 listening "$ISP" 5300 u
+	got=$(echo_n "$H" 20)
+	[ "${got:-0}" -ge 18 ] &&
+		pass "the ISP hangs up and comes back: sluice serves the new session ($(why_of ppp0)), masquerades to the new address, and the LAN reaches the internet again ($got of 20)" ||
+		{ fail "the ISP hangs up and comes back: the LAN reaches the internet again (${got:-?} of 20)"; detail "$WORK/daemon.log"; }
+}
+
+t_status
+t_fast
+t_nat
+t_unsolicited
+t_redial
