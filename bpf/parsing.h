@@ -312,8 +312,10 @@ static __always_inline int frame_csum_partial(const struct frame *f, void *end)
 	__u32 off = f->l4_proto == IPPROTO_TCP ? 16 : 6, len;
 	__u64 sum;
 
+	/* (bounded by the checksum field itself: a UDP datagram of a few
+	 * bytes ends before a TCP header would) */
 	if (!l4 || !f->l3 || (f->l4_proto != IPPROTO_TCP && f->l4_proto != IPPROTO_UDP) ||
-	    l4 + 18 > end)
+	    l4 + off + 2 > end)
 		return 0;
 	if (f->eth_proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = f->l3;

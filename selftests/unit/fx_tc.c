@@ -72,6 +72,19 @@ static void ipv4_udp_partial(struct pkt *p)
 	u->check = partial_sum(&ip->saddr, 8, IPPROTO_UDP, 8 + 18);
 }
 
+/* ... with 2 bytes of payload: the frame ends 10 bytes into the UDP
+ * header's place, before where a TCP header's checksum would be */
+static void ipv4_udp_partial_tiny(struct pkt *p)
+{
+	struct iphdr *ip;
+	struct udphdr *u;
+
+	pkt_eth(p, ETH_P_IP);
+	ip = pkt_ipv4(p, IPPROTO_UDP, 8 + 2, 0);
+	u = pkt_udp(p, 40000, 53, 2);
+	u->check = partial_sum(&ip->saddr, 8, IPPROTO_UDP, 8 + 2);
+}
+
 static void ipv6_tcp_partial(struct pkt *p)
 {
 	struct ipv6hdr *ip6;
@@ -107,6 +120,10 @@ void test_peer_stack(void)
 		!memcmp(&before, &after, sizeof(after)),
 		"peer stack: a UDP datagram with a partial checksum passes XDP untouched, uncounted "
 		"(action %d)", a);
+	a = run_pkt(ipv4_udp_partial_tiny, P_LAN1, 0, 0, &out, NULL);
+	read_slot(slot, &after);
+	frag_ok(a == XDP_PASS && !memcmp(&before, &after, sizeof(after)),
+		"peer stack: ... and so does one of 2 bytes (action %d)", a);
 	a = run_pkt(ipv6_tcp_partial, P_LAN1, 0, 0, &out, NULL);
 	read_slot(slot, &after);
 	frag_ok(a == XDP_PASS && !memcmp(&before, &after, sizeof(after)),
