@@ -147,9 +147,14 @@ t_nat() {
 	udp_echo "$ISP" 100.64.0.1 5300
 	wait_for 5000 listening "$ISP" 5300 u
 	got=$(echo_n "$H" "$n")
-	[ "${got:-0}" -ge $((n * 9 / 10)) ] &&
-		pass "UDP to the internet and back through the masquerade ($got of $n)" ||
+	if [ "${got:-0}" -ge $((n * 9 / 10)) ]; then
+		pass "UDP to the internet and back through the masquerade ($got of $n)"
+	else
 		fail "UDP to the internet and back through the masquerade (${got:-?} of $n)"
+		stats_json >"$WORK/stats.json"; rsluice conntrack >"$WORK/ct.txt" 2>&1
+		in_ns "$ISP" ss -uan >"$WORK/ss.txt" 2>&1; ip -n "$ISP" -s link >>"$WORK/ss.txt" 2>&1
+		detail "$WORK/stats.json" "$WORK/ct.txt" "$WORK/ss.txt"
+	fi
 	m0=$(stats_json | json_get "$(cat)" "j['nat']['mss_clamped']")
 	bulk_server "$ISP" 100.64.0.1 5301
 	wait_for 5000 listening "$ISP" 5301 t
