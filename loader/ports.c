@@ -158,10 +158,10 @@ static const struct nl_link *served_lower(const struct sluice_config *cfg,
 
 /* A ppp device named in a zone, whose session pppd runs over PPPoE on an
  * Ethernet device of this namespace (neither a bridge, nor a bridge's
- * port, nor a VLAN device), is served on that device
- * (SLUICE_PORT_PPPOE_UPPER): XDP there takes the session's frames off and
- * puts them on (bpf/encap.h), so it needs a kernel whose XDP hands its
- * verdicts to tc in metadata. The session is the box's only one: the
+ * port, nor a VLAN device, nor carrying one), is served on that device
+ * (SLUICE_PORT_PPPOE_UPPER): XDP there takes the session header off its
+ * frames and puts it on (bpf/encap.h), so it needs a kernel whose XDP
+ * hands its verdicts to tc in metadata. The session is the box's only one: the
  * kernel names no ppp device beside a session (several: each ppp device
  * stays a tc port of its own). A `port` line for the device or a tc one
  * for the lower keeps the device a tc port too. Returns the lower and the
@@ -185,8 +185,11 @@ static const struct nl_link *served_session(const struct sluice_config *cfg,
 		return NULL;
 	}
 	lo = nl_by_name(links, v[0].dev);
+	/* (a VLAN device on the port too: where its tags are hidden from XDP,
+	 * tc judges the port's frames, and tc cannot take the header off) */
 	if (!lo || lo->type != ARPHRD_ETHER || lo->master || !strcmp(lo->kind, "bridge") ||
-	    !strcmp(lo->kind, "vlan") || cfg_port_mode(cfg, lo->name) == CFG_MODE_TC)
+	    !strcmp(lo->kind, "vlan") || cfg_port_mode(cfg, lo->name) == CFG_MODE_TC ||
+	    nl_vlan_upper(links, lo->ifindex))
 		return NULL;
 	*s = v[0];
 	return lo;

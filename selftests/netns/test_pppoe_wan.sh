@@ -1,12 +1,13 @@
 #!/bin/bash
-# A PPPoE WAN served on its Ethernet port. The ISP runs pppoe-server (kernel
-# mode, Debian's pppoe package) behind wan0; pppd on the router dials with
-# its PPPoE plugin and makes ppp0, which the WAN zone names. sluice serves
-# ppp0 on wan0 (bpf/encap.h): XDP on wan0 takes the session header off
-# the session's frames and puts it on what it routes out, so established
-# flows never touch the ppp driver; pppd keeps discovery, LCP and IPCP.
-# Then the ISP ends the session under traffic: pppd dials again, and the
-# daemon follows the new session.
+# A PPPoE WAN served on its Ethernet port. The ISP runs pppoe-server
+# (Debian's pppoe package, whose build relays sessions in user space)
+# behind wan0; pppd on the router dials with its PPPoE plugin and makes
+# ppp0, which the WAN zone names. sluice serves ppp0 on wan0 (bpf/encap.h):
+# XDP on wan0 takes the session header off the session's frames and puts
+# it on what it routes out, so established flows never touch the ppp
+# driver; pppd keeps discovery, LCP and IPCP. Then the ISP hangs up and
+# comes back with other session numbers and addresses: pppd dials again,
+# and the daemon follows the new session.
 #
 #   $RTR router: wan0 (no address: in no zone), ppp0 100.64.0.10 zone wan
 #                (masquerade, input drop, mss-clamp auto), lan1 192.168.10.1
@@ -59,7 +60,7 @@ topo() {
 # isp_server OFFSET HOST: pppoe-server whose sessions are numbered from
 # OFFSET + 1, handing out 100.64.0.HOST
 isp_server() {
-	in_ns "$ISP" pppoe-server -k -I eth0 -L 100.64.0.1 -R "100.64.0.$2" -N 4 -o "$1" \
+	in_ns "$ISP" pppoe-server -I eth0 -L 100.64.0.1 -R "100.64.0.$2" -N 4 -o "$1" \
 		-O "$WORK/pppoe-options"
 }
 if ! topo >"$WORK/topo.log" 2>&1; then
