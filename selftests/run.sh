@@ -91,7 +91,7 @@ run_suite() {
 guest_skips() {
 	case $1:$LABEL in
 	test_vlan:*) echo "the 6.12 guest runs it on a mixed box (tcmode)" ;;
-	test_vlan_wan:6.1) echo "the 6.12 guest runs it (the ports' modes are the loader's, not the kernel's)" ;;
+	test_vlan_wan:6.12) echo "the 6.1 guest runs it (the ports' modes are the loader's, not the kernel's)" ;;
 	test_pppoe_wan:6.12) echo "the 6.1 guest runs it (the session's handling is the datapath's and the loader's, not the kernel's)" ;;
 	test_cli:*) echo "runs on the host" ;;
 	test_rules:*) echo "runs on the host, twice (tcmode); unit/xdp loads the rules programs in both guests" ;;
