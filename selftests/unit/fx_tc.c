@@ -61,28 +61,27 @@ static uint16_t partial_sum(const void *addrs, unsigned int alen, uint8_t proto,
 	return (uint16_t)~csum16(ph, alen + 4, 0);
 }
 
-static void ipv4_udp_partial(struct pkt *p)
+static void udp_partial(struct pkt *p, unsigned int payload)
 {
 	struct iphdr *ip;
 	struct udphdr *u;
 
 	pkt_eth(p, ETH_P_IP);
-	ip = pkt_ipv4(p, IPPROTO_UDP, 8 + 18, 0);
-	u = pkt_udp(p, 40000, 53, 18);
-	u->check = partial_sum(&ip->saddr, 8, IPPROTO_UDP, 8 + 18);
+	ip = pkt_ipv4(p, IPPROTO_UDP, 8 + payload, 0);
+	u = pkt_udp(p, 40000, 53, payload);
+	u->check = partial_sum(&ip->saddr, 8, IPPROTO_UDP, 8 + payload);
+}
+
+static void ipv4_udp_partial(struct pkt *p)
+{
+	udp_partial(p, 18);
 }
 
 /* ... with 2 bytes of payload: the frame ends 10 bytes into the UDP
  * header's place, before where a TCP header's checksum would be */
 static void ipv4_udp_partial_tiny(struct pkt *p)
 {
-	struct iphdr *ip;
-	struct udphdr *u;
-
-	pkt_eth(p, ETH_P_IP);
-	ip = pkt_ipv4(p, IPPROTO_UDP, 8 + 2, 0);
-	u = pkt_udp(p, 40000, 53, 2);
-	u->check = partial_sum(&ip->saddr, 8, IPPROTO_UDP, 8 + 2);
+	udp_partial(p, 2);
 }
 
 static void ipv6_tcp_partial(struct pkt *p)
