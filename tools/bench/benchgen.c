@@ -313,8 +313,6 @@ static unsigned long long send_frames(unsigned ifindex, const void *frame, unsig
 		fd = socket(AF_PACKET, SOCK_RAW, 0);
 		if (fd < 0 || bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
 			die("a packet socket on ifindex %u: %s", ifindex, strerror(errno));
-		fprintf(stderr, "benchgen: this kernel refuses XDP live frames: sending from a "
-			"packet socket instead\n");
 	}
 	while (done < n) {
 		unsigned k = n - done < 64 ? n - done : 64;
@@ -334,10 +332,12 @@ static unsigned long long send_frames(unsigned ifindex, const void *frame, unsig
 	return n;
 }
 
+/* Whether the kernel refused live frames (the JSON's "generator" says so). */
+static bool refused;
+
 static unsigned long long run_frames(int prog_fd, unsigned ifindex, void *frame,
 				     unsigned len, unsigned long long n)
 {
-	static bool refused;
 	struct xdp_md ctx = { .data_end = len, .ingress_ifindex = ifindex };
 	LIBBPF_OPTS(bpf_test_run_opts, t,
 		.data_in = frame, .data_size_in = len,
@@ -568,13 +568,15 @@ int main(int argc, char **argv)
 	busy_s = (double)(busy1 - busy0) / hz;
 	printf("{\"size\": %u, \"flows\": %u, \"sent\": %llu, \"delivered\": %llu, "
 	       "\"seconds\": %.3f, \"offered_pps\": %.0f, \"pps\": %.0f, \"gbps\": %.4f, "
-	       "\"loss\": %.5f, \"cpu_busy_s\": %.2f, \"cpus\": %.2f, \"busy_ns_per_pkt\": %.1f}\n",
+	       "\"loss\": %.5f, \"cpu_busy_s\": %.2f, \"cpus\": %.2f, \"busy_ns_per_pkt\": %.1f, "
+	       "\"generator\": \"%s\"}\n",
 	       o.size, o.flows, sent, (unsigned long long)got.packets, secs, sent / secs,
 	       got.packets / secs, got.bytes * 8 / secs / 1e9,
 	       sent ? 1.0 - (double)got.packets / sent : 0, busy_s,
 	       total1 > total0 ? (double)(busy1 - busy0) / (total1 - total0) *
 				 (o.cpu >= 0 ? 1 : libbpf_num_possible_cpus()) : 0,
-	       got.packets ? busy_s * 1e9 / got.packets : 0);
+	       got.packets ? busy_s * 1e9 / got.packets : 0,
+	       refused ? "packet socket" : "xdp live frames");
 	if (link >= 0) {
 		enter_ns(o.sink_ns);
 		bpf_tc_hook_destroy(&sink_hook);
