@@ -322,14 +322,16 @@ t_gre() {
 		fail "conntrack shows the GRE flow and its translated source ($ct)"
 }
 
-# syn_mss NS PORT: the MSS option of the first TCP SYN to PORT that NS
-# receives in 5 s (an AF_PACKET capture), or "none".
+# syn_mss NS PORT READY: the MSS option of the first TCP SYN to PORT that NS
+# receives in 5 s (stretched by SLOW) of an AF_PACKET capture, or "none";
+# creates the file READY once it captures.
 syn_mss() {
-	in_ns "$1" timeout 6 /usr/bin/python3 - "$2" <<'EOF'
+	in_ns "$1" timeout $((6 * SLOW)) /usr/bin/python3 - "$2" "$3" "$((5 * SLOW))" <<'EOF'
 import socket, struct, sys, time
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
-s.settimeout(5)
-end = time.time() + 5
+open(sys.argv[2], "w").close()
+s.settimeout(int(sys.argv[3]))
+end = time.time() + int(sys.argv[3])
 while time.time() < end:
     try:
         f = s.recv(2048)
@@ -361,8 +363,9 @@ t_mss() {
 	local out
 	tcp_peer "$INET" 203.0.113.1 7401
 	wait_for 3000 listening "$INET" 7401 t
-	syn_mss "$INET" 7401 >"$WORK/mss.out" &
-	sleep 0.5
+	rm -f "$WORK/mss.ready"
+	syn_mss "$INET" 7401 "$WORK/mss.ready" >"$WORK/mss.out" &
+	wait_for 5000 test -e "$WORK/mss.ready"
 	tcp_seen "$H2" 203.0.113.1 7401 >/dev/null
 	wait $!
 	out=$(cat "$WORK/mss.out")

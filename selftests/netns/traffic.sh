@@ -5,7 +5,8 @@
 in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
 listening() { ip netns exec "$1" ss -Hl"$3"n "sport = :$2" | grep -q .; }
 
-# A UDP echo server in NS on ADDR:PORT (bound to the address, platform.md).
+# A UDP echo server in NS on ADDR:PORT (bound to the address, platform.md),
+# 60 s at most; returns once it is bound ($! is its pid).
 udp_echo() {
 	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
 import socket, sys
@@ -20,10 +21,12 @@ while True:
         break
     s.sendto(b"echo:" + d, a)
 EOF
+	wait_for 5000 listening "$1" "$3" u
 }
 
 # udp_peer NS ADDR PORT: a UDP server that answers every datagram with the
-# address and port it came from ("ADDR:PORT"), 60 s at most.
+# address and port it came from ("ADDR:PORT"), 60 s at most; returns once
+# it is bound ($! is its pid).
 udp_peer() {
 	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
 import socket, sys
@@ -37,6 +40,7 @@ while True:
         break
     s.sendto(("%s:%d" % a).encode(), a)
 EOF
+	wait_for 5000 listening "$1" "$3" u
 }
 
 # tcp_result NS DST PORT: "open", "refused" (a RST) or "timeout" (2 s).
