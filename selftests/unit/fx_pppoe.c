@@ -29,15 +29,19 @@ L3(vpn_out, .src = LAN_HOST, .dst = INET_HOST, .proto = IPPROTO_UDP, .sport = 40
    .dport = 53, .payload = 18, .csum = 1, .nat_src = WAN_ADDR, .wan_pppoe = SID)
 L3(vpn_in, .from_wan = 1, .src = INET_HOST, .dst = WAN_ADDR, .proto = IPPROTO_UDP, .sport = 53,
    .dport = 40000, .payload = 18, .csum = 1, .nat_dst = LAN_HOST, .wan_pppoe = SID)
+L3(vp6_out, .v6 = 1, .src = "fd00:10::20", .dst = "2001:db8::5", .proto = IPPROTO_UDP,
+   .sport = 40000, .dport = 53, .payload = 18, .wan_pppoe = SID)
+L3(vp6_in, .v6 = 1, .from_wan = 1, .src = "2001:db8::5", .dst = "fd00:10::20",
+   .proto = IPPROTO_UDP, .sport = 53, .dport = 40000, .payload = 18, .wan_pppoe = SID)
 
 /* the session's frame as the pipeline sees it once its header is off */
-static void vp_in_bare(struct pkt *p)
+static void bare(struct pkt *p, struct l3d d)
 {
-	struct l3d d = vp_in_d;
-
 	d.wan_pppoe = 0;
 	l3_build(p, &d, 0);
 }
+static void vp_in_bare(struct pkt *p) { bare(p, vp_in_d); }
+static void vp6_in_bare(struct pkt *p) { bare(p, vp6_in_d); }
 
 /* LCP (PPP protocol 0xc021) in the session: pppd's */
 static void vp_lcp(struct pkt *p)
@@ -127,6 +131,13 @@ static const struct fixture fixtures[] = {
 	{ "pppoe wan: unsolicited from the internet in the session dropped (the device's zone)",
 	  vp_in, DROP_(POLICY), .ingress = P_LAN4, .count_on = P_WAN, .xdp_only = 1,
 	  .setup = f_pppoe_wan, .expect = vp_in_bare },
+	{ "pppoe wan: IPv6 from the LAN leaves in the session (PPP protocol 0x0057, hop "
+	  "limit); at tc, into the ppp device", vp6_out, REDIRECT_, .ingress = P_LAN5,
+	  .setup = f_pppoe_wan, .expect = vp6_out_out, .expect_tc = vp6_out_tcout,
+	  .egress = P_WAN, .ct_new = 1 },
+	{ "pppoe wan: unsolicited IPv6 in the session: header off, dropped in the device's zone",
+	  vp6_in, DROP_(POLICY), .ingress = P_LAN4, .count_on = P_WAN, .xdp_only = 1,
+	  .setup = f_pppoe_wan, .expect = vp6_in_bare },
 	{ "pppoe wan: the router's own traffic in the session goes up with its header back, as "
 	  "it came (reply)", vp_local_in, PASS_(LOCAL_REPLY), .ingress = P_LAN4,
 	  .count_on = P_WAN, .xdp_only = 1, .setup = f_pppoe_wan, .judged = JUDGED_(REPLY) },
