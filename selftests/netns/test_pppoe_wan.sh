@@ -5,16 +5,20 @@
 # ppp0, which the WAN zone names. sluice serves ppp0 on wan0 (bpf/encap.h):
 # XDP on wan0 takes the session header off the session's frames and puts
 # it on what it routes out, so established flows never touch the ppp
-# driver; pppd keeps discovery, LCP and IPCP. Then the ISP hangs up and
-# comes back with other session numbers and addresses: pppd dials again,
-# and the daemon follows the new session.
+# driver; pppd keeps discovery, LCP, IPCP and IPv6CP. IPv4 (masqueraded,
+# a port forward) and IPv6 (routed) go through the session. Then, while a
+# LAN host streams UDP to the internet, the ISP hangs up and comes back
+# with other session numbers and addresses: pppd dials again, the daemon
+# follows the new session, and the stream goes on from the new address.
 #
 #   $RTR router: wan0 (no address: in no zone), ppp0 100.64.0.10 zone wan
-#                (masquerade, input drop, mss-clamp auto), lan1 192.168.10.1
-#                zone lan (mode xdp)
-#   $ISP eth0 under pppoe-server; its end of the session 100.64.0.1 (the
-#        internet here: an echo server and a bulk server)
-#   $H   eth0 192.168.10.11 behind lan1
+#                (masquerade, input drop, mss-clamp auto, tcp 8080 forwarded
+#                to $H), lan1 192.168.10.1 2001:db8:10::1 zone lan (mode xdp)
+#   $ISP eth0 under pppoe-server; its end of the session 100.64.0.1, and
+#        2001:db8:113::1 (the internet here: echo, peer and bulk servers),
+#        198.51.100.1 (a client out there: 100.64.0.0/10 is a bogon source
+#        to a connection from outside)
+#   $H   eth0 192.168.10.11 2001:db8:10::11 behind lan1
 #
 # Every host keeps a veth's default offloads. Needs the kernel's pppoe
 # driver: the Debian guests have it, elsewhere one SKIP line says why.
@@ -43,9 +47,10 @@ topo() {
 	ip -n "$RTR" link add wan0 type veth peer name eth0 netns "$ISP" || return 1
 	ip -n "$RTR" link add lan1 type veth peer name eth0 netns "$H" || return 1
 	ip -n "$RTR" addr add 192.168.10.1/24 dev lan1
+	ip -n "$RTR" addr add 2001:db8:10::1/64 dev lan1 nodad
 	ip -n "$RTR" link set wan0 up
 	ip -n "$RTR" link set lan1 up
-	in_ns "$RTR" sysctl -qw net.ipv4.ip_forward=1
+	in_ns "$RTR" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 	ip -n "$ISP" link set eth0 up
 	ip -n "$H" link set eth0 up
 	# (GRO on: a veth takes the frames XDP sends it only so, docs/guide.md)
@@ -53,7 +58,11 @@ topo() {
 	in_ns "$H" ethtool -K eth0 gro on >/dev/null
 	ip -n "$H" addr add 192.168.10.11/24 dev eth0
 	ip -n "$H" route add default via 192.168.10.1
-	printf 'noauth\nlcp-echo-interval 5\nlcp-echo-failure 4\nmtu 1492\nmru 1492\n' \
+	ip -n "$H" addr add 2001:db8:10::11/64 dev eth0 nodad
+	ip -n "$H" -6 route add default via 2001:db8:10::1
+	ip -n "$ISP" addr add 2001:db8:113::1/128 dev lo
+	ip -n "$ISP" addr add 198.51.100.1/32 dev lo
+	printf 'noauth\n+ipv6\nlcp-echo-interval 5\nlcp-echo-failure 4\nmtu 1492\nmru 1492\n' \
 		>"$WORK/pppoe-options"
 	isp_server 0 10
 }
@@ -68,7 +77,7 @@ if ! topo >"$WORK/topo.log" 2>&1; then
 fi
 
 # pppd on the router, as a user runs it (dials again when the ISP hangs up)
-in_ns "$RTR" pppd plugin pppoe.so nic-wan0 user sluice noauth noipdefault defaultroute \
+in_ns "$RTR" pppd plugin pppoe.so nic-wan0 user sluice noauth noipdefault defaultroute +ipv6 \
 	persist holdoff 1 maxfail 0 mtu 1492 mru 1492 lcp-echo-interval 5 lcp-echo-failure 4 \
 	unit 0 nodetach >"$WORK/pppd.log" 2>&1 &
 ppp_up() { ip -n "$RTR" -4 addr show dev ppp0 2>/dev/null | grep -q 'inet 100\.64\.0\.'; }
@@ -90,6 +99,7 @@ zone wan {
 	mss-clamp auto
 }
 forward lan -> wan
+port-forward wan tcp 8080 -> 192.168.10.11:5401
 port lan1 mode xdp
 EOF
 nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -v -c "$WORK/sluice.conf" >"$WORK/daemon.log" 2>&1 &
@@ -188,10 +198,71 @@ for i in range(20):
 		fail "20 datagrams from the internet to a closed port are dropped in ppp0's zone ($((d1 - d0)))"
 }
 
+# ---- IPv6, routed through the session ---------------------------------------------
+# pppd's IPv6CP gives ppp0 its link-local address; the LAN's prefix is
+# routed over the session (the ISP's end routes it back by its own ppp
+# device, as a delegated prefix would be).
+t_ipv6() {
+	local isp_ppp n=20 tx0 tx1 rx0 rx1 got out
+	v6_up() { ip -n "$RTR" -6 addr show dev ppp0 2>/dev/null | grep -q 'inet6 fe80'; }
+	isp_ppp=$(ip -n "$ISP" -o link show type ppp 2>/dev/null | awk -F': ' 'NR == 1 { print $2 }')
+	if [ -z "$isp_ppp" ] || ! wait_for $((20000 * SLOW)) v6_up; then
+		fail "IPv6CP brings IPv6 up on ppp0 (the ISP's ppp device: '$isp_ppp')"
+		detail "$WORK/pppd.log"; return
+	fi
+	ip -n "$RTR" -6 route add default dev ppp0
+	ip -n "$ISP" -6 route add 2001:db8:10::/64 dev "${isp_ppp%@*}"
+	in_ns "$H" ping -6 -c 1 -W $((2 * SLOW)) 2001:db8:113::1 >/dev/null 2>&1	# (the flow's first)
+	tx0=$(pst ppp0 "['fast_tx']['packets']") rx0=$(pst ppp0 "['redirect']['packets']")
+	out=$(in_ns "$H" ping -6 -c "$n" -i 0.05 -W $((2 * SLOW)) 2001:db8:113::1 2>&1 |
+		grep -o '[0-9]* received')
+	tx1=$(pst ppp0 "['fast_tx']['packets']") rx1=$(pst ppp0 "['redirect']['packets']")
+	out=${out% received}
+	if [ "${out:-0}" -ge $((n * 9 / 10)) ] && [ $((tx1 - tx0)) -ge "$out" ] &&
+	   [ $((rx1 - rx0)) -ge "$out" ]; then
+		pass "IPv6 through the session: $out of $n pings answered, ppp0 sent $((tx1 - tx0)) and took $((rx1 - rx0)) in the datapath"
+	else
+		fail "IPv6 through the session: ${out:-?} of $n pings answered; ppp0 sent $((tx1 - tx0)), took $((rx1 - rx0)) in the datapath (want >= answers)"
+		stats_json >"$WORK/stats.json"; detail "$WORK/stats.json"
+	fi
+	udp_echo "$ISP" 2001:db8:113::1 5306
+	got=$(echo_count "$H" 20 2001:db8:113::1 5306)
+	bulk_server "$ISP" 2001:db8:113::1 5307
+	wait_for 5000 listening "$ISP" 5307 t
+	out=$(bulk "$H" 2001:db8:113::1 5307)
+	[ "${got:-0}" -ge 18 ] && [ "$out" = ok ] &&
+		pass "IPv6 UDP ($got of 20 echoed) and 2 MB of TCP ($out) through the session" ||
+		fail "IPv6 UDP (${got:-?} of 20 echoed) and 2 MB of TCP ($out) through the session"
+}
+
+# ---- a port forward on ppp0's address -----------------------------------------------
+# forward_to ADDR: 2 MB from a client on the internet to ADDR:8080,
+# forwarded to $H
+forward_to() {
+	bulk_server "$H" 192.168.10.11 5401
+	wait_for 5000 listening "$H" 5401 t
+	bulk "$ISP" "$1" 8080 198.51.100.1
+}
+t_forward() {
+	local out
+	out=$(forward_to 100.64.0.10)
+	[ "$out" = ok ] &&
+		pass "the internet reaches a LAN server through a port forward on ppp0's address (2 MB intact)" ||
+		{ fail "the internet reaches a LAN server through a port forward on ppp0's address ($out)"
+		  stats_json >"$WORK/stats.json"; rsluice conntrack >"$WORK/ct.txt" 2>&1
+		  bpftool map dump pinned "$PIN/sluice_nat4_ext" >>"$WORK/ct.txt" 2>&1
+		  detail "$WORK/stats.json" "$WORK/ct.txt"; }
+}
+
 # ---- a re-dial ----------------------------------------------------------------------
 # The ISP ends the session and comes back numbering sessions from 101 and
 # handing out another address; pppd dials again (a new ppp0), and the
-# daemon serves the new session within its tick.
+# daemon serves the new session within its tick. All the while one UDP
+# socket of the LAN host sends a datagram every 100 ms to a server that
+# answers with the address it saw: the stream's answers say the old
+# address before the hangup and the new one after, with no help from the
+# host (the flows of the old address are removed, its next datagram opens
+# a new one).
 # ns_kill NS NAME: end the processes called NAME in namespace NS alone (pkill
 # would reach the router's pppd too: one process namespace)
 ns_kill() {
@@ -200,8 +271,42 @@ ns_kill() {
 		[ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ] && kill "$pid"
 	done
 }
+# udp_stream NS DST PORT OUT STOP: one socket sends a datagram every 100 ms
+# until the file STOP exists (300 s at most) and appends each answer to OUT
+udp_stream() {
+	in_ns "$1" python3 - "$2" "$3" "$4" "$5" "$((300 * SLOW))" >/dev/null 2>&1 <<'EOF' &
+import os, socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect((sys.argv[1], int(sys.argv[2])))
+s.settimeout(0.1)
+out = open(sys.argv[3], "a", buffering=1)
+end = time.monotonic() + float(sys.argv[5])
+while time.monotonic() < end and not os.path.exists(sys.argv[4]):
+    try:
+        s.send(b"x")
+    except OSError:
+        pass
+    t = time.monotonic() + 0.1
+    while time.monotonic() < t:
+        try:
+            out.write(s.recv(100).decode() + "\n")
+        except socket.timeout:
+            pass
+        except OSError:	# (an ICMP error while ppp0 is away)
+            time.sleep(0.02)
+EOF
+}
+# answers_from ADDR N: the stream has at least N answers that saw ADDR
+answers_from() { [ "$(grep -c "^$1:" "$WORK/stream.out" 2>/dev/null)" -ge "$2" ]; }
 t_redial() {
-	local got
+	local got before after out
+	: >"$WORK/stream.out"
+	udp_peer "$ISP" 0.0.0.0 5310 $((300 * SLOW))
+	udp_stream "$H" 100.64.0.1 5310 "$WORK/stream.out" "$WORK/stream.stop"
+	if ! wait_for $((20000 * SLOW)) answers_from 100.64.0.10 5; then
+		fail "a UDP stream to the internet is answered before the re-dial"
+		touch "$WORK/stream.stop"; return
+	fi
 	ns_kill "$ISP" pppoe-server
 	ns_kill "$ISP" pppd
 	isp_server 100 11
@@ -211,18 +316,62 @@ t_redial() {
 	}
 	if ! wait_for $((60000 * SLOW)) redialled; then
 		fail "the ISP hangs up and comes back: pppd dials again and sluice serves the new session ($(why_of ppp0))"
-		detail "$WORK/pppd.log" "$WORK/daemon.log"; return
+		touch "$WORK/stream.stop"; detail "$WORK/pppd.log" "$WORK/daemon.log"; return
 	fi
+	wait_for $((20000 * SLOW)) answers_from 100.64.0.11 5
+	touch "$WORK/stream.stop"
+	before=$(grep -c '^100\.64\.0\.10:' "$WORK/stream.out")
+	after=$(grep -c '^100\.64\.0\.11:' "$WORK/stream.out")
+	[ "$after" -ge 5 ] &&
+		pass "under traffic: one UDP socket's stream is answered from the old address before the re-dial ($before) and from the new one after it ($after), the host doing nothing" ||
+		{ fail "under traffic: the stream's answers from the new address after the re-dial ($after; $before before)"; rsluice conntrack >"$WORK/ct.txt" 2>&1; detail "$WORK/ct.txt" "$WORK/daemon.log"; }
 	udp_echo "$ISP" 100.64.0.1 5300
 	wait_for 5000 listening "$ISP" 5300 u
 	got=$(echo_n "$H" 20)
 	[ "${got:-0}" -ge 18 ] &&
 		pass "the ISP hangs up and comes back: sluice serves the new session ($(why_of ppp0)), masquerades to the new address, and the LAN reaches the internet again ($got of 20)" ||
 		{ fail "the ISP hangs up and comes back: the LAN reaches the internet again (${got:-?} of 20)"; detail "$WORK/daemon.log"; }
+	out=$(forward_to 100.64.0.11)
+	[ "$out" = ok ] &&
+		pass "after the re-dial the port forward is on the new address (2 MB intact)" ||
+		fail "after the re-dial the port forward is on the new address ($out)"
+}
+
+# ---- shaping over the session ---------------------------------------------------------
+# `shape wan ... overhead pppoe-ptm`: sch_fq on ppp0 and the other ports;
+# what goes up is shaped before the session header goes on (handed to tc,
+# then into ppp0), what comes down after XDP took it off (handed to tc on
+# wan0). 2 MB each way at 4 Mbit/s cannot take less than about 4 s.
+t_shape() {
+	local t0 t1 ms out up0 dn0 up1 dn1 q
+	sed -i '/^port lan1/i shape wan upload 4mbit download 4mbit overhead pppoe-ptm' "$WORK/sluice.conf"
+	if ! rsluice reload -c "$WORK/sluice.conf" >"$WORK/reload.log" 2>&1; then
+		fail "shaping over the session: reload with a shape line"; detail "$WORK/reload.log"; return
+	fi
+	q=$(tc -n "$RTR" qdisc show dev ppp0 root | awk 'NR == 1 {print $2, $3}')
+	shaped_pkts() { stats_json | json_get "$(cat)" "[s['packets'] for s in j['shape'] if s['direction']=='$1'][0]"; }
+	up0=$(shaped_pkts upload) dn0=$(shaped_pkts download)
+	bulk_server "$ISP" 100.64.0.1 5311
+	wait_for 5000 listening "$ISP" 5311 t
+	t0=$(date +%s%N)
+	out=$(bulk "$H" 100.64.0.1 5311)
+	t1=$(date +%s%N)
+	up1=$(shaped_pkts upload) dn1=$(shaped_pkts download)
+	ms=$(( (t1 - t0) / 1000000 ))
+	if [ "$q" = "fq 51c:" ] && [ "$out" = ok ] && [ "$ms" -ge 3500 ] &&
+	   [ $((up1 - up0)) -ge 1000 ] && [ $((dn1 - dn0)) -ge 1000 ]; then
+		pass "shaping over the session: sch_fq on ppp0; 2 MB each way intact in $ms ms at 4 Mbit/s, the shaper counting $((up1 - up0)) packets up and $((dn1 - dn0)) down"
+	else
+		fail "shaping over the session: ppp0's root qdisc '$q'; 2 MB each way $out in $ms ms (want >= 3500 at 4 Mbit/s); the shaper counted $((up1 - up0)) up, $((dn1 - dn0)) down (want >= 1000 each)"
+		stats_json >"$WORK/stats.json"; detail "$WORK/stats.json"
+	fi
 }
 
 t_status
 t_fast
 t_nat
 t_unsolicited
+t_ipv6
+t_forward
 t_redial
+t_shape

@@ -24,15 +24,15 @@ EOF
 	wait_for 5000 listening "$1" "$3" u
 }
 
-# udp_peer NS ADDR PORT: a UDP server that answers every datagram with the
-# address and port it came from ("ADDR:PORT"), 60 s at most; returns once
-# it is bound ($! is its pid).
+# udp_peer NS ADDR PORT [IDLE]: a UDP server that answers every datagram
+# with the address and port it came from ("ADDR:PORT"), until IDLE seconds
+# (60) pass without one; returns once it is bound ($! is its pid).
 udp_peer() {
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "${4:-60}" >/dev/null 2>&1 <<'EOF' &
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], int(sys.argv[2])))
-s.settimeout(60)
+s.settimeout(int(sys.argv[3]))
 while True:
     try:
         d, a = s.recvfrom(100)
@@ -159,15 +159,17 @@ except OSError:
 EOF
 }
 
-# bulk NS DST PORT: 2 MB to a bulk_server and back; "ok" when every byte
-# came back as sent, else what went wrong
+# bulk NS DST PORT [SRC]: 2 MB to a bulk_server and back (from address SRC);
+# "ok" when every byte came back as sent, else what went wrong
 bulk() {
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$((30 * SLOW))" <<'EOF'
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$((30 * SLOW))" "${4:-}" <<'EOF'
 import hashlib, os, socket, sys, threading
 data = os.urandom(2 << 20)
 fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
 s = socket.socket(fam)
 s.settimeout(int(sys.argv[3]))
+if sys.argv[4]:
+    s.bind((sys.argv[4], 0))
 try:
     s.connect((sys.argv[1], int(sys.argv[2])))
     threading.Thread(target=lambda: (s.sendall(data), s.shutdown(socket.SHUT_WR)),
@@ -192,7 +194,7 @@ EOF
 echo_count() {
 	in_ns "$1" python3 - "$2" "$3" "$4" "$((2 * SLOW))" "$((30 * SLOW))" <<'EOF'
 import socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[2] else socket.AF_INET, socket.SOCK_DGRAM)
 s.settimeout(float(sys.argv[4]))
 n, end = 0, time.monotonic() + float(sys.argv[5])
 for i in range(int(sys.argv[1])):
