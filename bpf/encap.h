@@ -158,6 +158,7 @@ static __always_inline int pppoe_in_xdp(struct pkt *p)
 	p->data_end = (void *)(long)ctx->data_end;
 	if (!up)
 		return PKT_CONTINUE;
+	p->len = p->data_end - p->data;	/* (the IP packet's, as the shaper and rules count it) */
 	p->ifindex = up;
 	p->port = port_in(up);
 	if (!p->port)	/* (cannot be: sluice_pppoe_decap found it) */

@@ -149,6 +149,8 @@ extern const struct fixture_table fx_l3, fx_l3_sources, fx_vlan, fx_pppoe;
 
 /* ---- fx_pppoe.c: the WAN as a PPPoE session on lan4 ---------------------- */
 
+#define PPPOE_SID	0x1234
+void f_pppoe_wan(void);
 void test_pppoe_tc(void);
 
 /* ---- fx_vlan.c: the WAN as VLAN 7 of lan4 ---------------------------------- */
@@ -195,6 +197,7 @@ void test_rules_adopt_flat(void);
 
 void test_frag_hold(int tc);
 void test_shape(int tc);
+void test_shape_pppoe(int tc);
 int shape_bench(int n);
 void test_tc_rx(void);
 void test_peer_stack(void);

@@ -13,7 +13,7 @@
 #include <arpa/inet.h>
 #include "fixture.h"
 
-#define SID		0x1234
+#define SID		PPPOE_SID
 
 /* ---- frames ------------------------------------------------------------------ */
 
@@ -63,7 +63,7 @@ static void vp_in_stranger(struct pkt *p)
 /* wan0 is session SID on lan4, as the loader writes it: the device's entry
  * (PPPOE_UPPER), how it leaves (sluice_encap and sluice_pppoe_out by its
  * slot), how its frames are found (sluice_pppoe_in), the lower's flag. */
-static void f_pppoe_wan(void)
+void f_pppoe_wan(void)
 {
 	struct sluice_pppoe_key k = { .ifindex = ifindex_of[P_LAN4], .sid = htons(SID) };
 	struct sluice_encap e = { .lower = ifindex_of[P_LAN4], .kind = SLUICE_ENCAP_PPPOE };

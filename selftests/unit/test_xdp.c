@@ -516,6 +516,7 @@ int main(int argc, char **argv)
 	test_rules_adopt_flat();
 	test_frag_hold(0);
 	test_shape(0);
+	test_shape_pppoe(0);
 	test_tc_rx();
 	test_peer_stack();
 	test_nh_cache(0);
@@ -534,6 +535,7 @@ int main(int argc, char **argv)
 	run_tables(0, 1);
 	test_frag_hold(1);
 	test_shape(1);
+	test_shape_pppoe(1);
 	test_nh_cache(1);
 	test_learned_cache(1);
 	test_unknown_cache(1);
