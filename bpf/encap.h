@@ -102,44 +102,55 @@ static __always_inline int port_is_pppoe_up(const struct pkt *p)
  * (pppoe_back_xdp): the ppp device, and the kernel behind it, get it as it
  * came. Returns the device's ifindex if the header came off, else 0; the
  * caller reads the frame's pointers again either way. */
-__attribute__((noinline)) int sluice_pppoe_decap(struct xdp_md *ctx)
+/* The served session the frame at CTX is of (its id on this port, from its
+ * concentrator's MAC, PPP carrying IPv4 or IPv6, a length field that fits
+ * the frame), or NULL; PROTO gets the Ethernet type of what it carries. */
+static __always_inline const struct sluice_pppoe *pppoe_session_of(struct xdp_md *ctx,
+								  __be16 *proto)
 {
-	void *data, *end;
-	struct ethhdr *eth;
-	struct pppoe_sess *h;
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct pppoe_sess *h = (void *)(eth + 1);
 	struct sluice_pppoe_key k = {};
 	const struct sluice_pppoe *s;
-	struct eth_macs m;
-	__be16 proto;
 	__u32 len;
 
-	if (!ctx)
-		return 0;
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	eth = data;
-	h = (void *)(eth + 1);
 	if ((void *)(h + 1) > end || eth->h_proto != bpf_htons(ETH_P_PPP_SES) ||
 	    h->vertype != PPPOE_VERTYPE || h->code)
-		return 0;
+		return NULL;
 	if (h->proto == bpf_htons(PPP_IP4))
-		proto = bpf_htons(ETH_P_IP);
+		*proto = bpf_htons(ETH_P_IP);
 	else if (h->proto == bpf_htons(PPP_IP6))
-		proto = bpf_htons(ETH_P_IPV6);
+		*proto = bpf_htons(ETH_P_IPV6);
 	else
-		return 0;
+		return NULL;
 	/* (bounded by a compare: a byte swap leaves the 6.1 and 6.12
 	 * verifiers no bounds to add it to a packet pointer with) */
 	len = bpf_ntohs(h->len);
 	if (len > PPPOE_LEN_MAX || (void *)h + 6 + len > end)
-		return 0;
+		return NULL;
 	k.ifindex = ctx->ingress_ifindex;
 	k.sid = h->sid;
 	s = bpf_map_lookup_elem(&sluice_pppoe_in, &k);
 	if (!s || !s->upper || !mac_eq(s->peer, eth->h_source) || !port_in(s->upper))
-		return 0;	/* (a device being attached: the kernel's, as it came) */
+		return NULL;	/* (a device being attached: the kernel's, as it came) */
+	return s;
+}
+
+__attribute__((noinline)) int sluice_pppoe_decap(struct xdp_md *ctx)
+{
+	const struct sluice_pppoe *s;
+	struct ethhdr *eth;
+	struct eth_macs m;
+	__be16 proto;
+
+	if (!ctx || !(s = pppoe_session_of(ctx, &proto)))
+		return 0;
+	eth = (void *)(long)ctx->data;
+	if ((void *)(eth + 1) > (void *)(long)ctx->data_end)
+		return 0;	/* (cannot be: for the verifier) */
 	__builtin_memcpy(&m, eth, sizeof(m));
-	if (bpf_xdp_adjust_head(ctx, sizeof(*h)))
+	if (bpf_xdp_adjust_head(ctx, sizeof(struct pppoe_sess)))
 		return 0;	/* (cannot be: the frame holds the header) */
 	eth = (void *)(long)ctx->data;
 	if ((void *)(eth + 1) > (void *)(long)ctx->data_end)
@@ -147,6 +158,69 @@ __attribute__((noinline)) int sluice_pppoe_decap(struct xdp_md *ctx)
 	__builtin_memcpy(eth, &m, sizeof(m));
 	eth->h_proto = proto;
 	return s->upper;
+}
+
+/* How many CPUs the loader set sluice_cpus up for (0: it loaded no
+ * sluice_xdp_cpu, and nothing is spread). */
+const volatile __u32 sluice_spread_cpus = 0;
+
+/* A flow's hash from the IP packet at IP (of Ethernet type PROTO): its
+ * addresses, protocol and TCP/UDP ports; a fragment's addresses and
+ * protocol alone, so that all of a datagram's fragments hash alike. */
+static __always_inline __u32 pppoe_flow_hash(void *ip, void *end, __be16 proto)
+{
+	void *ports = NULL;
+	__u32 h;
+	__u8 l4;
+
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *i = ip;
+
+		if ((void *)(i + 1) > end)
+			return 0;
+		h = i->saddr ^ i->daddr;
+		l4 = i->protocol;
+		if (i->ihl == 5 && !(i->frag_off & bpf_htons(0x3fff)))
+			ports = i + 1;
+	} else {
+		struct ipv6hdr *i = ip;
+
+		if ((void *)(i + 1) > end)
+			return 0;
+		h = i->saddr.in6_u.u6_addr32[0] ^ i->saddr.in6_u.u6_addr32[1] ^
+		    i->saddr.in6_u.u6_addr32[2] ^ i->saddr.in6_u.u6_addr32[3] ^
+		    i->daddr.in6_u.u6_addr32[0] ^ i->daddr.in6_u.u6_addr32[1] ^
+		    i->daddr.in6_u.u6_addr32[2] ^ i->daddr.in6_u.u6_addr32[3];
+		l4 = i->nexthdr;
+		ports = i + 1;
+	}
+	if (ports && (l4 == IPPROTO_TCP || l4 == IPPROTO_UDP) && ports + 4 <= end)
+		h ^= *(__u32 *)ports;
+	return (h ^ l4) * 0x9e3779b1;	/* (the high bits pick the CPU) */
+}
+
+/* NICs cannot hash PPPoE into receive queues, so one CPU would take a
+ * session's whole download. XDP on the lower port sends each of the
+ * session's frames, as it came, to the CPU its flow hashes to (sluice_cpus),
+ * where sluice_xdp_cpu runs the whole pipeline on it; a flow stays on one
+ * CPU, so its packets keep their order. Returns that CPU, or -1 to go on
+ * here (not a session's frame, spreading off, this very CPU). */
+__attribute__((noinline)) int sluice_pppoe_spread(struct xdp_md *ctx)
+{
+	const struct sluice_dp_config *cfg;
+	__u32 key0 = 0, cpu;
+	__be16 proto;
+
+	if (!ctx || sluice_spread_cpus < 2)
+		return -1;
+	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
+	if (!cfg || !(cfg->flags & SLUICE_CFG_SPREAD) || !pppoe_session_of(ctx, &proto))
+		return -1;
+	cpu = ((__u64)pppoe_flow_hash((void *)(long)ctx->data + ETH_HLEN +
+				      sizeof(struct pppoe_sess),
+				      (void *)(long)ctx->data_end, proto) *
+	       sluice_spread_cpus) >> 32;
+	return cpu == bpf_get_smp_processor_id() ? -1 : (int)cpu;
 }
 
 static __always_inline int pppoe_in_xdp(struct pkt *p)

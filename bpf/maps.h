@@ -164,6 +164,18 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_pppoe_out SEC(".maps");
 
+/* The CPUs a served PPPoE session's frames are spread over (encap.h
+ * sluice_pppoe_spread), each entry running sluice_xdp_cpu there. Sized to
+ * the box's CPUs (a kernel refuses more than it was built for) and written
+ * by the loader right after the load, for that load's program: not
+ * pinned. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CPUMAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bpf_cpumap_val);
+} sluice_cpus SEC(".maps");
+
 /* Egress ports for bpf_redirect_map: only ports whose driver can transmit
  * XDP frames (native mode), written by the loader. (The kernel adds
  * BPF_F_RDONLY_PROG to a devmap's flags, which libbpf 1.1 then takes for a

@@ -119,8 +119,9 @@ static __always_inline int xdp_exit(struct pkt *p, int v, __u32 len)
 	       : v == SLUICE_VERDICT_TX ? XDP_TX : XDP_DROP;
 }
 
-SEC("xdp")
-int sluice_xdp(struct xdp_md *ctx)
+/* CPUMAP: this is sluice_xdp_cpu, running where a PPPoE session's frame was
+ * spread to (its ingress_ifindex still the lower port's): the frame's CPU. */
+static __always_inline int xdp_main(struct xdp_md *ctx, const int cpumap)
 {
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	__u32 len = data_end - data;	/* as received, before any rewrite */
@@ -129,6 +130,13 @@ int sluice_xdp(struct xdp_md *ctx)
 
 	pkt_init(&p, ctx, data, data_end, ctx->ingress_ifindex, SLUICE_HOOK_XDP);
 	p.port = port_in(p.ifindex);
+	if (!cpumap && p.port && (p.port->flags & SLUICE_PORT_PPPOE_LOWER)) {
+		int cpu = sluice_pppoe_spread(ctx);
+
+		/* (counted where it is judged; an empty entry: judged here) */
+		if (cpu >= 0 && bpf_redirect_map(&sluice_cpus, cpu, XDP_PASS) == XDP_REDIRECT)
+			return XDP_REDIRECT;
+	}
 	/* (not a fragment the daemon replays: its metadata says so, and it
 	 * must be translated here) */
 	if (p.port && (p.port->flags & (SLUICE_PORT_TC_RX | SLUICE_PORT_PASS_ALL)) &&
@@ -160,6 +168,19 @@ int sluice_xdp(struct xdp_md *ctx)
 	if (v == SLUICE_VERDICT_PASS)	/* (tc beside reads it: tc_finish) */
 		xdp_judged(ctx, p.judged);
 	return xdp_exit(&p, v, len);
+}
+
+SEC("xdp")
+int sluice_xdp(struct xdp_md *ctx)
+{
+	return xdp_main(ctx, 0);
+}
+
+/* Loaded only where the loader spreads PPPoE sessions (load.c). */
+SEC("xdp/cpumap")
+int sluice_xdp_cpu(struct xdp_md *ctx)
+{
+	return xdp_main(ctx, 1);
 }
 
 static __always_inline int tc_exit(struct pkt *p, int v, __u32 len)

@@ -357,6 +357,9 @@ enum sluice_dp_config_flags {
 	SLUICE_CFG_NH_OFF		= 1 << 2,
 	/* A zone shapes its traffic: the shape stage runs (shape.h). */
 	SLUICE_CFG_SHAPED		= 1 << 3,
+	/* Spread a served PPPoE session's frames over the CPUs by flow
+	 * (encap.h sluice_pppoe_spread). */
+	SLUICE_CFG_SPREAD		= 1 << 4,
 };
 
 struct sluice_dp_config {

@@ -152,6 +152,7 @@ extern const struct fixture_table fx_l3, fx_l3_sources, fx_vlan, fx_pppoe;
 #define PPPOE_SID	0x1234
 void f_pppoe_wan(void);
 void test_pppoe_tc(void);
+void test_pppoe_spread(void);
 
 /* ---- fx_vlan.c: the WAN as VLAN 7 of lan4 ---------------------------------- */
 

@@ -188,3 +188,85 @@ void test_pppoe_tc(void)
 	baseline();
 	write_ports();
 }
+
+/* Spreading the session over the CPUs (encap.h sluice_pppoe_spread): with
+ * sluice_cpus filled as the loader fills it and spreading on, a session
+ * frame whose flow hashes to another CPU leaves XDP redirected as it came
+ * (header on, uncounted: sluice_xdp_cpu judges it there); one that hashes
+ * here is judged here (unsolicited: dropped in the device's zone). A flow
+ * goes the same way every time; with spreading off, or for LCP, nothing
+ * is spread. The runner stays on one CPU (test_xdp.c). */
+static __u16 spread_port;
+static void vp_in_port(struct pkt *p)
+{
+	struct l3d d = vp_in_d;
+
+	d.dport = spread_port;
+	l3_build(p, &d, 0);
+}
+
+/* How the session's frames of FLOWS flows fare: SPREAD redirected as they
+ * came, HERE judged here, and whether every flow's second frame went as
+ * its first. */
+static int spread_run(int flows, int *spread, int *here)
+{
+	int same = 1;
+
+	*spread = *here = 0;
+	for (int i = 0; i < flows; i++) {
+		struct pkt in = {}, out = {};
+		int first = -1;
+
+		spread_port = 40000 + i;
+		vp_in_port(&in);
+		for (int k = 0; k < 2; k++) {
+			int a = run_pkt(vp_in_port, P_LAN4, 0, 0, &out, NULL);
+			int sent = a == XDP_REDIRECT && out.len == in.len &&
+				   !memcmp(out.b, in.b, in.len);
+
+			if (!k) {
+				first = sent;
+				*spread += sent;
+				*here += a == XDP_DROP;
+			} else {
+				same &= first == sent;
+			}
+		}
+	}
+	return same;
+}
+
+void test_pppoe_spread(void)
+{
+	struct bpf_cpumap_val v = { .qsize = 64 };
+	int fd = bpf_map__fd(skel->maps.sluice_cpus), spread, here, same, a;
+	struct pkt out = {};
+
+	if (ncpu < 2) {
+		printf("SKIP xdp: pppoe wan: spreading over the CPUs: one CPU here\n");
+		return;
+	}
+	v.bpf_prog.fd = bpf_program__fd(skel->progs.sluice_xdp_cpu);
+	for (__u32 c = 0; c < (__u32)ncpu; c++)
+		bpf_map_update_elem(fd, &c, &v, BPF_ANY);	/* (an offline CPU's fails) */
+	baseline();
+	f_pppoe_wan();
+	write_ports();
+	cfg_flag(SLUICE_CFG_SPREAD, 1);
+	same = spread_run(32, &spread, &here);
+	frag_ok(spread > 0 && here > 0 && spread + here == 32 && same,
+		"pppoe wan: spreading on: of 32 flows' session frames %d go to another CPU as they "
+		"came, %d are judged here, each flow's the same way twice (%s)", spread, here,
+		same ? "yes" : "no");
+	a = run_pkt(vp_lcp, P_LAN4, 0, 0, &out, NULL);
+	frag_ok(a == XDP_PASS, "pppoe wan: spreading on: LCP stays here, for the kernel (action %d)",
+		a);
+	cfg_flag(SLUICE_CFG_SPREAD, 0);
+	spread_run(32, &spread, &here);
+	frag_ok(spread == 0 && here == 32,
+		"pppoe wan: spreading off: all 32 flows judged here (%d spread)", spread);
+	for (__u32 c = 0; c < (__u32)ncpu; c++)
+		bpf_map_delete_elem(fd, &c);
+	baseline();
+	write_ports();
+}

@@ -490,8 +490,10 @@ int main(int argc, char **argv)
 	bpf_object__for_each_map(m, skel->obj)
 		bpf_map__set_pin_path(m, NULL);
 	bpf_map__set_max_entries(skel->maps.sluice_fdb, FDB_SIZE);
+	bpf_map__set_max_entries(skel->maps.sluice_cpus, ncpu);
 	xdp_meta_ok = xdp_meta_works();
 	skel->rodata->sluice_xdp_meta = xdp_meta_ok;
+	skel->rodata->sluice_spread_cpus = ncpu;	/* (spreading is off until a fixture's config) */
 	if (sluice__load(skel)) {
 		print_verifier_reason();
 		sluice__destroy(skel);
@@ -528,6 +530,7 @@ int main(int argc, char **argv)
 	test_flow_cache(0, 1, 1);
 	test_vlan_xdp();
 	test_pppoe_tc();
+	test_pppoe_spread();
 	test_tcp_window(0);
 	/* The same fixtures through the tc ingress entry point: one pipeline,
 	 * the same verdicts, reasons, counters and output frames. */
