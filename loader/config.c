@@ -722,6 +722,18 @@ static int parse_on_stop(struct parser *p, struct cfg_loc at)
 	return take_choice(p, on_stop_words, ARRAY_SIZE(on_stop_words), &cfg->on_stop);
 }
 
+static const char *const spread_words[] = { "on", "off" };	/* CFG_SPREAD_* order */
+
+static int parse_spread(struct parser *p, struct cfg_loc at)
+{
+	struct sluice_config *cfg = p->cfg;
+
+	if (cfg->spread_loc.line)
+		return lex_err(p, at, "duplicate spread (first on line %d)", cfg->spread_loc.line);
+	cfg->spread_loc = at;
+	return take_choice(p, spread_words, ARRAY_SIZE(spread_words), &cfg->spread);
+}
+
 /* ---- conntrack ----------------------------------------------------------------- */
 
 /* conntrack { size N  tcp-established S  tcp-transitory S  tcp-closing S
@@ -817,13 +829,13 @@ enum cfg_port_mode cfg_port_mode(const struct sluice_config *cfg, const char *na
 
 static const char *const statement_words[] = {
 	"zone", "forward", "port-forward", "set", "rule", "shape", "fdb-size", "conntrack",
-	"port", "nat-ports", "on-stop", "nat-host-ports", "host-flows",
+	"port", "nat-ports", "on-stop", "nat-host-ports", "host-flows", "spread",
 };
 
 static int (*const statement_fns[])(struct parser *, struct cfg_loc) = {
 	parse_zone, parse_forward, parse_port_forward, parse_set, parse_rule, parse_shape,
 	parse_fdb_size, parse_conntrack, parse_port_mode, parse_nat_ports, parse_on_stop,
-	parse_nat_host_ports, parse_host_flows,
+	parse_nat_host_ports, parse_host_flows, parse_spread,
 };
 
 _Static_assert(sizeof(statement_words) / sizeof(statement_words[0]) ==
@@ -1025,6 +1037,7 @@ static const struct {
 	KW_TABLE("conntrack item", ct_items),
 	KW_TABLE("port mode", port_modes),
 	KW_TABLE("on-stop", on_stop_words),
+	KW_TABLE("spread", spread_words),
 	KW_TABLE("fixed word", fixed_words),
 };
 

@@ -204,6 +204,8 @@ struct sluice_config {
 	struct cfg_conntrack ct;
 	int on_stop;			/* on-stop: CFG_ON_STOP_KEEP (default) or _DOWN */
 	struct cfg_loc on_stop_loc;
+	int spread;			/* spread: CFG_SPREAD_ON (default) or _OFF */
+	struct cfg_loc spread_loc;
 	int n_ports;
 	struct cfg_port ports[CFG_PORT_MAX];
 };
@@ -212,6 +214,10 @@ struct sluice_config {
  * keep it forwarding (a crash, a restart or an upgrade never cuts the
  * network) or tear it down like `sluice down`. */
 enum { CFG_ON_STOP_KEEP, CFG_ON_STOP_DOWN };
+
+/* Whether XDP spreads a served PPPoE session's frames over the CPUs by
+ * flow (bpf/encap.h): the NIC cannot hash them over its queues. */
+enum { CFG_SPREAD_ON, CFG_SPREAD_OFF };
 
 /* The mode the config forces on interface NAME, CFG_MODE_AUTO if none. */
 enum cfg_port_mode cfg_port_mode(const struct sluice_config *cfg, const char *name);

@@ -68,6 +68,7 @@ static int reconcile(struct daemon *d, bool reload_programs)
 	ret = dp_open(&dp, d->a->pin, DP_WRITE);
 	dp.fdb_size = d->cfg.fdb_size;	/* a new fdb-size takes effect at the next load */
 	dp.ct_flows = d->cfg.ct.size;
+	dp.spread = pppoe_spread_wanted(&d->cfg);
 	if (!ret)
 		ret = reload_programs ? dp_load(&dp) : dp_use_pinned(&dp, false);
 	if (ret == -ESRCH)

@@ -94,6 +94,7 @@ struct dp {
 	struct dp_map map[DP_MAPS];	/* dp_fd(dp, MAP_CT4) */
 	__u32 fdb_size;		/* for dp_load: sluice_fdb's size, 0: the default */
 	__u32 ct_flows;		/* for dp_load: conntrack size in flows, 0: the default */
+	bool spread;		/* for dp_load: spread PPPoE sessions (pppoe_spread_wanted) */
 	int flat_rules[2];	/* dp_load: an earlier build's rule tables (load.c) */
 	__u16 local_ports[2];	/* dp_apply: net.ipv4.ip_local_port_range, read at its start */
 };

@@ -184,6 +184,67 @@ static void dup_skel_maps(struct dp *dp)
 		dp->map[i].fd = dup(bpf_map__fd(maps[i]));
 }
 
+/* Frames wait for their CPU in a queue this long (the kernel's own
+ * samples use as many). */
+#define SPREAD_QSIZE	2048
+
+/* sluice_xdp_cpu is verified and loaded only where PPPoE sessions are
+ * spread (dp->spread): sluice_cpus is sized to the box's CPUs and the
+ * program told how many. */
+static void spread_prepare(struct dp *dp)
+{
+	int n = libbpf_num_possible_cpus();
+	bool on = dp->spread && n > 1;
+
+	bpf_program__set_autoload(dp->skel->progs.sluice_xdp_cpu, on);
+	bpf_map__set_max_entries(dp->skel->maps.sluice_cpus, on ? (__u32)n : 1);
+	dp->skel->rodata->sluice_spread_cpus = on ? (__u32)n : 0;
+}
+
+/* Each CPU's entry runs sluice_xdp_cpu (an offline CPU's cannot be made:
+ * a flow hashed to it is judged where it came in). */
+static void spread_fill(struct dp *dp)
+{
+	struct bpf_cpumap_val v = { .qsize = SPREAD_QSIZE };
+	__u32 n = dp->skel->rodata->sluice_spread_cpus;
+	int fd = bpf_map__fd(dp->skel->maps.sluice_cpus), ok = 0;
+
+	if (!n)
+		return;
+	v.bpf_prog.fd = bpf_program__fd(dp->skel->progs.sluice_xdp_cpu);
+	for (__u32 c = 0; c < n; c++)
+		ok += !bpf_map_update_elem(fd, &c, &v, BPF_ANY);
+	log_info("PPPoE sessions are spread over %d of %u CPUs by flow", ok, n);
+}
+
+int dp_spread_cpus(int prog_fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 ids[128], len = sizeof(info);
+	int n = 0;
+
+	info.nr_map_ids = 128;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (prog_fd < 0 || bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return 0;
+	for (__u32 i = 0; i < info.nr_map_ids && i < 128; i++) {
+		struct bpf_map_info m = {};
+		__u32 mlen = sizeof(m);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &m, &mlen) && m.type == BPF_MAP_TYPE_CPUMAP)
+			for (__u32 c = 0; c < m.max_entries; c++) {
+				struct bpf_cpumap_val v;
+
+				n += !bpf_map_lookup_elem(fd, &c, &v);
+			}
+		close(fd);
+	}
+	return n;
+}
+
 int dp_load(struct dp *dp)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = dp->pin);
@@ -202,6 +263,7 @@ int dp_load(struct dp *dp)
 	bpf_map__set_max_entries(dp->skel->maps.sluice_fdb, fdb_size);
 	fdb_resize(dp, fdb_size);
 	ct_sizes(dp);
+	spread_prepare(dp);
 	rules_flat_take(dp);
 	ret = reuse_devmap(dp);
 	if (!ret)
@@ -223,6 +285,7 @@ int dp_load(struct dp *dp)
 	}
 	dp->prog_fd = bpf_program__fd(dp->skel->progs.sluice_xdp);
 	dp->tc_fd = bpf_program__fd(dp->skel->progs.sluice_tc);
+	spread_fill(dp);
 	dup_skel_maps(dp);
 	/* The pinned caches (the flow cache's slots) were written by the
 	 * programs running now, maybe of another build whose layout differs:

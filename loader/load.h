@@ -22,6 +22,10 @@ int dp_use_pinned(struct dp *dp, bool quiet);
  * maps, pins and the folder go. */
 void dp_unload_fresh(struct dp *dp);
 
+/* How many CPUs the XDP program PROG_FD spreads PPPoE sessions over: the
+ * entries of its sluice_cpus (0: it spreads nothing). */
+int dp_spread_cpus(int prog_fd);
+
 /* A hash of the embedded BPF object (sluice_meta.object_hash). */
 __u64 dp_object_hash(void);
 

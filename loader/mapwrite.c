@@ -316,6 +316,8 @@ int write_config(struct dp *dp, const struct sluice_config *cfg, __u32 step)
 		v.flags |= SLUICE_CFG_NH_OFF;
 	if (cfg->n_shapes > 0)
 		v.flags |= SLUICE_CFG_SHAPED;
+	if (cfg->spread == CFG_SPREAD_ON)
+		v.flags |= SLUICE_CFG_SPREAD;
 	/* Out-of-order fragments are held only for a daemon to replay. */
 	if (dp->follow != DP_STRICT || dp_daemon_pid(dp->pin))
 		v.flags |= SLUICE_CFG_FRAG_HOLD;

@@ -3,6 +3,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <net/if_arp.h>
 #include <bpf/bpf.h>
 #include "mapwrite.h"
 #include "pppoe.h"
@@ -94,4 +98,29 @@ int write_pppoe(struct dp *dp, const struct wants *w)
 	}
 	return map_prune(dp_fd(dp, MAP_PPPOE_IN), sizeof(struct sluice_pppoe_key),
 			 pppoe_in_wanted, w);
+}
+
+/* NAME is a ppp device of this namespace, or none of that name exists and
+ * it is one pppd would make. */
+static bool ppp_named(const char *name)
+{
+	struct ifreq r = {};
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ok;
+
+	snprintf(r.ifr_name, sizeof(r.ifr_name), "%s", name);
+	ok = s >= 0 && !ioctl(s, SIOCGIFHWADDR, &r);
+	if (s >= 0)
+		close(s);
+	return ok ? r.ifr_hwaddr.sa_family == ARPHRD_PPP : !strncmp(name, "ppp", 3);
+}
+
+bool pppoe_spread_wanted(const struct sluice_config *cfg)
+{
+	if (cfg->spread == CFG_SPREAD_OFF || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return false;
+	for (int z = 0; z < cfg->n_zones; z++)
+		for (int i = 0; i < cfg->zones[z].n_ifs; i++)
+			if (ppp_named(cfg->zones[z].ifs[i]))
+				return true;
+	return false;
 }

@@ -27,6 +27,13 @@ int pppoe_sessions(struct pppoe_session *v, int max);
  * `demand`) changes no link, only the session. */
 bool pppoe_changed(char *last, size_t len);
 
+/* Whether a load spreads PPPoE sessions over the CPUs (sluice_xdp_cpu,
+ * bpf/encap.h): the config lets it (`spread`, on by default), more than one
+ * CPU is online, and a zone names a ppp device (one that is, or one pppd
+ * has yet to make: a name that starts with "ppp"). A box without PPPoE
+ * pays for no second program's verification. */
+bool pppoe_spread_wanted(const struct sluice_config *cfg);
+
 /* sluice_pppoe_in and sluice_pppoe_out from the served sessions of W,
  * after write_ports (which gives their slots); what left goes. */
 int write_pppoe(struct dp *dp, const struct wants *w);

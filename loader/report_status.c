@@ -10,19 +10,40 @@
 #include "report.h"
 #include "report_common.h"
 
+/* Whether a served PPPoE session's frames are spread over the CPUs
+ * (bpf/encap.h), in words. */
+static const char *spread_words(const struct dp *dp, const struct dp_view *v, char *buf,
+				size_t len)
+{
+	struct sluice_dp_config c = {};
+	int n = v->spread_cpus;
+	__u32 key0 = 0;
+
+	bpf_map_lookup_elem(dp_fd(dp, MAP_CONFIG), &key0, &c);
+	if (!(c.flags & SLUICE_CFG_SPREAD))
+		return "received on one CPU (spread off)";
+	if (n < 2)
+		return "received on one CPU (one CPU online, or loaded before a zone named a ppp "
+		       "device: `sluice reload` spreads it)";
+	snprintf(buf, len, "spread over %d CPUs by flow", n);
+	return buf;
+}
+
 /* Why a port runs in its mode, in words. */
 static const char *mode_why(const struct dp *dp, const struct dp_view *v,
 			    const struct sluice_port *p, char *buf, size_t len)
 {
 	if (p->flags & SLUICE_PORT_PPPOE_UPPER) {
+		char spread[64];
 		const char *lo = ifname_of(v, p->lower);
 		struct sluice_pppoe s = {};
 		__u32 slot = p->slot;
 
 		bpf_map_lookup_elem(dp_fd(dp, MAP_PPPOE_OUT), &slot, &s);
 		snprintf(buf, len, "PPPoE session %u with %02x:%02x:%02x:%02x:%02x:%02x, served on "
-			 "%s, in its mode", ntohs(s.sid), s.peer[0], s.peer[1], s.peer[2],
-			 s.peer[3], s.peer[4], s.peer[5], lo ? lo : "its lower");
+			 "%s, in its mode; %s", ntohs(s.sid), s.peer[0], s.peer[1], s.peer[2],
+			 s.peer[3], s.peer[4], s.peer[5], lo ? lo : "its lower",
+			 spread_words(dp, v, spread, sizeof(spread)));
 		return buf;
 	}
 	if (p->flags & SLUICE_PORT_VLAN_UPPER) {
@@ -140,15 +161,16 @@ static void report_ct_status(FILE *f, const struct dp_view *v)
 
 static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 {
-	char via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN], why[160];
+	char via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN], why[256];
 
 	json_kv(f, "{", "pin", dp->pin);
 	json_kv(f, ",", "config", v->meta.config);
 	fprintf(f, ",\"load_time\":%llu,\"reload_time\":%llu,\"generation\":%llu,"
-		"\"daemon_pid\":%u,\"daemon_running\":%s,\"prog_id\":%u,\"zones\":[",
+		"\"daemon_pid\":%u,\"daemon_running\":%s,\"prog_id\":%u,\"spread_cpus\":%d,"
+		"\"zones\":[",
 		(unsigned long long)v->meta.load_time, (unsigned long long)v->meta.reload_time,
 		(unsigned long long)v->meta.generation, (unsigned int)v->daemon_pid,
-		v->daemon_pid ? "true" : "false", v->prog_id);
+		v->daemon_pid ? "true" : "false", v->prog_id, v->spread_cpus);
 	for (int z = 0; z < v->n_zones; z++) {
 		json_kv(f, z ? ",{" : "{", "name", v->zones[z].name);
 		fprintf(f, ",\"input\":\"%s\",\"masquerade\":%s,\"bogons\":\"%s\",\"ports\":%u}",
@@ -198,7 +220,7 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 
 void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool json)
 {
-	char t1[64], t2[64], via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN], why[80], ids[24];
+	char t1[64], t2[64], via[IF_NAMESIZE + 1], ip[INET_ADDRSTRLEN], why[256], ids[24];
 
 	if (json) {
 		status_json(f, dp, v);

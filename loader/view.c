@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 #include "attach.h"
 #include "attached.h"
+#include "load.h"
 #include "run.h"
 #include "view.h"
 #include "util.h"
@@ -141,6 +142,7 @@ static void view_prog(struct dp *dp, struct dp_view *view)
 	if (!dp_pin_path(dp, path, sizeof(path), SLUICE_PIN_PROG_XDP) &&
 	    (fd = bpf_obj_get(path)) >= 0) {
 		view->prog_id = prog_id_of(fd);
+		view->spread_cpus = dp_spread_cpus(fd);
 		close(fd);
 	}
 }

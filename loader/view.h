@@ -23,6 +23,7 @@ struct dp_view {
 	struct sluice_meta meta;
 	pid_t daemon_pid;		/* the daemon holding the lock, or 0 */
 	__u32 prog_id;
+	int spread_cpus;		/* the CPUs PPPoE sessions are spread over (load.h) */
 	int n_ports;
 	struct dp_port_view ports[SLUICE_MAX_PORTS];
 	struct sluice_port_stats unknown;	/* slot 0 */

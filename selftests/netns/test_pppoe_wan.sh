@@ -107,7 +107,9 @@ DAEMON_PID=$!
 why_of() { rsluice status --json | json_get "$(cat)" "[p['mode_reason'] for p in j['ports'] if p['name']=='$1'][0] if any(p['name']=='$1' for p in j['ports']) else ''"; }
 served() { [[ "$(why_of ppp0)" == *"PPPoE session"*"served on wan0"* ]]; }
 if ! wait_for $((30000 * SLOW)) served; then	# (the first apply loads the programs)
-	fail "sluice run serves ppp0 on wan0"; detail "$WORK/daemon.log"; exit 1
+	fail "sluice run serves ppp0 on wan0"
+	rsluice status --json >"$WORK/status.json" 2>&1; detail "$WORK/daemon.log" "$WORK/status.json"
+	exit 1
 fi
 
 # ---- how it is attached ------------------------------------------------------------
@@ -254,6 +256,73 @@ t_forward() {
 		  detail "$WORK/stats.json" "$WORK/ct.txt"; }
 }
 
+# ---- the session spread over the CPUs ----------------------------------------------
+# Everything of the ISP's comes in on CPU 0 (its processes, pppoe-server's
+# relay included, pinned there: a veth receives on the sender's CPU, as a
+# NIC that cannot hash PPPoE receives on one queue). 64 flows' replies then
+# are judged on both CPUs, each flow on one; with `spread off`, on CPU 0.
+# cpu_redirects PORT: PORT's frames judged to the fast path, per CPU
+cpu_redirects() {
+	local slot
+	slot=$(rsluice status --json | json_get "$(cat)" "[p['slot'] for p in j['ports'] if p['name']=='$1'][0]")
+	bpftool -j map lookup pinned "$PIN/sluice_stats" key $((slot & 255)) $((slot >> 8 & 255)) 0 0 |
+		json_get "$(cat)" "' '.join(str(v['value']['redirect']['packets']) for v in j.get('formatted', j)['values'])"
+}
+# flows N: one UDP datagram to the echo server from each of N sockets of
+# $H; prints how many were answered
+flows() {
+	in_ns "$H" python3 - "$1" "$((2 * SLOW))" <<'EOF'
+import socket, sys
+n, got = int(sys.argv[1]), 0
+ss = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
+for s in ss:
+    s.settimeout(float(sys.argv[2]))
+    s.sendto(b"flow", ("100.64.0.1", 5300))
+for s in ss:
+    try:
+        got += s.recv(100) == b"echo:flow"
+    except OSError:
+        pass
+print(got)
+EOF
+}
+# spread_round: answered flows, then PPP0's judged frames on each CPU
+spread_round() {
+	local c0 c1 got
+	c0=($(cpu_redirects ppp0))
+	got=$(flows 64)
+	c1=($(cpu_redirects ppp0))
+	echo "$got $((c1[0] - c0[0])) $((c1[1] - c0[1]))"
+}
+t_spread() {
+	local pid why r
+	for pid in $(ip netns pids "$ISP"); do taskset -apc 0 "$pid" >/dev/null 2>&1; done
+	udp_echo "$ISP" 100.64.0.1 5300
+	why=$(why_of ppp0)
+	r=($(spread_round))
+	if [[ "$why" == *"spread over 2 CPUs by flow"* ]] && [ "${r[0]}" -ge 58 ] &&
+	   [ "${r[1]}" -ge 8 ] && [ "${r[2]}" -ge 8 ]; then
+		pass "spread: the ISP's frames all arrive on CPU 0; ${r[0]} of 64 flows answered, their replies judged ${r[1]} on CPU 0 and ${r[2]} on CPU 1 ($why)"
+	else
+		fail "spread: ${r[0]} of 64 flows answered (want >= 58), replies judged ${r[1]} on CPU 0 and ${r[2]} on CPU 1 (want >= 8 each) ($why)"
+		rsluice status >"$WORK/status.txt" 2>&1; detail "$WORK/status.txt"
+	fi
+	sed -i '/^port lan1/i spread off' "$WORK/sluice.conf"
+	if ! rsluice reload -c "$WORK/sluice.conf" >"$WORK/reload.log" 2>&1; then
+		fail "spread off: reload"; detail "$WORK/reload.log"; return
+	fi
+	why=$(why_of ppp0)
+	r=($(spread_round))
+	if [[ "$why" == *"one CPU (spread off)"* ]] && [ "${r[0]}" -ge 58 ] &&
+	   [ "${r[2]}" -le $((r[1] / 10)) ]; then
+		pass "spread off: ${r[0]} of 64 flows answered, their replies judged ${r[1]} on CPU 0 and ${r[2]} on CPU 1 ($why)"
+	else
+		fail "spread off: ${r[0]} of 64 flows answered (want >= 58), replies judged ${r[1]} on CPU 0 and ${r[2]} on CPU 1 (want a tenth of CPU 0's at most) ($why)"
+	fi
+	sed -i '/^spread off/d' "$WORK/sluice.conf"
+	rsluice reload -c "$WORK/sluice.conf" >"$WORK/reload.log" 2>&1 || detail "$WORK/reload.log"
+}
+
 # ---- a re-dial ----------------------------------------------------------------------
 # The ISP ends the session and comes back numbering sessions from 101 and
 # handing out another address; pppd dials again (a new ppp0), and the
@@ -373,5 +442,6 @@ t_nat
 t_unsolicited
 t_ipv6
 t_forward
+t_spread
 t_redial
 t_shape

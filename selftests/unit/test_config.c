@@ -145,7 +145,7 @@ static bool check_parse(const char *name, const char *text, const char *want)
 	"rule any -> any src @blocked drop\n"				\
 	"shape wan upload 20mbit download 300mbit overhead ethernet\n"
 
-#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\", \"conntrack\", \"port\", \"nat-ports\", \"on-stop\", \"nat-host-ports\" or \"host-flows\""
+#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\", \"conntrack\", \"port\", \"nat-ports\", \"on-stop\", \"nat-host-ports\", \"host-flows\" or \"spread\""
 #define ZITEMS "expected \"interfaces\", \"input\", \"masquerade\", \"mss-clamp\", \"filtering\", \"bogons\" or \"}\""
 #define ACTIONS "expected \"accept\", \"drop\" or \"reject\""
 #define OVERHEADS "expected \"ethernet\", \"docsis\", \"pppoe-ptm\", \"bridged-ptm\", \"pppoe-llcsnap\" or a byte count (-64..256)"
@@ -176,6 +176,8 @@ static const struct parse_case {
 	{ "fdb-size maximum", "fdb-size 1048576", NULL },
 	{ "on-stop down", "on-stop down", NULL },
 	{ "on-stop keep", "on-stop keep\nzone lan { interfaces eth0 }", NULL },
+	{ "spread off", "spread off\nzone wan { interfaces ppp0 }", NULL },
+	{ "spread on", "spread on", NULL },
 	{ "port modes", "port eth0 mode tc\nport eth1 mode xdp\nport eth2 mode generic", NULL },
 	{ "conntrack, every setting",
 	  "conntrack {\n size 4096\n tcp-established 7440 tcp-transitory 240 tcp-closing 120\n"
@@ -285,6 +287,9 @@ static const struct parse_case {
 	  "t.conf:1:9: expected \"keep\" or \"down\", got \"flush\"" },
 	{ "on-stop twice", "on-stop keep\non-stop down",
 	  "t.conf:2:1: duplicate on-stop (first on line 1)" },
+	{ "spread twice", "spread on\nspread off",
+	  "t.conf:2:1: duplicate spread (first on line 1)" },
+	{ "spread, bad value", "spread 2", "t.conf:1:8: expected \"on\" or \"off\", got \"2\"" },
 	{ "fdb-size twice", "fdb-size 64\nfdb-size 128",
 	  "t.conf:2:1: duplicate fdb-size (first on line 1)" },
 	{ "nat-ports reversed", "nat-ports 5000-2000",
