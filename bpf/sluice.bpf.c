@@ -130,7 +130,11 @@ static __always_inline int xdp_main(struct xdp_md *ctx, const int cpumap)
 
 	pkt_init(&p, ctx, data, data_end, ctx->ingress_ifindex, SLUICE_HOOK_XDP);
 	p.port = port_in(p.ifindex);
-	if (!cpumap && p.port && (p.port->flags & SLUICE_PORT_PPPOE_LOWER)) {
+	/* (native only: generic XDP's frames are skbs, and the CPUMAP's skb
+	 * path of 6.1 to 6.13 lets a batch's rest past its program after one
+	 * drop or redirect) */
+	if (!cpumap && p.port && (p.port->flags & SLUICE_PORT_PPPOE_LOWER) &&
+	    p.port->mode == SLUICE_MODE_NATIVE) {
 		int cpu = sluice_pppoe_spread(ctx);
 
 		/* (counted where it is judged; an empty entry: judged here) */

@@ -110,13 +110,14 @@ int load_and_apply(struct args *a, const struct sluice_config *cfg, bool reload,
 	dp.ct_flows = cfg->ct.size;
 	dp.spread = pppoe_spread_wanted(cfg);
 	/* The programs running are the ones this binary would load, with the
-	 * same table sizes and spreading: keep them, apply the config
+	 * same table sizes, and spreading where it is wanted (where it is not,
+	 * the config's flag turns it off): keep them, apply the config
 	 * only. (An instance of an older version may lack maps of this one:
 	 * then it is simply not kept.) */
 	if (!ret && reload && !a->fresh && !dp_use_pinned(&dp, true) && !dp_meta_read(&dp, &meta) &&
 	    meta.object_hash == dp_object_hash() && meta.fdb_size == dp.fdb_size &&
 	    meta.ct_flows == dp.ct_flows && dp.tc_fd >= 0 &&
-	    (dp_spread_cpus(dp.prog_fd) > 0) == dp.spread) {
+	    (!dp.spread || dp_spread_cpus(dp.prog_fd) > 0)) {
 		ret = dp_apply(&dp, cfg);
 		dp_close(&dp);
 		if (!ret)

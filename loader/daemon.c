@@ -69,6 +69,12 @@ static int reconcile(struct daemon *d, bool reload_programs)
 	dp.fdb_size = d->cfg.fdb_size;	/* a new fdb-size takes effect at the next load */
 	dp.ct_flows = d->cfg.ct.size;
 	dp.spread = pppoe_spread_wanted(&d->cfg);
+	if (reload_programs && d->config[0]) {	/* (the file as it is now: its spread) */
+		if (!cfg_parse_file(d->config, &cfg, err, sizeof(err))) {
+			dp.spread = pppoe_spread_wanted(&cfg);
+			cfg_free(&cfg);
+		}
+	}
 	if (!ret)
 		ret = reload_programs ? dp_load(&dp) : dp_use_pinned(&dp, false);
 	if (ret == -ESRCH)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Loading the programs: the maps sized first, pinned ones reused (load.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -201,8 +202,30 @@ static void spread_prepare(struct dp *dp)
 	dp->skel->rodata->sluice_spread_cpus = on ? (__u32)n : 0;
 }
 
-/* Each CPU's entry runs sluice_xdp_cpu (an offline CPU's cannot be made:
- * a flow hashed to it is judged where it came in). */
+/* Whether CPU is online (/sys/devices/system/cpu/online: "0-3,6"). */
+static bool cpu_online(__u32 cpu)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	unsigned int lo, hi;
+	bool on = false;
+	int n;
+
+	if (!f)
+		return true;
+	while (!on && fscanf(f, "%u", &lo) == 1) {
+		hi = lo;
+		n = fscanf(f, "-%u", &hi);
+		on = cpu >= lo && cpu <= hi;
+		if (n < 0 || fgetc(f) != ',')
+			break;
+	}
+	fclose(f);
+	return on;
+}
+
+/* Each online CPU's entry runs sluice_xdp_cpu; an offline CPU gets none
+ * (the kernel would make one, its thread running anywhere): a flow hashed
+ * to it is judged where it came in. */
 static void spread_fill(struct dp *dp)
 {
 	struct bpf_cpumap_val v = { .qsize = SPREAD_QSIZE };
@@ -213,8 +236,14 @@ static void spread_fill(struct dp *dp)
 		return;
 	v.bpf_prog.fd = bpf_program__fd(dp->skel->progs.sluice_xdp_cpu);
 	for (__u32 c = 0; c < n; c++)
-		ok += !bpf_map_update_elem(fd, &c, &v, BPF_ANY);
-	log_info("PPPoE sessions are spread over %d of %u CPUs by flow", ok, n);
+		if (cpu_online(c)) {
+			if (bpf_map_update_elem(fd, &c, &v, BPF_ANY))
+				log_warn("CPU %u: spreading PPPoE sessions to it: %s", c,
+					 strerror(errno));
+			else
+				ok++;
+		}
+	log_info("PPPoE sessions are spread over %d CPUs by flow", ok);
 }
 
 int dp_spread_cpus(int prog_fd)

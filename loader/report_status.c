@@ -19,6 +19,8 @@ static const char *spread_words(const struct dp *dp, const struct dp_view *v, ch
 	int n = v->spread_cpus;
 	__u32 key0 = 0;
 
+	if (!v->prog_id)	/* (the first apply pins its program last) */
+		return "the programs are being attached";
 	bpf_map_lookup_elem(dp_fd(dp, MAP_CONFIG), &key0, &c);
 	if (!(c.flags & SLUICE_CFG_SPREAD))
 		return "received on one CPU (spread off)";

@@ -248,7 +248,7 @@ void test_pppoe_spread(void)
 	}
 	v.bpf_prog.fd = bpf_program__fd(skel->progs.sluice_xdp_cpu);
 	for (__u32 c = 0; c < (__u32)ncpu; c++)
-		bpf_map_update_elem(fd, &c, &v, BPF_ANY);	/* (an offline CPU's fails) */
+		bpf_map_update_elem(fd, &c, &v, BPF_ANY);
 	baseline();
 	f_pppoe_wan();
 	write_ports();
