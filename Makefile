@@ -109,6 +109,10 @@ $(BUILD)/xdp_pass.bpf.o: tools/bench/xdp_pass.bpf.c | $(BUILD)
 $(BUILD)/benchgen.skel.h: $(BUILD)/benchgen.bpf.o
 	$(BPFTOOL) gen skeleton $< name benchgen > $@.tmp && mv $@.tmp $@
 
+# Not in `all`: a developer's tool (docs/design.md's verifier figures).
+$(BUILD)/verifier_steps: tools/verifier_steps.c $(BUILD)/sluice.skel.h
+	$(CC) $(ALL_CFLAGS) $< -o $@ $(LDFLAGS) $(LIBS)
+
 $(BUILD)/benchgen: tools/bench/benchgen.c tools/bench/benchgen.h $(BUILD)/benchgen.skel.h
 	$(CC) $(ALL_CFLAGS) -Itools/bench $< -o $@ $(LDFLAGS) $(LIBS)
 
