@@ -202,8 +202,9 @@ static __always_inline __u32 pppoe_flow_hash(void *ip, void *end, __be16 proto)
 /* NICs cannot hash PPPoE into receive queues, so one CPU would take a
  * session's whole download. XDP on the lower port sends each of the
  * session's frames, as it came, to the CPU its flow hashes to (sluice_cpus),
- * where sluice_xdp_cpu runs the whole pipeline on it; a flow stays on one
- * CPU, so its packets keep their order. Returns that CPU, or -1 to go on
+ * where sluice_xdp_cpu runs the whole pipeline on it; a flow's whole
+ * packets stay on one CPU and keep their order (its fragments hash by
+ * addresses and may take another). Returns that CPU, or -1 to go on
  * here (not a session's frame, spreading off, this very CPU). */
 __attribute__((noinline)) int sluice_pppoe_spread(struct xdp_md *ctx)
 {
