@@ -6,8 +6,10 @@ for an hour.
   peer.py seen PORT            tell every TCP client the address and port it
                                came from ("ADDR:PORT")
   peer.py echo PORT            echo every byte of every TCP connection back
-  peer.py synmss IFACE PORT    print the MSS option of the first SYN to PORT
-                               seen on IFACE (an L3 device: ppp0), then end
+  peer.py synmss IFACE PORT READY
+                               print the MSS option of the first SYN to PORT
+                               seen on IFACE (an L3 device: ppp0), then end;
+                               creates the file READY once it captures
   peer.py sink PORT            count the bytes of one TCP connection (waiting
                                up to 120 s for it), print "MBIT/S BYTES" over
                                its first to last byte when it ends
@@ -78,9 +80,10 @@ def sink(port):
     print("%.1f %d" % (n * 8 / 1e6 / t if t > 0 else 0, n))
 
 
-def synmss(iface, port):
+def synmss(iface, port, ready):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0800))
     s.bind((iface, 0))
+    open(ready, "w").close()
     while True:
         ip = s.recv(2048)
         t = ip[(ip[0] & 15) * 4:]
@@ -106,7 +109,7 @@ if __name__ == "__main__":
         elif sys.argv[1] == "sink":
             sink(sys.argv[2])
         elif sys.argv[1] == "synmss":
-            synmss(sys.argv[2], sys.argv[3])
+            synmss(sys.argv[2], sys.argv[3], sys.argv[4])
         else:
             raise IndexError
     except IndexError:

@@ -658,10 +658,16 @@ t_wan_types() {
 		pass "PPPoE: the LAN reaches the internet through it, as the session's address" ||
 		fail "PPPoE: the LAN reaches the internet through it, as the session's address ($(tcp_seen "$L2" 100.64.0.1 5072))"
 	# the SYN as it arrives at the ISP: MSS clamped to the session's MTU
-	isp "setsid timeout 30 python3 '$TOP/selftests/box/peer.py' synmss ppp0 5073 >/tmp/synmss 2>&1 </dev/null &" >/dev/null
-	sleep 2
-	tcp_seen "$L2" 100.64.0.1 5073 >/dev/null
-	sleep 1
+	# (the capture is asked for up to three SYNs once it is running: on
+	# a loaded host the ISP's guest may take seconds to start python)
+	isp "rm -f /tmp/synmss /tmp/synmss.ready
+	     setsid timeout $((60 * SLOW)) python3 '$TOP/selftests/box/peer.py' synmss ppp0 5073 /tmp/synmss.ready \
+		>/tmp/synmss 2>&1 </dev/null &" >/dev/null
+	wait_for $((30 * 1000)) isp "test -e /tmp/synmss.ready"
+	for a in 1 2 3; do
+		tcp_seen "$L2" 100.64.0.1 5073 >/dev/null
+		wait_for $((5 * 1000)) isp "test -s /tmp/synmss" && break
+	done
 	out=$(isp "cat /tmp/synmss")
 	[ "${out:-9999}" -le 1452 ] 2>/dev/null &&
 		pass "PPPoE: a LAN host's SYN arrives with its MSS clamped to the 1492-byte session ($out)" ||
