@@ -36,7 +36,7 @@ BPF_HDRS := $(wildcard bpf/*.h)
 LOADER_SRC := $(filter-out loader/main.c,$(wildcard loader/*.c))
 LOADER_HDRS := $(wildcard loader/*.h)
 
-all: $(BUILD)/sluice $(BUILD)/test_xdp $(BUILD)/test_config $(BUILD)/xdp_foreign.bpf.o \
+all: $(BUILD)/sluice $(BUILD)/test_xdp $(BUILD)/test_config $(BUILD)/test_acct $(BUILD)/xdp_foreign.bpf.o \
 	$(BUILD)/benchgen $(BUILD)/xdp_pass.bpf.o $(BUILD)/shapesim
 
 $(BUILD):
@@ -82,6 +82,12 @@ $(BUILD)/tc_vlan_meta.skel.h: $(BUILD)/tc_vlan_meta.bpf.o
 
 $(BUILD)/test_config: selftests/unit/test_config.c $(CONFIG_SRC) $(CONFIG_HDRS)
 	$(CC) $(ALL_CFLAGS) $< $(CONFIG_SRC) -o $@
+
+# The per-host accounting's arithmetic and state file, on their own.
+ACCT_SRC := loader/acct.c loader/acct_state.c loader/acct_names.c loader/run.c loader/util.c \
+	loader/instance.c
+$(BUILD)/test_acct: selftests/unit/test_acct.c $(ACCT_SRC) loader/acct.h | $(BUILD)
+	$(CC) $(ALL_CFLAGS) $< $(ACCT_SRC) -o $@ $(LDFLAGS) $(LIBS)
 
 # Man pages (tools/mkman.sh): prose from loader/man/*.in, the commands and
 # options from the built binary's --help, the example config verbatim.

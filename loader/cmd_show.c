@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include "cli.h"
 #include "cmd_show.h"
+#include "report_hosts.h"
 #include "conntrack.h"
 #include "datapath.h"
 #include "fdb.h"
@@ -130,9 +131,10 @@ static int stats_prometheus(struct args *a)
 	}
 	dp_view_read(&dp, v);
 	n = rulecli_read_live(a->pin, &rules, &gen);
-	if (n >= 0)
+	if (n >= 0) {
 		report_prometheus(stdout, v, rules, n);
-	else
+		report_prom_hosts(stdout, a->pin);
+	} else
 		log_err("%s: reading the rules' counters: %s", a->pin, strerror(-n));
 	dp_close(&dp);
 	free(rules);

@@ -709,6 +709,42 @@ static int parse_host_flows(struct parser *p, struct cfg_loc at)
 	return lex_next(p);
 }
 
+/* month-start N: the day of the month the per-host monthly totals begin
+ * (as the ISP bills); 1..28, so that every month has it. */
+static int parse_month_start(struct parser *p, struct cfg_loc at)
+{
+	struct sluice_config *cfg = p->cfg;
+
+	if (cfg->month_start)
+		return lex_err(p, at, "duplicate month-start (first on line %d)",
+			    cfg->month_start_loc.line);
+	if (p->tok.type != T_WORD)
+		return lex_expected(p, "a day of the month");
+	if (!parse_int(p->tok.s, p->tok.len, 1, 28, &cfg->month_start))
+		return lex_err(p, p->tok.loc, "invalid month-start %s (expected 1..28)",
+			    lex_qtok(p, &p->tok));
+	cfg->month_start_loc = at;
+	return lex_next(p);
+}
+
+/* leases "FILE": a DHCP server's lease file (dnsmasq's or isc-dhcp-server's)
+ * to name hosts from, in place of where Debian's packages keep them. */
+static int parse_leases(struct parser *p, struct cfg_loc at)
+{
+	struct sluice_config *cfg = p->cfg;
+
+	if (cfg->n_leases == CFG_LEASES_MAX)
+		return lex_err(p, at, "too many leases files (at most %d)", CFG_LEASES_MAX);
+	if (p->tok.type != T_STRING)
+		return lex_expected(p, "a quoted file name");
+	cfg->leases[cfg->n_leases] = unescape(&p->tok);
+	if (!cfg->leases[cfg->n_leases])
+		return lex_err(p, at, "out of memory");
+	if (cfg->leases[cfg->n_leases++][0] != '/')
+		return lex_err(p, p->tok.loc, "leases: %s is not an absolute path", lex_qtok(p, &p->tok));
+	return lex_next(p);
+}
+
 /* on-stop keep|down: what the daemon leaves behind on SIGTERM. */
 static const char *const on_stop_words[] = { "keep", "down" };	/* CFG_ON_STOP_* order */
 
@@ -830,12 +866,13 @@ enum cfg_port_mode cfg_port_mode(const struct sluice_config *cfg, const char *na
 static const char *const statement_words[] = {
 	"zone", "forward", "port-forward", "set", "rule", "shape", "fdb-size", "conntrack",
 	"port", "nat-ports", "on-stop", "nat-host-ports", "host-flows", "spread",
+	"month-start", "leases",
 };
 
 static int (*const statement_fns[])(struct parser *, struct cfg_loc) = {
 	parse_zone, parse_forward, parse_port_forward, parse_set, parse_rule, parse_shape,
 	parse_fdb_size, parse_conntrack, parse_port_mode, parse_nat_ports, parse_on_stop,
-	parse_nat_host_ports, parse_host_flows, parse_spread,
+	parse_nat_host_ports, parse_host_flows, parse_spread, parse_month_start, parse_leases,
 };
 
 _Static_assert(sizeof(statement_words) / sizeof(statement_words[0]) ==
@@ -997,6 +1034,8 @@ void cfg_free(struct sluice_config *cfg)
 		free(cfg->sets[i].entries);
 	for (int i = 0; i < cfg->n_rules; i++)
 		free(cfg->rules[i].comment);
+	for (int i = 0; i < cfg->n_leases; i++)
+		free(cfg->leases[i]);
 	free(cfg->path);
 	free(cfg->forwards);
 	free(cfg->sets);

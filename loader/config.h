@@ -179,6 +179,8 @@ struct cfg_port {
 	struct cfg_loc loc;
 };
 
+#define CFG_LEASES_MAX	4
+
 struct sluice_config {
 	char *path;			/* as given, malloc'd */
 	int n_zones;
@@ -206,6 +208,10 @@ struct sluice_config {
 	struct cfg_loc on_stop_loc;
 	int spread;			/* spread: CFG_SPREAD_ON (default) or _OFF */
 	struct cfg_loc spread_loc;
+	int month_start;		/* month-start: 0 when not given (the 1st) */
+	struct cfg_loc month_start_loc;
+	int n_leases;			/* leases: files, malloc'd; none: the defaults */
+	char *leases[CFG_LEASES_MAX + 1];	/* (NULL after the last) */
 	int n_ports;
 	struct cfg_port ports[CFG_PORT_MAX];
 };

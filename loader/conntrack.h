@@ -49,9 +49,12 @@ struct ct_census {
 int ct_census(const struct ct_maps *m, struct ct_census *c);
 
 /* Delete every flow whose both directions have timed out, and reply
- * halves left without their originator. NOW: CLOCK_MONOTONIC ns. */
+ * halves left without their originator. NOW: CLOCK_MONOTONIC ns. ACCT
+ * (or NULL) gets every entry walked, with what the flow caches (FC_FD, or
+ * -1) counted for it, before any is deleted (acct.h). */
+struct acct;
 int ct_sweep(const struct ct_maps *m, const struct sluice_ct_timeouts *t, uint64_t now,
-	     struct ct_sweep_stats *st);
+	     struct ct_sweep_stats *st, struct acct *acct, int fc_fd);
 
 /* Print the flows that match F: a table, or one JSON array. FC_FD: the
  * flow cache (its counts not yet in the entries are added), or -1. */

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "acct.h"
 #include "conntrack.h"
 #include "conntrack_walk.h"
 
@@ -19,7 +21,48 @@ struct sweep_ctx {
 	struct sluice_host_key *openers;	/* the host that opened each live flow */
 	size_t n_openers, cap_openers;
 	bool openers_short;		/* (memory ran out: not all are there) */
+	struct acct *acct;		/* per-host accounting, or NULL */
+	struct sluice_fc *fc;		/* the flow caches: slot * ncpu + cpu */
+	int ncpu;
 };
+
+/* Every CPU's flow cache at once, for the counts its slots hold and the
+ * entries do not have yet. NULL when it cannot be read. */
+static struct sluice_fc *fc_snapshot(int fc_fd, int ncpu)
+{
+	struct sluice_fc *v;
+
+	if (fc_fd < 0 || ncpu <= 0)
+		return NULL;
+	v = calloc((size_t)SLUICE_FC_SLOTS * ncpu, sizeof(*v));
+	for (__u32 i = 0; v && i < SLUICE_FC_SLOTS; i++)
+		if (bpf_map_lookup_elem(fc_fd, &i, &v[(size_t)i * ncpu])) {
+			free(v);
+			return NULL;
+		}
+	return v;
+}
+
+/* The entry as the accounting sees it: with what the flow caches counted. */
+static void account(struct sweep_ctx *s, bool v6, const void *key, const struct sluice_ct_entry *e)
+{
+	struct sluice_ct_entry x = *e;
+
+	if (!v6 && s->fc) {
+		__u32 set = sluice_fc_set(key);
+
+		for (__u32 i = set; i < set + 2 && i < SLUICE_FC_SLOTS; i++)
+			for (int cpu = 0; cpu < s->ncpu; cpu++) {
+				const struct sluice_fc *f = &s->fc[(size_t)i * s->ncpu + cpu];
+
+				if (f->pk && !memcmp(&f->k, key, sizeof(f->k))) {
+					x.packets += f->pk;
+					x.bytes += f->by;
+				}
+			}
+	}
+	acct_flow(s->acct, v6, key, &x);
+}
 
 /* A live flow's originator: it counts against its host-flows. */
 static void note_opener(struct sweep_ctx *s, bool v6, const void *key)
@@ -240,6 +283,8 @@ static int sweep_one(void *c, int fd, bool v6, const void *key, const struct slu
 			 ((const struct sluice_ct4_key *)key)->proto;
 	bool have_peer;
 
+	if (s->acct)
+		account(s, v6, key, e);
 	reverse_key(v6, key, e, rkey);
 	have_peer = !bpf_map_lookup_elem(fd, rkey, &peer);
 	if (e->flags & SLUICE_CT_REPLY) {
@@ -273,9 +318,14 @@ static int sweep_one(void *c, int fd, bool v6, const void *key, const struct slu
 }
 
 int ct_sweep(const struct ct_maps *m, const struct sluice_ct_timeouts *t, uint64_t now,
-	     struct ct_sweep_stats *st)
+	     struct ct_sweep_stats *st, struct acct *acct, int fc_fd)
 {
-	struct sweep_ctx c = { .t = t, .now = now, .st = st };
+	struct sweep_ctx c = { .t = t, .now = now, .st = st, .acct = acct };
+
+	if (acct) {
+		c.ncpu = libbpf_num_possible_cpus();
+		c.fc = fc_snapshot(fc_fd, c.ncpu);
+	}
 	int fds[4] = { m->v4, m->v4_new, m->v6, m->v6_new }, ret = 0;
 
 	memset(st, 0, sizeof(*st));
@@ -290,5 +340,6 @@ int ct_sweep(const struct ct_maps *m, const struct sluice_ct_timeouts *t, uint64
 	}
 	free(c.used);
 	free(c.openers);
+	free(c.fc);
 	return ret;
 }

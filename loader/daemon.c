@@ -5,10 +5,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/signalfd.h>
+#include "acct.h"
 #include "backstop.h"
 #include "cli.h"
 #include "cmd_apply.h"
@@ -21,6 +23,7 @@
 #include "nl.h"
 #include "pppoe.h"
 #include "rules.h"
+#include "run.h"
 #include "shape.h"
 #include "util.h"
 
@@ -39,6 +42,10 @@ struct daemon {
 	__u32 nft_gen;		/* nftables' ruleset generation when last seen */
 	bool nft_gen_known;
 	char pppoe[512];	/* /proc/net/pppoe when last seen (pppoe.h) */
+	struct acct acct;	/* per-host accounting (acct.h), hosts NULL: off */
+	char acct_state[PATH_MAX];	/* where it is kept, "" nowhere */
+	char acct_run[PATH_MAX];	/* its live copy for the CLI */
+	long long next_save;	/* now_ms() of the next write of acct_state */
 };
 
 static int read_generation(const char *pin, __u64 *generation)
@@ -119,22 +126,133 @@ static long long now_ms(void)
 #define RETRY_MS	1000
 #define TICK_MS		1000
 #define CT_SWEEP_MS	5000	/* expired connections are also ignored before */
+#define ACCT_SAVE_MS	(5 * 60 * 1000)	/* a crash loses at most this much history */
+
+/* The hosts' state to its file: every few minutes, and at the end. */
+static void acct_keep(struct daemon *d)
+{
+	int ret;
+
+	if (!d->acct.hosts || !d->acct_state[0])
+		return;
+	ret = acct_save(&d->acct, d->acct_state, false);
+	if (ret)
+		log_warn("hosts: writing %s: %s", d->acct_state, strerror(-ret));
+	d->next_save = now_ms() + ACCT_SAVE_MS;
+}
+
+/* The accounting at the start: its state as the last daemon left it. A
+ * damaged file is set aside, never fatal. */
+static void acct_start(struct daemon *d)
+{
+	char err[256], as[PATH_MAX + 32];
+	int ret;
+
+	if (acct_init(&d->acct, d->cfg.month_start)) {
+		log_warn("hosts: out of memory: no per-host accounting");
+		return;
+	}
+	dp_run_path(d->a->pin, "hosts", d->acct_run, sizeof(d->acct_run));
+	ret = acct_state_path(d->a->pin, d->acct_state, sizeof(d->acct_state));
+	if (ret) {
+		log_warn("hosts: no state folder (%s): history is not kept", strerror(-ret));
+		d->acct_state[0] = 0;
+		return;
+	}
+	ret = acct_load(&d->acct, d->acct_state, err, sizeof(err));
+	if (ret == -EINVAL) {
+		if (acct_set_aside(d->acct_state, as, sizeof(as)))
+			snprintf(as, sizeof(as), "(could not be moved: %s)", strerror(errno));
+		log_warn("hosts: %s: %s; set aside as %s, starting afresh", d->acct_state, err, as);
+	} else if (ret && ret != -ENOENT) {
+		log_warn("hosts: %s: %s; starting afresh", d->acct_state, strerror(-ret));
+	} else if (!ret) {
+		log_info("hosts: %d hosts' history from %s", d->acct.n_hosts, d->acct_state);
+	}
+	d->acct.month_start = d->cfg.month_start ? d->cfg.month_start : 1;
+	d->next_save = now_ms() + ACCT_SAVE_MS;
+}
+
+static void ct_tick(struct daemon *d, struct dp *dp);
+
+/* At the end: a last walk, so a stop loses nothing, then the state. */
+static void acct_stop(struct daemon *d)
+{
+	struct dp dp;
+
+	if (!d->acct.hosts)
+		return;
+	if (!dp_open(&dp, d->a->pin, DP_READ)) {
+		d->next_sweep = 0;
+		ct_tick(d, &dp);
+		dp_close(&dp);
+	}
+	acct_keep(d);
+}
+
+/* Begin a walk of the accounting: the time and the neighbours. */
+static struct acct *acct_begin(struct daemon *d)
+{
+	struct nl_neigh *nb = NULL;
+	struct acct_neigh *an = NULL;
+	struct timespec ts;
+	int n = 0;
+
+	if (!d->acct.hosts)
+		return NULL;
+	if (nl_neigh_hosts(&nb, &n))
+		n = 0;
+	an = n ? calloc(n, sizeof(*an)) : NULL;
+	for (int i = 0; an && i < n; i++) {
+		memcpy(an[i].a, nb[i].addr, 16);
+		an[i].v6 = nb[i].v6;
+		memcpy(an[i].mac, nb[i].mac, 6);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	acct_walk_begin(&d->acct, time(NULL), ts.tv_sec + ts.tv_nsec / 1e9, an, an ? n : 0);
+	free(an);
+	free(nb);
+	return &d->acct;
+}
+
+static void acct_end(struct daemon *d)
+{
+	int ret;
+
+	acct_walk_end(&d->acct);
+	d->acct.month_start = d->cfg.month_start ? d->cfg.month_start : 1;
+	acct_names(&d->acct, d->cfg.n_leases ? (const char *const *)d->cfg.leases
+					     : acct_lease_files);
+	ret = d->acct_run[0] ? acct_save(&d->acct, d->acct_run, true) : 0;
+	if (ret && verbose)
+		log_info("hosts: writing %s: %s", d->acct_run, strerror(-ret));
+	if (now_ms() >= d->next_save)
+		acct_keep(d);
+}
 
 /* Every few seconds: remove connections whose both directions timed out
- * (the datapath already treats them as gone). */
+ * (the datapath already treats them as gone), and count what every
+ * connection carried since the last time for the hosts at its ends. */
 static void ct_tick(struct daemon *d, struct dp *dp)
 {
 	struct sluice_dp_config c;
 	struct ct_sweep_stats st;
 	struct ct_maps m;
 	struct timespec ts;
+	struct acct *acct;
+	int ret;
 
 	if (now_ms() < d->next_sweep || read_dp_config(dp, &c))
 		return;
 	d->next_sweep = now_ms() + CT_SWEEP_MS;
+	acct = acct_begin(d);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	dp_ct_maps(dp, &m);
-	if (ct_sweep(&m, &c.timeouts, ts.tv_sec * 1000000000ULL + ts.tv_nsec, &st))
+	ret = ct_sweep(&m, &c.timeouts, ts.tv_sec * 1000000000ULL + ts.tv_nsec, &st, acct,
+		       dp_fd(dp, MAP_FC));
+	if (acct)
+		acct_end(d);
+	if (ret)
 		return;
 	if (st.expired)
 		dp_ct_account(dp, st.expired, st.expired_new, 0);
@@ -348,7 +466,9 @@ int cmd_run(struct args *a)
 	log_notice("%s applied; following interface changes (pid %d)", d.config, getpid());
 	service_notify("READY=1\nSTATUS=forwarding\nMAINPID=%d", getpid());
 	d.frags = frag_open(a->pin);
+	acct_start(&d);
 	ret = daemon_loop(&d, sfd, nl, fdb_nl);
+	acct_stop(&d);
 	service_notify("STOPPING=1");
 	if (ret == -ENOENT)
 		log_err("%s: the instance was removed; exiting", a->pin);
@@ -366,6 +486,9 @@ out:
 	nl_monitor_close(fdb_nl);
 	nl_batch_close(d.batch);
 	frag_close(d.frags);
+	if (d.acct_run[0])
+		unlink(d.acct_run);	/* (what `sluice hosts` reads: nobody keeps it now) */
+	acct_free(&d.acct);
 	cfg_free(&d.cfg);
 	close(lock);
 	return ret;

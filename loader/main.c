@@ -14,6 +14,7 @@
 #include "cmd_apply.h"
 #include "cmd_show.h"
 #include "daemon.h"
+#include "report_hosts.h"
 #include "datapath.h"
 #include "util.h"
 
@@ -23,8 +24,8 @@ enum {
 	C_UP = 1 << 0, C_RUN = 1 << 1, C_RELOAD = 1 << 2, C_DOWN = 1 << 3,
 	C_STATUS = 1 << 4, C_STATS = 1 << 5, C_CHECK = 1 << 6, C_FDB = 1 << 7,
 	C_CT = 1 << 8, C_RULE = 1 << 9, C_SET = 1 << 10, C_LOG = 1 << 11,
-	C_CONFIRM = 1 << 12, C_SHAPE = 1 << 13,
-	C_ALL = 0x3fff,
+	C_CONFIRM = 1 << 12, C_SHAPE = 1 << 13, C_HOSTS = 1 << 14,
+	C_ALL = 0x7fff,
 };
 
 struct opt {
@@ -41,7 +42,7 @@ static const struct opt opts[] = {
 	{ "pin", 'p', "DIR", "pin folder (default $SLUICE_PIN or " SLUICE_PIN_ROOT_DEFAULT ")",
 	  C_ALL },
 	{ "json", 'j', NULL, "machine-readable output",
-	  C_STATUS | C_STATS | C_FDB | C_CT | C_RULE },
+	  C_STATUS | C_STATS | C_FDB | C_CT | C_RULE | C_HOSTS },
 	{ "confirm", 'C', "SECONDS", "roll back unless 'sluice confirm' follows in time",
 	  C_RELOAD },
 	{ "fresh", 'F', NULL, "load the programs again even if the running ones are this "
@@ -83,6 +84,8 @@ static const struct cmd cmds[] = {
 	{ "fdb", C_FDB, true, cmd_fdb, "the bridge fast path's forwarding database" },
 	{ "conntrack", C_CT, true, cmd_conntrack,
 	  "list tracked connections; 'conntrack flush' removes them (filters apply)" },
+	{ "hosts", C_HOSTS, false, cmd_hosts,
+	  "who is using the line: each host's rates, connections and totals" },
 	{ "rule", C_RULE, true, cmd_rule,
 	  "'rule list' with counters; 'rule add RULE...', 'rule del N' edit the config and "
 	  "apply it" },

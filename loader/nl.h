@@ -91,6 +91,18 @@ struct nl_fdb {
 
 int nl_fdb_dump(const int *bridges, int n_bridges, struct nl_fdb **out, int *n);
 
+/* The neighbours (ARP, ND) with a link-layer address, less those on
+ * interfaces default routes leave by and their gateways: the hosts the box
+ * forwards to (nl_neigh.c). *OUT is malloc'd. 0 or -errno. */
+struct nl_neigh {
+	int ifindex;
+	bool v6;
+	uint8_t addr[16];	/* IPv4 in the first 4 */
+	uint8_t mac[6];
+};
+
+int nl_neigh_hosts(struct nl_neigh **out, int *n);
+
 /* NTF_USE refreshes of kernel FDB entries (the kernel ages what it does not
  * see): queue with nl_fdb_use(), send with nl_fdb_use_flush(). */
 struct nl_batch;

@@ -111,3 +111,15 @@ void host_addr(const struct sluice_host_key *k, char *buf, size_t len)
 {
 	inet_ntop(k->v6 ? AF_INET6 : AF_INET, k->addr, buf, len);
 }
+
+void human(char *buf, size_t len, double v, const char *unit)
+{
+	static const char *const pfx[] = { "", "k", "M", "G", "T" };
+	int i = 0;
+
+	while (v >= 1000 && i < 4) {
+		v /= 1000;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.1f %s%s" : "%.0f %s%s", v, pfx[i], unit);
+}

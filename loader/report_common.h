@@ -26,6 +26,8 @@ const char *port_zone(const struct dp_view *v, const struct sluice_port *p);
 /* The name of port IFINDEX, NULL when it is not one of V's. */
 const char *ifname_of(const struct dp_view *v, __u32 ifindex);
 void host_addr(const struct sluice_host_key *k, char *buf, size_t len);
+/* V with a decimal prefix: "1.5 MB", "12 kbit/s". */
+void human(char *buf, size_t len, double v, const char *unit);
 
 /* A port's counters: by verdict, by drop reason, by pass reason. */
 const struct sluice_ctr *port_ctr(const struct sluice_port_stats *s, int verdict);

@@ -42,18 +42,6 @@ static void rates(const struct sluice_port_stats *p, const struct sluice_port_st
 	*bps = (b1 - b0) * 8.0 / interval;
 }
 
-static void human(char *buf, size_t len, double v, const char *unit)
-{
-	static const char *const pfx[] = { "", "k", "M", "G", "T" };
-	int i = 0;
-
-	while (v >= 1000 && i < 4) {
-		v /= 1000;
-		i++;
-	}
-	snprintf(buf, len, i ? "%.1f %s%s" : "%.0f %s%s", v, pfx[i], unit);
-}
-
 static void stats_json_one(FILE *f, const char *name, __u32 ifindex, const char *zone,
 			   const struct sluice_port_stats *s, double pps, double bps, bool rate)
 {

@@ -9,6 +9,7 @@
 #include "backstop.h"
 #include "report.h"
 #include "report_common.h"
+#include "report_hosts.h"
 
 /* Whether a served PPPoE session's frames are spread over the CPUs
  * (bpf/encap.h), in words. */
@@ -189,6 +190,7 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 		v->ct.max_entries[0] / 2, v->ct.max_entries[1] / 2,
 		(unsigned long long)ct_bytes(&v->ct), (unsigned long long)per_flow(&v->ct, 0),
 		(unsigned long long)per_flow(&v->ct, 2));
+	report_hosts_status(f, dp->pin, true);
 	fputc(',', f);
 	backstop_report(f, true);
 	fprintf(f, ",\"ports\":[");
@@ -241,6 +243,7 @@ void report_status(FILE *f, const struct dp *dp, const struct dp_view *v, bool j
 		fprintf(f, "  daemon       not running (changes to interfaces are not followed)\n");
 	fprintf(f, "  program      xdp id %u\n", v->prog_id);
 	report_ct_status(f, v);
+	report_hosts_status(f, dp->pin, false);
 	fputs("  ", f);
 	backstop_report(f, false);
 	fputc('\n', f);

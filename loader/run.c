@@ -22,18 +22,30 @@
  * after the pin folder's path, '%' and '/' escaped so names never collide,
  * and is never removed (removing it under a live daemon would let a second
  * one start). */
-int dp_run_path(const char *pin, const char *what, char *buf, size_t len)
+int pin_escaped(const char *pin, char *buf, size_t len)
 {
-	char canon[PATH_MAX], esc[PATH_MAX * 3];
+	char canon[PATH_MAX];
 	size_t o = 0;
 
 	if (!realpath(pin, canon) && fmt_path(canon, sizeof(canon), "%s", pin))
 		return -1;
-	for (const char *c = canon; *c && o + 4 < sizeof(esc); c++)
-		o += *c == '/' ? (size_t)sprintf(esc + o, "%%2F")
-		     : *c == '%' ? (size_t)sprintf(esc + o, "%%25")
-		     : (size_t)(esc[o] = *c, 1);
-	esc[o] = 0;
+	for (const char *c = canon; *c; c++) {
+		if (o + 4 >= len)
+			return -1;
+		o += *c == '/' ? (size_t)sprintf(buf + o, "%%2F")
+		     : *c == '%' ? (size_t)sprintf(buf + o, "%%25")
+		     : (size_t)(buf[o] = *c, 1);
+	}
+	buf[o] = 0;
+	return 0;
+}
+
+int dp_run_path(const char *pin, const char *what, char *buf, size_t len)
+{
+	char esc[PATH_MAX * 3];
+
+	if (pin_escaped(pin, esc, sizeof(esc)))
+		return -1;
 	if (mkdir(SLUICE_RUN_DIR, 0755) && errno != EEXIST)
 		return -1;
 	return fmt_path(buf, len, "%s/%s-%s", SLUICE_RUN_DIR, what, esc);

@@ -13,6 +13,10 @@
  * path, escaped>. 0, or -1 when the name would be too long. */
 int dp_run_path(const char *pin, const char *what, char *buf, size_t len);
 
+/* The pin folder's canonical path with '/' and '%' escaped (%2F, %25), a
+ * name for files of this instance's elsewhere. 0 or -1 (too long). */
+int pin_escaped(const char *pin, char *buf, size_t len);
+
 /* dp_daemon_lock returns the held fd, or -EWOULDBLOCK when a daemon of
  * this pin folder runs; dp_daemon_pid returns that daemon's pid, or 0 when
  * none runs. */

@@ -521,8 +521,19 @@ t_wan_link() {
 }
 
 # ---- 7. reboot ---------------------------------------------------------------------------
+# box_host_bytes MAC: the bytes sluice hosts counts for MAC through the
+# WAN, both ways (empty: not counted)
+box_host_bytes() {
+	json_get "$(box "sluice hosts --json")" \
+		"[sum(h['total']['wan'][d]['bytes'] for d in ('up', 'down')) for h in j['hosts'] if h['mac'] == '$1'][0]" 2>/dev/null
+}
+
+host_counted() { [ "$(box_host_bytes "$1")" -ge "$2" ] 2>/dev/null; }
+
 t_reboot() {
-	local out
+	local out mac hosts_before hosts_after
+	mac=$(ip -n "$L2" link show eth0 | awk '/link\/ether/ {print $2}')
+	hosts_before=$(box_host_bytes "$mac")
 	if ! halt "systemctl reboot"; then
 		fail "systemctl reboot: the box goes down"; return
 	fi
@@ -546,9 +557,20 @@ t_reboot() {
 		{ fail "reboot: sluice loaded anew in this boot on all four ports, no connection carried over"; indent <<<"$out" | head -n 20; }
 	bulk_server "$ISP" 203.0.113.1 5031; PIDS+=($!)
 	wait_for 5000 listening "$ISP" 5031 t
+	# (the daemon writes its figures 5 s after it starts)
+	wait_for $((30 * 1000)) box "test -s /run/sluice/hosts-%2Fsys%2Ffs%2Fbpf%2Fsluice"
+	hosts_after=$(box_host_bytes "$mac")
+	[ -n "$hosts_before" ] && [ "${hosts_after:-0}" -ge "$hosts_before" ] &&
+		pass "reboot: sluice hosts keeps lan2's totals ($hosts_after bytes, $hosts_before before)" ||
+		fail "reboot: sluice hosts keeps lan2's totals (${hosts_after:-none} bytes, ${hosts_before:-none} before)"
 	out=$(bulk "$L2" 203.0.113.1 5031)
 	[ "$out" = ok ] && pass "reboot: lan2 reaches the internet again, 2 MB intact" ||
 		fail "reboot: lan2 reaches the internet again, 2 MB intact ($out)"
+	wait_for $((30 * 1000)) host_counted "$mac" $((${hosts_before:-0} + (4 << 20)))
+	hosts_after=$(box_host_bytes "$mac")
+	[ "${hosts_after:-0}" -ge $((${hosts_before:-0} + (4 << 20))) ] &&
+		pass "reboot: ... and counts on (${hosts_after} bytes after 2 MB each way)" ||
+		fail "reboot: ... and counts on (${hosts_after:-none} bytes after 2 MB each way, ${hosts_before:-none} before the reboot)"
 	klog_clean "after the reboot"
 }
 

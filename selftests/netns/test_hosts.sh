@@ -1,0 +1,145 @@
+#!/bin/bash
+# Per-host accounting on the reference box, masquerading to the internet:
+# what `sluice hosts` says each host sent and received, against the bytes
+# the test's own transfers carried (2 MB each way, plus the headers), from
+# a native XDP port and a tc port through NAT and routed over IPv6; names
+# from the DHCP server's lease file; the totals across a restart of the
+# daemon (not counted twice) and a damaged state file (set aside, the
+# daemon runs on); the Prometheus series; no daemon, no figures.
+SUITE=hosts
+. "$(dirname "$0")/lib.sh"
+require_root
+
+TOPO_ROUTE_BACK=0 topo_suite
+ip -n "$INET" -6 route add fd00:10::/64 via 2001:db8:113::2
+STATE=$WORK/state
+mkdir -p "$STATE"
+CFG=$WORK/hosts.conf
+cat >"$CFG" <<EOF
+zone lan {
+	interfaces br-lan
+	input accept
+}
+zone wan {
+	interfaces wan0
+	input drop
+	masquerade
+}
+forward lan -> wan
+leases "$WORK/dnsmasq.leases"
+month-start 1
+port lan1 mode xdp
+port lan2 mode tc
+port lan3 mode xdp
+port wan0 mode xdp
+EOF
+M1=$(mac_of "$H1" eth0) M2=$(mac_of "$H2" eth0) M3=$(mac_of "$H3" eth0)
+# as dnsmasq writes it: expiry, MAC, address, name, client id
+echo "$(($(date +%s) + 3600)) $M1 192.168.10.11 laptop 01:$M1" >"$WORK/dnsmasq.leases"
+
+DAEMON_PID=
+start_daemon() {
+	: >"$WORK/daemon.log"
+	STATE_DIRECTORY=$STATE nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -v -c "$CFG" \
+		>>"$WORK/daemon.log" 2>&1 &
+	DAEMON_PID=$!
+	wait_for 15000 grep -q "following interface changes" "$WORK/daemon.log" && return 0
+	fail "sluice run starts"; detail "$WORK/daemon.log"
+	return 1
+}
+stop_daemon() {
+	kill "$DAEMON_PID" 2>/dev/null
+	wait "$DAEMON_PID" 2>/dev/null
+	DAEMON_PID=
+}
+hosts_json() { rsluice hosts --json; }
+# host_val MAC EXPR: EXPR of that host's JSON object `h`
+host_val() {
+	hosts_json | json_get "$(cat)" "[$2 for h in j['hosts'] if h['mac'] == '$1'][0]"
+}
+# counted MAC DIR MIN: the host's WAN bytes in DIR reached MIN
+counted() { [ "$(host_val "$1" "h['total']['wan']['$2']['bytes']" 2>/dev/null || echo 0)" -ge "$3" ]; }
+counted_both() { counted "$1" up "$SIZE" && counted "$1" down "$SIZE"; }
+
+out=$(rsluice hosts 2>&1)
+[ $? = 1 ] && echo "$out" | grep -q "the daemon counts them" &&
+	pass "no daemon: sluice hosts says who counts ($out)" ||
+	fail "no daemon: sluice hosts says who counts ($out)"
+start_daemon || exit 1
+
+bulk_server "$INET" 203.0.113.1 5301; PIDS+=($!)
+bulk_server "$INET" 2001:db8:113::1 5302; PIDS+=($!)
+wait_for 5000 listening "$INET" 5301 t
+wait_for 5000 listening "$INET" 5302 t
+# the transfers: 2 MB up and back from each
+SIZE=$((2 << 20))
+MAX=$((SIZE + SIZE / 10))	# (the payload, and at most 10% more of headers and ACKs)
+r1=$(bulk "$H1" 203.0.113.1 5301) r2=$(bulk "$H2" 203.0.113.1 5301) r3=$(bulk "$H3" 2001:db8:113::1 5302)
+[ "$r1 $r2 $r3" = "ok ok ok" ] && pass "2 MB each way from lan1 (XDP), lan2 (tc) and over IPv6" ||
+	fail "2 MB each way from lan1 (XDP), lan2 (tc) and over IPv6 ($r1; $r2; $r3)"
+
+# what each host is said to have sent and received, once the daemon's walk
+# (every 5 s) saw it all
+check_host() {	# MAC WHAT
+	local up down
+	if ! wait_for 30000 counted_both "$1"; then
+		fail "$2: counted"
+		{ rsluice hosts --json | python3 -c 'import json,sys
+for h in json.load(sys.stdin)["hosts"]: print(h["mac"], h["addresses"], h["total"]["wan"])'
+		  ip -n "$RTR" neigh; } 2>&1 | sed 's/^/    /' 
+		return
+	fi
+	up=$(host_val "$1" "h['total']['wan']['up']['bytes']")
+	down=$(host_val "$1" "h['total']['wan']['down']['bytes']")
+	[ "$up" -le "$MAX" ] && [ "$down" -le "$MAX" ] &&
+		pass "$2: $up bytes up, $down down for $SIZE each way of payload" ||
+		fail "$2: $up bytes up, $down down for $SIZE each way of payload (at most $MAX)"
+}
+check_host "$M1" "lan1 (XDP) through NAT"
+check_host "$M2" "lan2 (tc) through NAT"
+check_host "$M3" "lan3 over IPv6, routed"
+
+name=$(host_val "$M1" "h['name']")
+[ "$name" = laptop ] && pass "lan1's host is named from the DHCP leases ($name)" ||
+	fail "lan1's host is named from the DHCP leases (got '$name')"
+addrs=$(host_val "$M3" "' '.join(h['addresses'])")
+echo "$addrs" | grep -q "fd00:10::13" && pass "lan3's host lists its IPv6 address ($addrs)" ||
+	fail "lan3's host lists its IPv6 address ($addrs)"
+month=$(host_val "$M1" "h['month']['up'] >= $SIZE and h['month']['down'] >= $SIZE")
+[ "$month" = True ] && pass "this month's totals hold the transfer" ||
+	fail "this month's totals hold the transfer ($(host_val "$M1" "h['month']"))"
+rsluice hosts | grep -q "^laptop .*$M1" && pass "sluice hosts: a line per host, by name" ||
+	fail "sluice hosts: a line per host, by name ($(rsluice hosts))"
+rsluice stats --prometheus | grep -q "^sluice_host_bytes_total{mac=\"$M1\",name=\"laptop\",path=\"wan\",dir=\"up\"} [1-9]" &&
+	pass "stats --prometheus: the hosts' series" ||
+	fail "stats --prometheus: the hosts' series ($(rsluice stats --prometheus | grep -m3 sluice_host))"
+
+json_get "$(rsluice status --json)" "j['hosts']['counted'] and j['hosts']['hosts'] >= 3 and 0 < j['hosts']['memory'] < 64 << 20" | grep -q True &&
+	pass "sluice status: the hosts counted and the memory they take ($(rsluice status | grep '^  hosts'))" ||
+	fail "sluice status: the hosts counted and the memory they take ($(rsluice status --json | grep -o '"hosts":{[^}]*}'))"
+
+# across a restart: the state file keeps the totals; the flows still in
+# the table are not counted again
+before=$(host_val "$M1" "h['total']['wan']['up']['bytes']")
+stop_daemon
+[ -s "$STATE"/hosts-*.state ] && pass "the daemon's stop writes the state ($(ls "$STATE"))" ||
+	fail "the daemon's stop writes the state ($(ls "$STATE"))"
+start_daemon || exit 1
+# (two walks after the start: the first learns where the flows stand)
+sleep $((12 * SLOW))
+after=$(host_val "$M1" "h['total']['wan']['up']['bytes']" 2>/dev/null)
+[ "$after" = "$before" ] && pass "after a restart: the same totals ($after bytes up)" ||
+	fail "after a restart: the same totals ($before bytes up before, ${after:-none} after)"
+
+# a damaged state file: set aside, reported, the daemon runs on and counts
+stop_daemon
+f=$(ls "$STATE"/hosts-*.state)
+head -n 5 "$f" >"$f.cut" && mv "$f.cut" "$f"
+start_daemon || exit 1
+wait_for 15000 grep -q "set aside" "$WORK/daemon.log" && ls "$STATE" | grep -q '\.bad-' &&
+	pass "a state file cut short: set aside and reported ($(grep -o 'hosts: .*' "$WORK/daemon.log" | head -n1))" ||
+	fail "a state file cut short: set aside and reported ($(ls "$STATE"); $(tail -n 3 "$WORK/daemon.log"))"
+r1=$(bulk "$H1" 203.0.113.1 5301)
+wait_for 30000 counted "$M1" up "$SIZE" && pass "... and counts anew ($r1)" ||
+	fail "... and counts anew ($r1; $(hosts_json))"
+stop_daemon
