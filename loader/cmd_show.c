@@ -78,9 +78,6 @@ int read_dp_config(const struct dp *dp, struct sluice_dp_config *c)
 
 int cmd_conntrack(struct args *a)
 {
-	const char *names[SLUICE_MAX_ZONES] = { 0 };
-	struct sluice_zone zones[SLUICE_MAX_ZONES] = {};
-	struct sluice_dp_config c;
 	struct ct_maps m;
 	struct dp dp;
 	long n;
@@ -89,9 +86,6 @@ int cmd_conntrack(struct args *a)
 	if (open_view(a, &dp))
 		return 3;
 	dp_ct_maps(&dp, &m);
-	for (__u32 z = 0; z < SLUICE_MAX_ZONES; z++)
-		if (!bpf_map_lookup_elem(dp_fd(&dp, MAP_ZONES), &z, &zones[z]) && zones[z].name[0])
-			names[z] = zones[z].name;
 	if (a->flush) {
 		long unconfirmed;
 
@@ -106,12 +100,32 @@ int cmd_conntrack(struct args *a)
 		dp_close(&dp);
 		return n < 0;
 	}
-	read_dp_config(&dp, &c);
-	ret = ct_list(&m, &a->ct, names, SLUICE_MAX_ZONES, &c.timeouts, dp_fd(&dp, MAP_FC), a->json, stdout);
-	if (ret)
-		log_err("%s: reading the connection table: %s", dp.pin, strerror(-ret));
 	dp_close(&dp);
+	ret = ct_list_pin(a->pin, &a->ct, a->json, stdout);
+	if (ret)
+		log_err("%s: reading the connection table: %s", a->pin, strerror(-ret));
 	return ret ? 1 : 0;
+}
+
+int ct_list_pin(const char *pin, const struct ct_filter *flt, bool json, FILE *out)
+{
+	struct sluice_zone zones[SLUICE_MAX_ZONES] = {};
+	const char *names[SLUICE_MAX_ZONES] = { 0 };
+	struct sluice_dp_config c;
+	struct ct_maps m;
+	struct dp dp;
+	int ret = dp_open(&dp, pin, DP_READ);
+
+	if (ret)
+		return ret;
+	dp_ct_maps(&dp, &m);
+	for (__u32 z = 0; z < SLUICE_MAX_ZONES; z++)
+		if (!bpf_map_lookup_elem(dp_fd(&dp, MAP_ZONES), &z, &zones[z]) && zones[z].name[0])
+			names[z] = zones[z].name;
+	read_dp_config(&dp, &c);
+	ret = ct_list(&m, flt, names, SLUICE_MAX_ZONES, &c.timeouts, dp_fd(&dp, MAP_FC), json, out);
+	dp_close(&dp);
+	return ret;
 }
 
 /* `stats --prometheus`: one reading, no rates (Prometheus takes them), so
@@ -151,6 +165,8 @@ static void on_signal(int sig)
 
 int cmd_stats(struct args *a)
 {
+	if (a->interval < 0)
+		a->interval = 1;
 	struct report_opts o = { .json = a->json, .interval = a->interval };
 	struct dp_view *v[2] = { malloc(sizeof(*v[0])), malloc(sizeof(*v[1])) };
 	struct timespec ts = { (time_t)a->interval,

@@ -18,6 +18,10 @@ int cmd_status(struct args *a);
 int cmd_stats(struct args *a);
 int cmd_fdb(struct args *a);
 int cmd_conntrack(struct args *a);
+
+/* The flows of pin folder PIN that match FLT, as `sluice conntrack`
+ * prints them, to OUT. 0 or -errno. */
+int ct_list_pin(const char *pin, const struct ct_filter *flt, bool json, FILE *out);
 int cmd_log(struct args *a);
 
 #endif

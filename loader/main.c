@@ -15,6 +15,7 @@
 #include "cmd_show.h"
 #include "daemon.h"
 #include "report_hosts.h"
+#include "top.h"
 #include "datapath.h"
 #include "util.h"
 
@@ -24,8 +25,8 @@ enum {
 	C_UP = 1 << 0, C_RUN = 1 << 1, C_RELOAD = 1 << 2, C_DOWN = 1 << 3,
 	C_STATUS = 1 << 4, C_STATS = 1 << 5, C_CHECK = 1 << 6, C_FDB = 1 << 7,
 	C_CT = 1 << 8, C_RULE = 1 << 9, C_SET = 1 << 10, C_LOG = 1 << 11,
-	C_CONFIRM = 1 << 12, C_SHAPE = 1 << 13, C_HOSTS = 1 << 14,
-	C_ALL = 0x7fff,
+	C_CONFIRM = 1 << 12, C_SHAPE = 1 << 13, C_HOSTS = 1 << 14, C_TOP = 1 << 15,
+	C_ALL = 0xffff,
 };
 
 struct opt {
@@ -54,10 +55,10 @@ static const struct opt opts[] = {
 	{ "prometheus", 'm', NULL, "every counter in the Prometheus text format (totals, at once)",
 	  C_STATS },
 	{ "watch", 'w', NULL, "refresh every interval until interrupted", C_STATS },
-	{ "interval", 'i', "SECONDS", "rate sampling interval (default 1, 0: totals only)",
-	  C_STATS },
-	{ "count", 'n', "N", "stats --watch: stop after N refreshes; log: after N events",
-	  C_STATS | C_LOG },
+	{ "interval", 'i', "SECONDS", "stats: rate sampling interval (default 1, 0: totals only); "
+	  "top without a terminal: between lines (default 5)", C_STATS | C_TOP },
+	{ "count", 'n', "N", "stats --watch, top without a terminal: stop after N refreshes; "
+	  "log: after N events", C_STATS | C_LOG | C_TOP },
 	{ "verbose", 'v', NULL, "more messages, including libbpf's", C_ALL },
 	{ "help", 'h', NULL, "this help", C_ALL },
 };
@@ -86,6 +87,8 @@ static const struct cmd cmds[] = {
 	  "list tracked connections; 'conntrack flush' removes them (filters apply)" },
 	{ "hosts", C_HOSTS, false, cmd_hosts,
 	  "who is using the line: each host's rates, connections and totals" },
+	{ "top", C_TOP, false, cmd_top,
+	  "the hosts busiest first, live; a host's connections on a key" },
 	{ "rule", C_RULE, true, cmd_rule,
 	  "'rule list' with counters; 'rule add RULE...', 'rule del N' edit the config and "
 	  "apply it" },
@@ -255,7 +258,7 @@ static int parse_args(const struct cmd *c, int argc, char **argv, struct args *a
 
 int main(int argc, char **argv)
 {
-	struct args a = { .interval = 1, .ct = { .proto = -1, .port = -1 } };
+	struct args a = { .interval = -1, .ct = { .proto = -1, .port = -1 } };	/* -1: not given */
 	const struct cmd *c = NULL;
 
 	a.pin = getenv("SLUICE_PIN") ? getenv("SLUICE_PIN") : SLUICE_PIN_ROOT_DEFAULT;

@@ -11,8 +11,7 @@
 #include "report_hosts.h"
 #include "run.h"
 
-/* The daemon's live copy into A. 0, or 1 with the reason reported. */
-static int hosts_read(const char *pin, struct acct *a, bool quiet)
+int hosts_read(const char *pin, struct acct *a, bool quiet)
 {
 	char path[PATH_MAX], err[256];
 	int ret;
@@ -36,19 +35,18 @@ static int hosts_read(const char *pin, struct acct *a, bool quiet)
 	return ret ? 1 : 0;
 }
 
-static void mac_str(const uint8_t *m, char *buf, size_t len)
+void mac_str(const uint8_t *m, char *buf, size_t len)
 {
 	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 }
 
-static void addr_str(const struct acct_addr *x, char *buf, size_t len)
+void addr_str(const struct acct_addr *x, char *buf, size_t len)
 {
 	if (!inet_ntop(x->v6 ? AF_INET6 : AF_INET, x->a, buf, len))
 		snprintf(buf, len, "?");
 }
 
-/* The host's IPv4 address seen last, else its IPv6 one. */
-static const struct acct_addr *main_addr(const struct acct_host *h)
+const struct acct_addr *main_addr(const struct acct_host *h)
 {
 	const struct acct_addr *best = NULL;
 
@@ -59,14 +57,14 @@ static const struct acct_addr *main_addr(const struct acct_host *h)
 	return best;
 }
 
-static const struct acct_pair *this_month(const struct acct_host *h, const struct acct *a)
+const struct acct_pair *this_month(const struct acct_host *h, const struct acct *a)
 {
 	int64_t m = acct_month_of(a->saved, a->month_start);
 
 	return h->months[0].at == m ? &h->months[0] : NULL;
 }
 
-static int by_rate(const void *x, const void *y)
+int hosts_by_rate(const void *x, const void *y)
 {
 	const struct acct_host *p = x, *q = y;
 	double rp = p->rate_1m[0] + p->rate_1m[1], rq = q->rate_1m[0] + q->rate_1m[1];
@@ -174,7 +172,7 @@ int cmd_hosts(struct args *a)
 	int ret = hosts_read(a->pin, &acct, false);
 
 	if (!ret) {
-		qsort(acct.hosts, acct.n_hosts, sizeof(*acct.hosts), by_rate);
+		qsort(acct.hosts, acct.n_hosts, sizeof(*acct.hosts), hosts_by_rate);
 		if (a->json)
 			hosts_json(&acct);
 		else

@@ -8,7 +8,7 @@ PKGS="make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev li
       qemu-system-x86 busybox-static kmod xz-utils zstd cpio debootstrap
       ethtool nftables conntrack gnuplot-nox traceroute coturn nmap groff-base
       build-essential debhelper dpkg-dev fakeroot lintian wireguard-tools
-      dnsmasq-base pppoe isc-dhcp-server radvd"
+      dnsmasq-base pppoe isc-dhcp-server radvd tmux"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||

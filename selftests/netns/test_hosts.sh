@@ -118,6 +118,34 @@ json_get "$(rsluice status --json)" "j['hosts']['counted'] and j['hosts']['hosts
 	pass "sluice status: the hosts counted and the memory they take ($(rsluice status | grep '^  hosts'))" ||
 	fail "sluice status: the hosts counted and the memory they take ($(rsluice status --json | grep -o '"hosts":{[^}]*}'))"
 
+# sluice top in an 80x24 terminal (tmux), as over ssh; without one, lines
+TMUX_SOCK=sluice-$TAG
+top_screen() { tmux -L "$TMUX_SOCK" capture-pane -p -t top 2>/dev/null; }
+tmux -L "$TMUX_SOCK" new-session -d -s top -x 80 -y 24 \
+	"nsenter --net=/run/netns/$RTR $SLUICE -p $PIN top"
+if wait_for 10000 bash -c "tmux -L $TMUX_SOCK capture-pane -p -t top | grep -q '^HOST'"; then
+	screen=$(top_screen)
+	lines=$(echo "$screen" | wc -l) widest=$(echo "$screen" | awk '{ if (length > w) w = length } END { print w }')
+	echo "$screen" | grep -q "^laptop .*192\.168\.10\.11" && [ "$lines" -le 24 ] && [ "$widest" -le 80 ] &&
+		pass "sluice top in 80x24: a line per host, within the screen ($lines lines, $widest columns)" ||
+		{ fail "sluice top in 80x24: a line per host, within the screen ($lines lines, $widest columns)"; echo "$screen" | sed 's/^/    /'; }
+	tmux -L "$TMUX_SOCK" send-keys -t top s s s s g	# (sorted by name: laptop first)
+	tmux -L "$TMUX_SOCK" send-keys -t top Enter
+	wait_for 10000 bash -c "tmux -L $TMUX_SOCK capture-pane -p -t top | grep -q 'connections of laptop'" &&
+		top_screen | grep -q "192\.168\.10\.11:[0-9]* .*203\.0\.113\.1" &&
+		pass "sluice top: enter shows the selected host's connections" ||
+		{ fail "sluice top: enter shows the selected host's connections"; top_screen | sed 's/^/    /'; }
+	tmux -L "$TMUX_SOCK" send-keys -t top q
+	wait_for 10000 bash -c "! tmux -L $TMUX_SOCK has-session -t top" &&
+		pass "sluice top: q quits" || fail "sluice top: q quits"
+else
+	fail "sluice top starts in a terminal"; top_screen | sed 's/^/    /'
+fi
+tmux -L "$TMUX_SOCK" kill-server 2>/dev/null
+out=$(rsluice top -n 1 </dev/null)
+echo "$out" | grep -q " $M1 laptop down .* conns " && pass "sluice top without a terminal: plain lines" ||
+	fail "sluice top without a terminal: plain lines ($out)"
+
 # across a restart: the state file keeps the totals; the flows still in
 # the table are not counted again
 before=$(host_val "$M1" "h['total']['wan']['up']['bytes']")
@@ -130,6 +158,11 @@ sleep $((12 * SLOW))
 after=$(host_val "$M1" "h['total']['wan']['up']['bytes']" 2>/dev/null)
 [ "$after" = "$before" ] && pass "after a restart: the same totals ($after bytes up)" ||
 	fail "after a restart: the same totals ($before bytes up before, ${after:-none} after)"
+
+r1=$(bulk "$H1" 203.0.113.1 5301)
+wait_for 30000 counted "$M1" up $((before + SIZE)) &&
+	pass "... and counts on ($r1: $(host_val "$M1" "h['total']['wan']['up']['bytes']") bytes up)" ||
+	fail "... and counts on ($r1: $(host_val "$M1" "h['total']['wan']['up']['bytes']") bytes up, $before before)"
 
 # a damaged state file: set aside, reported, the daemon runs on and counts
 stop_daemon
