@@ -29,7 +29,9 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter -Wno-missing-fi
 CFLAGS   ?= -O2 -g
 LIB_CFLAGS := $(shell $(PKG_CONFIG) --cflags libbpf libmnl 2>/dev/null)
 LIBS     := $(shell $(PKG_CONFIG) --libs libbpf libmnl 2>/dev/null || echo -lbpf -lmnl) -lelf -lz
-ALL_CFLAGS := -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) -Ivendor/include -Ibpf -Iloader -I$(BUILD)
+# The package's version (debian/changelog), for the status page.
+VERSION  := $(shell sed -n '1s/.*(\(.*\)).*/\1/p' debian/changelog)
+ALL_CFLAGS := -DSLUICE_VERSION='"$(VERSION)"' -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) $(LIB_CFLAGS) -Ivendor/include -Ibpf -Iloader -I$(BUILD)
 
 BPF_SRC  := bpf/sluice.bpf.c
 BPF_HDRS := $(wildcard bpf/*.h)
@@ -57,8 +59,13 @@ $(BUILD)/sluice.skel.h: $(BUILD)/sluice.bpf.o
 $(BUILD)/sluice.objhash.h: $(BUILD)/sluice.bpf.o
 	echo "#define SLUICE_OBJECT_HASH 0x$$(sha256sum $< | cut -c1-16)ULL" > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/sluice: loader/main.c $(LOADER_SRC) $(LOADER_HDRS) $(BPF_HDRS) $(BUILD)/sluice.skel.h $(BUILD)/sluice.objhash.h
-	$(CC) $(ALL_CFLAGS) loader/main.c $(LOADER_SRC) -o $@ $(LDFLAGS) $(LIBS)
+# The status page's files (loader/web/), built into the binary.
+WEB_FILES := loader/web/index.html loader/web/style.css loader/web/app.js
+$(BUILD)/web_assets.c: $(WEB_FILES) tools/embed.sh | $(BUILD)
+	sh tools/embed.sh $@ $(WEB_FILES)
+
+$(BUILD)/sluice: loader/main.c $(LOADER_SRC) $(LOADER_HDRS) $(BPF_HDRS) $(BUILD)/sluice.skel.h $(BUILD)/sluice.objhash.h $(BUILD)/web_assets.c
+	$(CC) $(ALL_CFLAGS) loader/main.c $(LOADER_SRC) $(BUILD)/web_assets.c -o $@ $(LDFLAGS) $(LIBS) -lcrypt
 
 # The config parser, which the unit tests build on its own.
 CONFIG_SRC := loader/config.c loader/config_lex.c loader/config_names.c loader/config_addr.c

@@ -745,6 +745,44 @@ static int parse_leases(struct parser *p, struct cfg_loc at)
 	return lex_next(p);
 }
 
+/* web-port N: the port `sluice web` serves the status page on. */
+static int parse_web_port(struct parser *p, struct cfg_loc at)
+{
+	struct sluice_config *cfg = p->cfg;
+
+	if (cfg->web_port)
+		return lex_err(p, at, "duplicate web-port (first on line %d)", cfg->web_port_loc.line);
+	if (p->tok.type != T_WORD)
+		return lex_expected(p, "a port");
+	if (!parse_int(p->tok.s, p->tok.len, 1, 65535, &cfg->web_port))
+		return lex_err(p, p->tok.loc, "invalid web-port %s (expected 1..65535)",
+			    lex_qtok(p, &p->tok));
+	cfg->web_port_loc = at;
+	return lex_next(p);
+}
+
+/* web-password "HASH": the status page asks for a password, checked
+ * against HASH as crypt(3) makes it (mkpasswd, openssl passwd -6). */
+static int parse_web_password(struct parser *p, struct cfg_loc at)
+{
+	struct sluice_config *cfg = p->cfg;
+
+	if (cfg->web_password)
+		return lex_err(p, at, "duplicate web-password (first on line %d)",
+			    cfg->web_password_loc.line);
+	if (p->tok.type != T_STRING)
+		return lex_expected(p, "a quoted password hash");
+	cfg->web_password = unescape(&p->tok);
+	if (!cfg->web_password)
+		return lex_err(p, at, "out of memory");
+	cfg->web_password_loc = at;
+	if (cfg->web_password[0] != '$' || strlen(cfg->web_password) < 13)
+		return lex_err(p, p->tok.loc, "web-password: %s is no crypt(3) hash (make one with "
+			       "mkpasswd or openssl passwd -6; the password itself never goes here)",
+			       lex_qtok(p, &p->tok));
+	return lex_next(p);
+}
+
 /* on-stop keep|down: what the daemon leaves behind on SIGTERM. */
 static const char *const on_stop_words[] = { "keep", "down" };	/* CFG_ON_STOP_* order */
 
@@ -866,13 +904,14 @@ enum cfg_port_mode cfg_port_mode(const struct sluice_config *cfg, const char *na
 static const char *const statement_words[] = {
 	"zone", "forward", "port-forward", "set", "rule", "shape", "fdb-size", "conntrack",
 	"port", "nat-ports", "on-stop", "nat-host-ports", "host-flows", "spread",
-	"month-start", "leases",
+	"month-start", "leases", "web-port", "web-password",
 };
 
 static int (*const statement_fns[])(struct parser *, struct cfg_loc) = {
 	parse_zone, parse_forward, parse_port_forward, parse_set, parse_rule, parse_shape,
 	parse_fdb_size, parse_conntrack, parse_port_mode, parse_nat_ports, parse_on_stop,
 	parse_nat_host_ports, parse_host_flows, parse_spread, parse_month_start, parse_leases,
+	parse_web_port, parse_web_password,
 };
 
 _Static_assert(sizeof(statement_words) / sizeof(statement_words[0]) ==
@@ -1036,6 +1075,7 @@ void cfg_free(struct sluice_config *cfg)
 		free(cfg->rules[i].comment);
 	for (int i = 0; i < cfg->n_leases; i++)
 		free(cfg->leases[i]);
+	free(cfg->web_password);
 	free(cfg->path);
 	free(cfg->forwards);
 	free(cfg->sets);

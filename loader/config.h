@@ -212,6 +212,10 @@ struct sluice_config {
 	struct cfg_loc month_start_loc;
 	int n_leases;			/* leases: files, malloc'd; none: the defaults */
 	char *leases[CFG_LEASES_MAX + 1];	/* (NULL after the last) */
+	int web_port;			/* web-port: 0 when not given (8080) */
+	struct cfg_loc web_port_loc;
+	char *web_password;		/* web-password: a crypt(3) hash, malloc'd, or NULL */
+	struct cfg_loc web_password_loc;
 	int n_ports;
 	struct cfg_port ports[CFG_PORT_MAX];
 };

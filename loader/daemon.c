@@ -22,6 +22,7 @@
 #include "frag.h"
 #include "nl.h"
 #include "pppoe.h"
+#include "publish.h"
 #include "rules.h"
 #include "run.h"
 #include "shape.h"
@@ -46,6 +47,7 @@ struct daemon {
 	char acct_state[PATH_MAX];	/* where it is kept, "" nowhere */
 	char acct_run[PATH_MAX];	/* its live copy for the CLI */
 	long long next_save;	/* now_ms() of the next write of acct_state */
+	struct publisher *page;	/* the status page's figures (publish.h) */
 };
 
 static int read_generation(const char *pin, __u64 *generation)
@@ -252,6 +254,7 @@ static void ct_tick(struct daemon *d, struct dp *dp)
 		       dp_fd(dp, MAP_FC));
 	if (acct)
 		acct_end(d);
+	publish_status(&d->page, dp);
 	if (ret)
 		return;
 	if (st.expired)
@@ -489,6 +492,7 @@ out:
 	if (d.acct_run[0])
 		unlink(d.acct_run);	/* (what `sluice hosts` reads: nobody keeps it now) */
 	acct_free(&d.acct);
+	publish_free(d.page);
 	cfg_free(&d.cfg);
 	close(lock);
 	return ret;

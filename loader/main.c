@@ -16,6 +16,7 @@
 #include "daemon.h"
 #include "report_hosts.h"
 #include "top.h"
+#include "web.h"
 #include "datapath.h"
 #include "util.h"
 
@@ -26,7 +27,8 @@ enum {
 	C_STATUS = 1 << 4, C_STATS = 1 << 5, C_CHECK = 1 << 6, C_FDB = 1 << 7,
 	C_CT = 1 << 8, C_RULE = 1 << 9, C_SET = 1 << 10, C_LOG = 1 << 11,
 	C_CONFIRM = 1 << 12, C_SHAPE = 1 << 13, C_HOSTS = 1 << 14, C_TOP = 1 << 15,
-	C_ALL = 0xffff,
+	C_WEB = 1 << 16,
+	C_ALL = 0x1ffff,
 };
 
 struct opt {
@@ -39,7 +41,7 @@ struct opt {
 
 static const struct opt opts[] = {
 	{ "config", 'c', "FILE", "config file (default " DEFAULT_CONFIG ")",
-	  C_UP | C_RUN | C_RELOAD | C_CHECK },
+	  C_UP | C_RUN | C_RELOAD | C_CHECK | C_WEB },
 	{ "pin", 'p', "DIR", "pin folder (default $SLUICE_PIN or " SLUICE_PIN_ROOT_DEFAULT ")",
 	  C_ALL },
 	{ "json", 'j', NULL, "machine-readable output",
@@ -89,6 +91,8 @@ static const struct cmd cmds[] = {
 	  "who is using the line: each host's rates, connections and totals" },
 	{ "top", C_TOP, false, cmd_top,
 	  "the hosts busiest first, live; a host's connections on a key" },
+	{ "web", C_WEB, false, cmd_web,
+	  "serve the read-only status page on the LAN side (no root: what the daemon publishes)" },
 	{ "rule", C_RULE, true, cmd_rule,
 	  "'rule list' with counters; 'rule add RULE...', 'rule del N' edit the config and "
 	  "apply it" },

@@ -106,64 +106,84 @@ static void hosts_table(const struct acct *a)
 		printf("(rates over the last minute; month from day %d)\n", a->month_start);
 }
 
-static void json_count(const char *key, const struct acct_count *c, const char *sep)
+/* The last hour's 10-second samples, oldest first: [[unix, up, down], ...]. */
+static void hour_json(FILE *f, const struct acct_host *h, int64_t now)
 {
-	printf("%s\"%s\":{\"bytes\":%llu,\"packets\":%llu}", sep, key,
+	int64_t last = now / ACCT_TICK_S;
+
+	fputs(",\"hour\":[", f);
+	for (int64_t t = last - ACCT_TICKS + 1, n = 0; t <= last; t++) {
+		const struct acct_pair *p = &h->ticks[t % ACCT_TICKS];
+
+		if (p->at != t)
+			continue;
+		fprintf(f, "%s[%lld,%llu,%llu]", n++ ? "," : "", (long long)t * ACCT_TICK_S,
+			(unsigned long long)p->up, (unsigned long long)p->down);
+	}
+	fputs("]", f);
+}
+
+static void json_count(FILE *f, const char *key, const struct acct_count *c, const char *sep)
+{
+	fprintf(f, "%s\"%s\":{\"bytes\":%llu,\"packets\":%llu}", sep, key,
 	       (unsigned long long)c->bytes, (unsigned long long)c->packets);
 }
 
-static void json_pair(const char *key, const struct acct_pair *p)
+static void json_pair(FILE *f, const char *key, const struct acct_pair *p)
 {
-	printf(",\"%s\":{\"up\":%llu,\"down\":%llu}", key, p ? (unsigned long long)p->up : 0ULL,
+	fprintf(f, ",\"%s\":{\"up\":%llu,\"down\":%llu}", key, p ? (unsigned long long)p->up : 0ULL,
 	       p ? (unsigned long long)p->down : 0ULL);
 }
 
-static void hosts_json(const struct acct *a)
+void hosts_json(FILE *f, const struct acct *a, bool history)
 {
 	static const char *const paths[] = { "wan", "local" };
 	char mac[18], addr[INET6_ADDRSTRLEN];
 
-	printf("{\"saved\":%lld,\"month_start\":%d,\"flows\":%llu,\"memory\":%zu,\"hosts\":[",
+	fprintf(f, "{\"saved\":%lld,\"month_start\":%d,\"flows\":%llu,\"memory\":%zu,\"hosts\":[",
 	       (long long)a->saved, a->month_start, (unsigned long long)a->flows, a->memory);
 	for (int i = 0; i < a->n_hosts; i++) {
 		const struct acct_host *h = &a->hosts[i];
 		int64_t m = acct_month_of(a->saved, a->month_start);
 
 		mac_str(h->mac, mac, sizeof(mac));
-		printf("%s{\"mac\":\"%s\"", i ? "," : "", mac);
-		json_kv(stdout, ",", "name", h->name);
-		printf(",\"addresses\":[");
+		fprintf(f, "%s{\"mac\":\"%s\"", i ? "," : "", mac);
+		json_kv(f, ",", "name", h->name);
+		fprintf(f, ",\"addresses\":[");
 		for (int j = 0; j < h->n_addr; j++) {
 			addr_str(&h->addr[j], addr, sizeof(addr));
-			printf("%s\"%s\"", j ? "," : "", addr);
+			fprintf(f, "%s\"%s\"", j ? "," : "", addr);
 		}
-		printf("],\"rate\":{\"up\":%.0f,\"down\":%.0f},\"rate_1m\":{\"up\":%.0f,\"down\":%.0f}",
+		fprintf(f, "],\"rate\":{\"up\":%.0f,\"down\":%.0f},\"rate_1m\":{\"up\":%.0f,\"down\":%.0f}",
 		       h->rate[ACCT_UP], h->rate[ACCT_DOWN], h->rate_1m[ACCT_UP],
 		       h->rate_1m[ACCT_DOWN]);
-		printf(",\"connections\":%u,\"new_per_s\":%.2f,\"nat_ports\":%u", h->conns,
+		fprintf(f, ",\"connections\":%u,\"new_per_s\":%.2f,\"nat_ports\":%u", h->conns,
 		       h->new_per_s, h->nat_ports);
-		printf(",\"total\":{");
+		fprintf(f, ",\"total\":{");
 		for (int p = 0; p < ACCT_PATHS; p++) {
-			printf("%s\"%s\":{", p ? "," : "", paths[p]);
-			json_count("up", &h->total[p][ACCT_UP], "");
-			json_count("down", &h->total[p][ACCT_DOWN], ",");
-			printf("}");
+			fprintf(f, "%s\"%s\":{", p ? "," : "", paths[p]);
+			json_count(f, "up", &h->total[p][ACCT_UP], "");
+			json_count(f, "down", &h->total[p][ACCT_DOWN], ",");
+			fprintf(f, "}");
 		}
-		printf("}");
-		json_pair("month", h->months[0].at == m ? &h->months[0] : NULL);
-		printf(",\"months\":[");
+		fprintf(f, "}");
+		json_pair(f, "month", h->months[0].at == m ? &h->months[0] : NULL);
+		fprintf(f, ",\"months\":[");
 		for (int j = 0, n = 0; j < ACCT_MONTHS; j++)
 			if (h->months[j].at)
-				printf("%s{\"start\":\"%04lld-%02lld-%02lld\",\"up\":%llu,\"down\":%llu}",
+				fprintf(f, "%s{\"start\":\"%04lld-%02lld-%02lld\",\"up\":%llu,\"down\":%llu}",
 				       n++ ? "," : "", (long long)h->months[j].at / 10000,
 				       (long long)h->months[j].at / 100 % 100,
 				       (long long)h->months[j].at % 100,
 				       (unsigned long long)h->months[j].up,
 				       (unsigned long long)h->months[j].down);
-		printf("],\"first_seen\":%lld,\"last_seen\":%lld}", (long long)h->first,
+		fprintf(f, "],\"first_seen\":%lld,\"last_seen\":%lld", (long long)h->first,
 		       (long long)h->last);
+		if (history)
+			hour_json(f, h, a->saved);
+		fputs("}", f);
 	}
-	printf("]}\n");
+	fprintf(f, "]}\n");
 }
 
 int cmd_hosts(struct args *a)
@@ -174,7 +194,7 @@ int cmd_hosts(struct args *a)
 	if (!ret) {
 		qsort(acct.hosts, acct.n_hosts, sizeof(*acct.hosts), hosts_by_rate);
 		if (a->json)
-			hosts_json(&acct);
+			hosts_json(stdout, &acct, false);
 		else
 			hosts_table(&acct);
 	}

@@ -25,6 +25,10 @@ void addr_str(const struct acct_addr *x, char *buf, size_t len);
 const struct acct_addr *main_addr(const struct acct_host *h);
 /* Its totals of the billing month A was written in, NULL: none yet. */
 const struct acct_pair *this_month(const struct acct_host *h, const struct acct *a);
+/* A's hosts as `sluice hosts --json` prints them; HISTORY: with each
+ * host's last hour ("hour": [[unix, up, down], ...], 10 s apart). */
+void hosts_json(FILE *f, const struct acct *a, bool history);
+
 /* qsort order: busiest over the last minute first. */
 int hosts_by_rate(const void *x, const void *y);
 

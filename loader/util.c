@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -35,8 +36,43 @@ static bool stderr_is_journal(void)
 }
 
 /* LEVEL: syslog's (3 err, 4 warning, 5 notice, 6 info). */
+/* The last messages, for the status page (log_recent()). */
+#define LOG_RING	32
+static struct { time_t at; int level; char text[200]; } ring[LOG_RING];
+static unsigned int ring_next;
+
+static void ring_put(int level, const char *prefix, const char *fmt, va_list ap)
+{
+	int o;
+
+	ring[ring_next % LOG_RING].at = time(NULL);
+	ring[ring_next % LOG_RING].level = level;
+	o = snprintf(ring[ring_next % LOG_RING].text, sizeof(ring[0].text), "%s", prefix);
+	vsnprintf(ring[ring_next % LOG_RING].text + o, sizeof(ring[0].text) - o, fmt, ap);
+	ring_next++;
+}
+
+int log_recent(int i, time_t *at, int *level, const char **text)
+{
+	unsigned int n = ring_next < LOG_RING ? ring_next : LOG_RING;
+
+	if (i < 0 || (unsigned int)i >= n)
+		return -1;
+	i = (ring_next - n + i) % LOG_RING;
+	*at = ring[i].at;
+	*level = ring[i].level;
+	*text = ring[i].text;
+	return 0;
+}
+
 static void vlog(int level, const char *prefix, const char *fmt, va_list ap)
 {
+	va_list copy;
+
+	va_copy(copy, ap);
+	if (level < 6)	/* (info, -v's, stays out: the page shows what the journal has) */
+		ring_put(level, prefix, fmt, copy);
+	va_end(copy);
 	if (stderr_is_journal())
 		fprintf(stderr, "<%d>%s", level, prefix);
 	else

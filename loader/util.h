@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 extern int verbose;	/* -v: info messages and libbpf's own */
 
@@ -17,6 +18,10 @@ void log_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The I-th of the last messages (errors to notices) this process logged,
+ * oldest first: 0, or -1 past the last. */
+int log_recent(int i, time_t *at, int *level, const char **text);
 
 /* Tell the service manager (systemd's Type=notify, $NOTIFY_SOCKET) about a
  * state change, e.g. "READY=1", "RELOADING=1", "STOPPING=1", "STATUS=...".

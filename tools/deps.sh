@@ -3,12 +3,12 @@
 # benchmarks need.
 # Does nothing when they are all present. Debian 12 and 13.
 set -e
-PKGS="make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libmnl-dev
+PKGS="make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libmnl-dev libcrypt-dev
       iproute2 util-linux iputils-ping iperf3 python3
       qemu-system-x86 busybox-static kmod xz-utils zstd cpio debootstrap
       ethtool nftables conntrack gnuplot-nox traceroute coturn nmap groff-base
       build-essential debhelper dpkg-dev fakeroot lintian wireguard-tools
-      dnsmasq-base pppoe isc-dhcp-server radvd tmux"
+      dnsmasq-base pppoe isc-dhcp-server radvd tmux chromium curl"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||

@@ -28,6 +28,7 @@ zone wan {
 forward lan -> wan
 leases "$WORK/dnsmasq.leases"
 month-start 1
+web-port 8088
 port lan1 mode xdp
 port lan2 mode tc
 port lan3 mode xdp
@@ -129,6 +130,7 @@ if wait_for 10000 bash -c "tmux -L $TMUX_SOCK capture-pane -p -t top | grep -q '
 	echo "$screen" | grep -q "^laptop .*192\.168\.10\.11" && [ "$lines" -le 24 ] && [ "$widest" -le 80 ] &&
 		pass "sluice top in 80x24: a line per host, within the screen ($lines lines, $widest columns)" ||
 		{ fail "sluice top in 80x24: a line per host, within the screen ($lines lines, $widest columns)"; echo "$screen" | sed 's/^/    /'; }
+	[ -n "${SLUICE_TOP_CAPTURE:-}" ] && echo "$screen" >"$SLUICE_TOP_CAPTURE"
 	tmux -L "$TMUX_SOCK" send-keys -t top s s s s g	# (sorted by name: laptop first)
 	tmux -L "$TMUX_SOCK" send-keys -t top Enter
 	wait_for 10000 bash -c "tmux -L $TMUX_SOCK capture-pane -p -t top | grep -q 'connections of laptop'" &&
@@ -146,6 +148,70 @@ out=$(rsluice top -n 1 </dev/null)
 echo "$out" | grep -q " $M1 laptop down .* conns " && pass "sluice top without a terminal: plain lines" ||
 	fail "sluice top without a terminal: plain lines ($out)"
 
+# the status page: on the LAN side only, read-only, what the JSON says
+WEB_PID=
+start_web() {	# CONFIG
+	nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" web -c "$1" >"$WORK/web.log" 2>&1 &
+	WEB_PID=$!
+	PIDS+=($WEB_PID)
+	wait_for 10000 grep -q "serving http://192.168.10.1:8088/" "$WORK/web.log"
+}
+stop_web() { kill "$WEB_PID" 2>/dev/null; wait "$WEB_PID" 2>/dev/null; }
+get() { in_ns "$1" curl -s -m $((5 * SLOW)) -o /dev/null -w '%{http_code}' "${@:2}"; }
+if start_web "$CFG"; then
+	pass "sluice web serves on the LAN side ($(grep -c serving "$WORK/web.log") addresses: $(grep -o 'http://[^ ]*' "$WORK/web.log" | tr '\n' ' '))"
+	grep -q "203.0.113.2" "$WORK/web.log" && fail "sluice web: not on the WAN address" ||
+		pass "sluice web: not on the WAN address"
+	api=$(in_ns "$H1" curl -s -m 5 http://192.168.10.1:8088/api/hosts)
+	json_get "$api" "[h['name'] for h in j['hosts'] if h['mac'] == '$M1'] == ['laptop'] and all('hour' in h for h in j['hosts'])" | grep -q True &&
+		pass "GET /api/hosts from the LAN: the hosts with their last hour" ||
+		fail "GET /api/hosts from the LAN: the hosts with their last hour (${api:0:300})"
+	st=$(in_ns "$H1" curl -s -m 5 http://[fd00:10::1]:8088/api/status)
+	json_get "$st" "j['version'] and len(j['status']['ports']) == 6 and 'ports' in j['stats'] and isinstance(j['log'], list)" | grep -q True &&
+		pass "GET /api/status over IPv6: ports, counters, log, version" ||
+		fail "GET /api/status over IPv6: ports, counters, log, version (${st:0:300})"
+	codes="$(get "$H1" -X POST http://192.168.10.1:8088/api/hosts) $(get "$H1" -X DELETE http://192.168.10.1:8088/) $(get "$H1" http://192.168.10.1:8088/../../etc/passwd)"
+	[ "$codes" = "405 405 404" ] && pass "read-only: POST and DELETE refused, no file outside the page ($codes)" ||
+		fail "read-only: POST and DELETE refused, no file outside the page ($codes)"
+	# from the internet: not bound on the WAN address, and the LAN address
+	# behind it is the zone policy's (the internet knows a route to it here)
+	ip -n "$INET" route add 192.168.10.0/24 via 203.0.113.2
+	codes="$(get "$INET" http://203.0.113.2:8088/) $(get "$INET" http://192.168.10.1:8088/)"
+	ip -n "$INET" route del 192.168.10.0/24 via 203.0.113.2
+	[ "$codes" = "000 000" ] && pass "the page is out of the WAN's reach (no answer on either address)" ||
+		fail "the page is out of the WAN's reach (HTTP $codes)"
+	# the page in a browser: what it shows is what the JSON says
+	if command -v chromium >/dev/null; then
+		in_ns "$H1" timeout $((60 * SLOW)) chromium --headless --no-sandbox --disable-gpu \
+			--user-data-dir="$WORK/chromium" --virtual-time-budget=8000 --dump-dom \
+			http://192.168.10.1:8088/ >"$WORK/page.html" 2>"$WORK/chromium.log"
+		in_ns "$H1" timeout $((60 * SLOW)) chromium --headless --no-sandbox --disable-gpu \
+			--user-data-dir="$WORK/chromium" --virtual-time-budget=8000 --window-size=1280,800 \
+			--screenshot="$WORK/page.png" http://192.168.10.1:8088/ >/dev/null 2>&1
+		api=$(in_ns "$H1" curl -s -m 5 http://192.168.10.1:8088/api/hosts)
+		out=$(python3 "$TOP/selftests/netns/pagecheck.py" "$WORK/page.html" <<<"$api")
+		[ "$out" = ok ] && pass "the page in Chromium shows the hosts as the JSON has them" ||
+			{ fail "the page in Chromium shows the hosts as the JSON has them ($out)"; detail "$WORK/chromium.log"; }
+		[ "$(stat -c %s "$WORK/page.png" 2>/dev/null || echo 0)" -gt 10000 ] &&
+			pass "a screenshot of the page ($(stat -c %s "$WORK/page.png") bytes)" ||
+			fail "a screenshot of the page"
+		[ -n "${SLUICE_SCREENSHOT:-}" ] && cp "$WORK/page.png" "$SLUICE_SCREENSHOT"
+	else
+		skip "the page in Chromium (no chromium: make deps installs it)"
+	fi
+	stop_web
+	# with a password: asked for, and checked
+	hash=$(openssl passwd -6 -salt sluicetest 'correct horse')
+	sed "s|^web-port 8088|web-port 8088\nweb-password \"$hash\"|" "$CFG" >"$WORK/web-pw.conf"
+	start_web "$WORK/web-pw.conf"
+	codes="$(get "$H1" http://192.168.10.1:8088/api/hosts) $(get "$H1" -u x:wrong http://192.168.10.1:8088/api/hosts) $(get "$H1" -u x:'correct horse' http://192.168.10.1:8088/api/hosts)"
+	[ "$codes" = "401 401 200" ] && pass "web-password: none and a wrong one refused, the right one let in ($codes)" ||
+		fail "web-password: none and a wrong one refused, the right one let in ($codes)"
+	stop_web
+else
+	fail "sluice web serves on the LAN side"; detail "$WORK/web.log"
+fi
+
 # across a restart: the state file keeps the totals; the flows still in
 # the table are not counted again
 before=$(host_val "$M1" "h['total']['wan']['up']['bytes']")
@@ -156,8 +222,11 @@ start_daemon || exit 1
 # (two walks after the start: the first learns where the flows stand)
 sleep $((12 * SLOW))
 after=$(host_val "$M1" "h['total']['wan']['up']['bytes']" 2>/dev/null)
-[ "$after" = "$before" ] && pass "after a restart: the same totals ($after bytes up)" ||
-	fail "after a restart: the same totals ($before bytes up before, ${after:-none} after)"
+# (the stop's last walk may add what came since the last one: a few
+# packets, never the transfer again)
+[ "${after:-0}" -ge "$before" ] && [ "$after" -lt $((before + SIZE / 20)) ] &&
+	pass "after a restart: the totals kept, nothing counted twice ($before bytes up before, $after after)" ||
+	fail "after a restart: the totals kept, nothing counted twice ($before bytes up before, ${after:-none} after)"
 
 r1=$(bulk "$H1" 203.0.113.1 5301)
 wait_for 30000 counted "$M1" up $((before + SIZE)) &&
