@@ -266,7 +266,37 @@ print(n)')
 	json_get "$out" "all(p['redirect']['packets'] > 100 for p in j['ports'])" | grep -q True &&
 		pass "the fast path carried it on every port ($fast)" ||
 		fail "the fast path carried it on every port ($fast)"
+	# who is using the line: each LAN host's 2 MB counted; the status page
+	# from its own unit (a dynamic user, no capability), on the LAN side
+	if wait_for $((15 * 1000)) lan_hosts_counted; then
+		pass "sluice hosts: the three LAN hosts, each with its 2 MB each way"
+	else
+		fail "sluice hosts: the three LAN hosts, each with its 2 MB each way"; box "sluice hosts" | indent
+	fi
+	box "systemctl enable --now sluice-web" >/dev/null 2>&1
+	if wait_for $((30 * 1000)) in_ns "$L1" curl -sf -m 3 -o /dev/null http://192.168.10.1:8080/api/hosts; then
+		out=$(in_ns "$L1" curl -s -m 3 http://192.168.10.1:8080/)
+		[[ "$out" == *"<title>sluice</title>"* ]] &&
+			pass "sluice-web.service serves the page and its JSON to the LAN" ||
+			fail "sluice-web.service serves the page and its JSON to the LAN (${out:0:100})"
+	else
+		fail "sluice-web.service serves the page and its JSON to the LAN"
+		box "systemctl status sluice-web --no-pager; journalctl -u sluice-web --no-pager | tail -n 20" | indent
+	fi
+	# (from the internet, with a route to the LAN through the box: the
+	# WAN address's 8080 is the port forward's)
+	ip -n "$ISP" route add 192.168.10.0/24 via "$BOX_WAN"
+	out=$(in_ns "$ISP" curl -s -m 3 -o /dev/null -w '%{http_code}' http://192.168.10.1:8080/)
+	ip -n "$ISP" route del 192.168.10.0/24 via "$BOX_WAN"
+	[ "$out" = 000 ] && pass "the status page: no answer to the internet" ||
+		fail "the status page: no answer to the internet (HTTP $out)"
 	klog_clean "after LAN to internet traffic"
+}
+
+lan_hosts_counted() {
+	json_get "$(box "sluice hosts --json")" \
+		"len([h for h in j['hosts'] if min(h['total']['wan']['up']['bytes'], h['total']['wan']['down']['bytes']) >= 2 << 20]) >= 3" |
+		grep -q True
 }
 
 # ---- 2b. IPv6: the ISP's advertisements, a delegated prefix, routed ------------------------
