@@ -2,6 +2,7 @@
 /* Per-host accounting from the connection entries' own counters (acct.h
  * says why there, and what it cannot see). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "acct.h"
@@ -198,34 +199,67 @@ static int neigh_cmp(const void *x, const void *y)
 	return memcmp(p->a, q->a, 16);
 }
 
-/* The host behind address ADDR: by the neighbour tables, else by the
- * addresses a host was last seen with (an entry the kernel let go). NULL:
- * not a host (the far end of the WAN, the router's own addresses). */
+/* (the same address twice: the neighbour table's, else the latest seen) */
+static int neigh_cmp_seen(const void *x, const void *y)
+{
+	const struct acct_neigh *p = x, *q = y;
+	int c = neigh_cmp(x, y);
+
+	return c ? c : p->seen > q->seen ? -1 : p->seen < q->seen;
+}
+
+/* The walk's address book: the neighbour tables (copied), then the
+ * addresses hosts were last seen with that the kernel has let go, one
+ * entry per address, sorted for bsearch. */
+static void address_book(struct acct *a, const struct acct_neigh *neigh, int n_neigh)
+{
+	size_t cap = (size_t)n_neigh, n = 0;
+
+	for (int i = 0; i < a->n_hosts; i++)
+		cap += a->hosts[i].n_addr;
+	free(a->neigh);
+	a->n_neigh = 0;
+	a->neigh = cap ? malloc(cap * sizeof(*a->neigh)) : NULL;
+	if (!a->neigh)
+		return;
+	for (int i = 0; i < n_neigh; i++, n++) {
+		a->neigh[n] = neigh[i];
+		if (!neigh[i].v6)	/* (the key compares all 16 bytes) */
+			memset(a->neigh[n].a + 4, 0, 12);
+		a->neigh[n].seen = INT64_MAX;
+	}
+	for (int i = 0; i < a->n_hosts; i++)
+		for (int j = 0; j < a->hosts[i].n_addr; j++, n++) {
+			memcpy(a->neigh[n].a, a->hosts[i].addr[j].a, 16);
+			a->neigh[n].v6 = a->hosts[i].addr[j].v6;
+			a->neigh[n].seen = a->hosts[i].addr[j].seen;
+			memcpy(a->neigh[n].mac, a->hosts[i].mac, 6);
+		}
+	for (size_t i = 0; i < n; i++)
+		a->neigh[i].host = NULL;
+	qsort(a->neigh, n, sizeof(*a->neigh), neigh_cmp_seen);
+	for (size_t i = 0; i < n; i++)
+		if (!a->n_neigh || neigh_cmp(&a->neigh[a->n_neigh - 1], &a->neigh[i]))
+			a->neigh[a->n_neigh++] = a->neigh[i];
+}
+
+/* The host behind address ADDR (the address book's), or NULL: not a host
+ * (the far end of the WAN, the router's own addresses). */
 static struct acct_host *host_of(struct acct *a, bool v6, const void *addr)
 {
 	struct acct_neigh k = { .v6 = v6 }, *n;
-	struct acct_host *best = NULL;
-	int64_t seen = 0;
+	struct acct_host *h;
 
 	memcpy(k.a, addr, v6 ? 16 : 4);
 	n = bsearch(&k, a->neigh, a->n_neigh, sizeof(*n), neigh_cmp);
-	if (n) {
-		best = host_get(a, n->mac);
-	} else {
-		for (int i = 0; i < a->n_hosts; i++)
-			for (int j = 0; j < a->hosts[i].n_addr; j++) {
-				const struct acct_addr *x = &a->hosts[i].addr[j];
-
-				if (x->v6 == v6 && !memcmp(x->a, k.a, 16) && x->seen > seen) {
-					best = &a->hosts[i];
-					seen = x->seen;
-				}
-			}
-		if (!best)
-			return NULL;
-	}
-	host_note_addr(best, k.a, v6, a->walk_unix);
-	return best;
+	if (!n)
+		return NULL;
+	h = n->host ? n->host : host_get(a, n->mac);
+	if (memcmp(h->mac, n->mac, 6))	/* (its slot went to another host meanwhile) */
+		h = host_get(a, n->mac);
+	n->host = h;
+	host_note_addr(h, k.a, v6, a->walk_unix);
+	return h;
 }
 
 /* ---- a walk -------------------------------------------------------------------- */
@@ -238,16 +272,7 @@ void acct_walk_begin(struct acct *a, time_t now, double mono, const struct acct_
 	a->walk_unix = now;
 	a->walk_mono = mono;
 	a->flows = a->unknown_bytes = 0;
-	free(a->neigh);
-	a->neigh = n_neigh ? malloc(n_neigh * sizeof(*neigh)) : NULL;
-	a->n_neigh = a->neigh ? n_neigh : 0;
-	if (a->neigh) {
-		memcpy(a->neigh, neigh, n_neigh * sizeof(*neigh));
-		for (int i = 0; i < n_neigh; i++)	/* (the key compares all 16 bytes) */
-			if (!a->neigh[i].v6)
-				memset(a->neigh[i].a + 4, 0, 12);
-		qsort(a->neigh, a->n_neigh, sizeof(*a->neigh), neigh_cmp);
-	}
+	address_book(a, neigh, n_neigh);
 	/* last walk's flows become the previous ones; this walk starts empty */
 	a->prev = a->cur;
 	a->cur = t;

@@ -87,6 +87,8 @@ struct acct_neigh {
 	uint8_t a[16];
 	bool v6;
 	uint8_t mac[6];
+	int64_t seen;		/* (the walk's: when a host was last seen with it) */
+	struct acct_host *host;	/* (the walk's: its host once looked up) */
 };
 
 struct acct {
@@ -96,7 +98,7 @@ struct acct {
 	int64_t saved;		/* unix seconds the state was written, 0 never */
 	/* the walk */
 	struct acct_seen_table prev, cur;
-	struct acct_neigh *neigh;	/* sorted by address */
+	struct acct_neigh *neigh;	/* the walk's address book, sorted by address */
 	int n_neigh;
 	int64_t walk_unix;
 	double walk_mono, last_mono;	/* seconds */

@@ -182,6 +182,15 @@ static void t_late_neighbour(void)
 	CHECK(h && h->total[ACCT_WAN][ACCT_UP].bytes == 1000 && a.unknown_bytes == 0,
 	      "the walk that finds the host counts all the flow carried (%llu)",
 	      h ? (unsigned long long)h->total[ACCT_WAN][ACCT_UP].bytes : 0ULL);
+	/* the address goes to another device (a new lease): the neighbour
+	 * table's MAC wins over what was remembered */
+	nb = neigh4("192.168.1.20", MAC_B);
+	e.bytes += 50;
+	walk(&a, 1796000010, &nb, 1, &k, &e, 1);
+	h = acct_host_by_mac(&a, MAC_B);
+	CHECK(h && h->total[ACCT_WAN][ACCT_UP].bytes == 50 &&
+	      acct_host_by_mac(&a, MAC_A)->total[ACCT_WAN][ACCT_UP].bytes == 1000,
+	      "an address the neighbour table now gives another MAC: that host's");
 	acct_free(&a);
 }
 
