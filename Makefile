@@ -38,7 +38,7 @@ BPF_HDRS := $(wildcard bpf/*.h)
 LOADER_SRC := $(filter-out loader/main.c,$(wildcard loader/*.c))
 LOADER_HDRS := $(wildcard loader/*.h)
 
-all: $(BUILD)/sluice $(BUILD)/test_xdp $(BUILD)/test_config $(BUILD)/test_acct $(BUILD)/xdp_foreign.bpf.o \
+all: $(BUILD)/sluice $(BUILD)/test_xdp $(BUILD)/test_config $(BUILD)/test_loader $(BUILD)/xdp_foreign.bpf.o \
 	$(BUILD)/benchgen $(BUILD)/xdp_pass.bpf.o $(BUILD)/shapesim
 
 $(BUILD):
@@ -90,11 +90,11 @@ $(BUILD)/tc_vlan_meta.skel.h: $(BUILD)/tc_vlan_meta.bpf.o
 $(BUILD)/test_config: selftests/unit/test_config.c $(CONFIG_SRC) $(CONFIG_HDRS)
 	$(CC) $(ALL_CFLAGS) $< $(CONFIG_SRC) -o $@
 
-# The per-host accounting's arithmetic and state file, on their own.
-ACCT_SRC := loader/acct.c loader/acct_state.c loader/acct_names.c loader/run.c loader/util.c \
-	loader/instance.c
-$(BUILD)/test_acct: selftests/unit/test_acct.c $(ACCT_SRC) loader/acct.h | $(BUILD)
-	$(CC) $(ALL_CFLAGS) $< $(ACCT_SRC) -o $@ $(LDFLAGS) $(LIBS)
+# The loader's arithmetic that needs no kernel (accounting, sizes), on its own.
+UNIT_LOADER_SRC := loader/acct.c loader/acct_state.c loader/acct_names.c loader/run.c \
+	loader/util.c loader/instance.c loader/conntrack.c
+$(BUILD)/test_loader: selftests/unit/test_loader.c $(UNIT_LOADER_SRC) loader/acct.h loader/conntrack.h $(BUILD)/sluice.skel.h
+	$(CC) $(ALL_CFLAGS) $< $(UNIT_LOADER_SRC) -o $@ $(LDFLAGS) $(LIBS)
 
 # Man pages (tools/mkman.sh): prose from loader/man/*.in, the commands and
 # options from the built binary's --help, the example config verbatim.

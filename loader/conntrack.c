@@ -53,6 +53,31 @@ uint64_t ct_table_bytes(uint32_t max_entries, uint32_t key_size, uint32_t value_
 	return elem * max_entries + buckets * 16;
 }
 
+/* What the connection and NAT tables of FLOWS flows per family take, in
+ * bytes (the maps ct_sizes() in load.c sizes with it: the confirmed tables
+ * at 2 entries a flow, the unconfirmed at half a flow's, the NAT maps at a
+ * quarter). */
+uint64_t ct_flows_bytes(uint32_t flows)
+{
+	uint32_t ce = sizeof(struct sluice_ct_entry), nk = sizeof(struct sluice_nat4_key);
+
+	return ct_table_bytes(2 * flows, sizeof(struct sluice_ct4_key), ce) +
+	       ct_table_bytes(2 * flows, sizeof(struct sluice_ct6_key), ce) +
+	       ct_table_bytes(flows / 2, sizeof(struct sluice_ct4_key), ce) +
+	       ct_table_bytes(flows / 2, sizeof(struct sluice_ct6_key), ce) +
+	       2 * ct_table_bytes(flows / 4, nk, sizeof(struct sluice_nat4_map)) +
+	       ct_table_bytes(flows / 4, sizeof(struct sluice_nat4_peer), sizeof(__u64));
+}
+
+uint32_t ct_flows_for_memory(uint64_t ram)
+{
+	uint32_t flows = SLUICE_CT_FLOWS_DEFAULT;
+
+	while (flows > CT_FLOWS_FLOOR && ct_flows_bytes(flows) > ram / 100 * CT_RAM_PERCENT)
+		flows /= 2;
+	return flows;
+}
+
 /* ---- one generic walk over a table ---------------------------------------- */
 
 #define BATCH 1024

@@ -74,6 +74,16 @@ long ct_nat_forget(const struct ct_maps *m, __be32 addr);
  * out; design.md section 3 has the arithmetic). */
 uint64_t ct_table_bytes(uint32_t max_entries, uint32_t key_size, uint32_t value_size);
 
+/* The default connection table (no `conntrack { size }`): the largest
+ * power of two up to SLUICE_CT_FLOWS_DEFAULT whose tables take at most
+ * CT_RAM_PERCENT of RAM bytes, and never fewer than CT_FLOWS_FLOOR flows
+ * (a 1 GiB board: 65536 flows, 50 MiB; 4 GiB and more: 262144, 202 MiB,
+ * the NAT maps counted). */
+#define CT_RAM_PERCENT	5
+#define CT_FLOWS_FLOOR	16384
+uint32_t ct_flows_for_memory(uint64_t ram);
+uint64_t ct_flows_bytes(uint32_t flows);
+
 /* The timeout of STATE for PROTO, in seconds. */
 uint32_t ct_timeout_s(const struct sluice_ct_timeouts *t, int proto, int state);
 

@@ -491,6 +491,7 @@ out:
 	frag_close(d.frags);
 	if (d.acct_run[0])
 		unlink(d.acct_run);	/* (what `sluice hosts` reads: nobody keeps it now) */
+	publish_gone(a->pin);
 	acct_free(&d.acct);
 	publish_free(d.page);
 	cfg_free(&d.cfg);

@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/sysinfo.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bpflog.h"
+#include "conntrack.h"
 #include "load.h"
 #include "rules.h"
 #include "util.h"
@@ -138,9 +140,19 @@ static void rules_flat_adopt(struct dp *dp)
 	}
 }
 
+/* The box's RAM, bytes (0: unknown). */
+static uint64_t ram_bytes(void)
+{
+	struct sysinfo si;
+
+	return sysinfo(&si) ? 0 : (uint64_t)si.totalram * si.mem_unit;
+}
+
 static void ct_sizes(struct dp *dp)
 {
-	__u32 flows = dp->ct_flows ? dp->ct_flows : SLUICE_CT_FLOWS_DEFAULT;
+	uint64_t ram = ram_bytes();
+	__u32 flows = dp->ct_flows ? dp->ct_flows
+				   : ram ? ct_flows_for_memory(ram) : SLUICE_CT_FLOWS_DEFAULT;
 	struct sluice *s = dp->skel;
 
 	ct_size(dp, s->maps.sluice_ct4, MAP_CT4, 2 * flows);

@@ -14,6 +14,18 @@
 #include "run.h"
 #include "util.h"
 
+/* The flows per family the running connection table holds (its size
+ * comes from the config or the box's memory: load.c). */
+static __u32 ct_table_flows(const struct dp *dp)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(dp_fd(dp, MAP_CT4), &info, &len) || !info.max_entries)
+		return SLUICE_CT_FLOWS_DEFAULT;
+	return info.max_entries / 2;
+}
+
 static int zero_stats(struct dp *dp, __u32 slot)
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -336,12 +348,11 @@ int write_config(struct dp *dp, const struct sluice_config *cfg, __u32 step)
 	if (!cfg->nat_host_ports && v.nat_host_ports > SLUICE_NAT_HOST_PORTS_DEFAULT)
 		v.nat_host_ports = SLUICE_NAT_HOST_PORTS_DEFAULT;
 	/* A host may have a sixteenth of the table open (16384 connections
-	 * at the default size): a busy home host (a BitTorrent client) holds
+	 * at the largest default size): a busy home host (a BitTorrent client) holds
 	 * a few thousand, and a flood from one host, which lands in the
 	 * unconfirmed table (a quarter of the size), fills at most a quarter
 	 * of that. */
-	v.host_flows = cfg->host_flows ? (__u32)cfg->host_flows
-		       : (cfg->ct.size ? (__u32)cfg->ct.size : SLUICE_CT_FLOWS_DEFAULT) / 16;
+	v.host_flows = cfg->host_flows ? (__u32)cfg->host_flows : ct_table_flows(dp) / 16;
 	if (v.host_flows < SLUICE_HOST_FLOWS_MIN)
 		v.host_flows = SLUICE_HOST_FLOWS_MIN;
 	v.timeouts = (struct sluice_ct_timeouts){

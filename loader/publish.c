@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-/* What the daemon publishes for the status page after each walk: status,
- * counters with rates since the last walk, and its last messages, as one
- * JSON file in the run folder. The page's server (web.c) reads files only:
+/* What the daemon publishes for the status page after each walk while a
+ * page server asks for it: status, counters with rates since the last
+ * walk, and its last messages, as one JSON file in the run folder. The page's server (web.c) reads files only:
  * it holds no capability and opens no map, so it cannot change anything. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include "publish.h"
 #include "report.h"
 #include "report_common.h"
@@ -45,6 +47,26 @@ static void log_json(FILE *f)
 	fputs("]", f);
 }
 
+int publish_want_path(const char *pin, char *buf, size_t len)
+{
+	char esc[PATH_MAX * 3];
+
+	if (pin_escaped(pin, esc, sizeof(esc)))
+		return -1;
+	return fmt_path(buf, len, "%s/want-%s", PUBLISH_WANT_DIR, esc);
+}
+
+/* Whether a page server asked for the figures lately: reading the whole
+ * datapath every walk costs the daemon time nobody needs otherwise. */
+static bool wanted(const char *pin)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	return !publish_want_path(pin, path, sizeof(path)) && !stat(path, &st) &&
+	       time(NULL) - st.st_mtime < PUBLISH_WANT_S;
+}
+
 void publish_status(struct publisher **pp, struct dp *dp)
 {
 	struct publisher *p = *pp;
@@ -54,6 +76,8 @@ void publish_status(struct publisher **pp, struct dp *dp)
 	double now = mono();
 	FILE *f;
 
+	if (!wanted(dp->pin))
+		return;
 	if (!p && !(p = *pp = calloc(1, sizeof(*p))))
 		return;
 	cur = malloc(sizeof(*cur));
@@ -91,4 +115,12 @@ void publish_free(struct publisher *p)
 	if (p)
 		free(p->prev);
 	free(p);
+}
+
+void publish_gone(const char *pin)
+{
+	char path[PATH_MAX];
+
+	if (!dp_run_path(pin, "page", path, sizeof(path)))
+		unlink(path);
 }

@@ -4,9 +4,11 @@
 #include <string.h>
 #include <time.h>
 #include <arpa/inet.h>
+#include <sys/sysinfo.h>
 #include <net/if.h>
 #include <bpf/bpf.h>
 #include "backstop.h"
+#include "conntrack.h"
 #include "report.h"
 #include "report_common.h"
 #include "report_hosts.h"
@@ -142,6 +144,13 @@ static uint64_t ct_bytes(const struct ct_census *c)
 	return c->bytes[0] + c->bytes[1] + c->bytes[2] + c->bytes[3];
 }
 
+static double ram_gib(void)
+{
+	struct sysinfo si;
+
+	return sysinfo(&si) ? 0 : (double)si.totalram * si.mem_unit / (1 << 30);
+}
+
 /* The connection table's fill and memory (design.md section 3: the kernel
  * figure on 6.1 leaves element headers out; this one counts them). */
 static void report_ct_status(FILE *f, const struct dp_view *v)
@@ -160,6 +169,9 @@ static void report_ct_status(FILE *f, const struct dp_view *v)
 	fprintf(f, "               memory %.1f MiB, all allocated up front (%llu B per IPv4 flow, "
 		"%llu B per IPv6 flow)\n", mib(ct_bytes(c)),
 		(unsigned long long)per_flow(c, 0), (unsigned long long)per_flow(c, 2));
+	if (!v->meta.ct_flows)
+		fprintf(f, "               the default for this box's %.1f GiB of RAM (at most %d%%; "
+			"conntrack { size N } sets it)\n", ram_gib(), CT_RAM_PERCENT);
 }
 
 static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
@@ -184,12 +196,13 @@ static void status_json(FILE *f, const struct dp *dp, const struct dp_view *v)
 	}
 	fprintf(f, "],\"conntrack\":{\"flows\":{\"ipv4\":%llu,\"ipv4_unconfirmed\":%llu,"
 		"\"ipv6\":%llu,\"ipv6_unconfirmed\":%llu},\"size\":%u,\"unconfirmed_size\":%u,"
-		"\"bytes\":%llu,\"bytes_per_ipv4_flow\":%llu,\"bytes_per_ipv6_flow\":%llu}",
+		"\"bytes\":%llu,\"bytes_per_ipv4_flow\":%llu,\"bytes_per_ipv6_flow\":%llu,"
+		"\"size_from\":\"%s\"}",
 		(unsigned long long)v->ct.flows[0], (unsigned long long)v->ct.flows[1],
 		(unsigned long long)v->ct.flows[2], (unsigned long long)v->ct.flows[3],
 		v->ct.max_entries[0] / 2, v->ct.max_entries[1] / 2,
 		(unsigned long long)ct_bytes(&v->ct), (unsigned long long)per_flow(&v->ct, 0),
-		(unsigned long long)per_flow(&v->ct, 2));
+		(unsigned long long)per_flow(&v->ct, 2), v->meta.ct_flows ? "config" : "memory");
 	report_hosts_status(f, dp->pin, true);
 	fputc(',', f);
 	backstop_report(f, true);

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <crypt.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
@@ -24,9 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include "acct.h"
 #include "cli.h"
 #include "config.h"
+#include "publish.h"
 #include "report_hosts.h"
 #include "run.h"
 #include "util.h"
@@ -296,6 +299,22 @@ static void answer_hosts(struct web *w, int fd, bool head)
 	acct_free(&a);
 }
 
+/* Ask the daemon for its figures (publish.h): the file's time is the ask. */
+static void want(const struct web *w)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (publish_want_path(w->pin, path, sizeof(path)))
+		return;
+	mkdir(PUBLISH_WANT_DIR, 0755);	/* (the unit's RuntimeDirectory= makes it) */
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		futimens(fd, NULL);
+		close(fd);
+	}
+}
+
 static void answer(struct web *w, struct client *c)
 {
 	char method[8], path[256];
@@ -324,11 +343,13 @@ static void answer(struct web *w, struct client *c)
 		size_t len;
 		char *text = run_file(w->pin, "page", &len);
 
+		want(w);
 		if (text)
 			respond(c->fd, 200, "application/json", text, len, head, NULL);
 		else
 			respond(c->fd, 503, "application/json",
-				"{\"error\":\"the daemon is not running\"}", 37, head, NULL);
+				"{\"error\":\"no figures yet (the daemon writes them every 5 s)\"}",
+				61, head, NULL);
 		free(text);
 	} else if ((asset = web_asset(path))) {
 		respond(c->fd, 200, asset->type, asset->body, strlen(asset->body), head, NULL);
@@ -437,6 +458,7 @@ int cmd_web(struct args *a)
 	log_notice("web: the status page on port %d of the LAN side's addresses%s", w.port,
 		   w.cfg.web_password ? ", password required" : "");
 	service_notify("READY=1");
+	want(&w);	/* (the figures are there by the first visit) */
 	ret = web_loop(&w);
 	for (int i = 0; i < w.n_listen; i++)
 		close(w.listen[i].fd);

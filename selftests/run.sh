@@ -111,7 +111,7 @@ run_local() {
 		case $s in
 		unit)
 			run_suite unit/config "$SUITE_TIMEOUT" "$TOP/build/test_config"
-			run_suite unit/acct "$SUITE_TIMEOUT" "$TOP/build/test_acct"
+			run_suite unit/loader "$SUITE_TIMEOUT" "$TOP/build/test_loader"
 			# man pages and completion against the code (the same
 			# files in a guest: the host's run is enough)
 			[ "$LABEL" = host ] &&

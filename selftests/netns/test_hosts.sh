@@ -158,6 +158,9 @@ start_web() {	# CONFIG
 }
 stop_web() { kill "$WEB_PID" 2>/dev/null; wait "$WEB_PID" 2>/dev/null; }
 get() { in_ns "$1" curl -s -m $((5 * SLOW)) -o /dev/null -w '%{http_code}' "${@:2}"; }
+ls /run/sluice | grep -q "^page-.*sluice-$TAG\$" &&
+	fail "no page server: the daemon publishes no page figures" ||
+	pass "no page server: the daemon publishes no page figures (the work is done on demand)"
 if start_web "$CFG"; then
 	pass "sluice web serves on the LAN side ($(grep -c serving "$WORK/web.log") addresses: $(grep -o 'http://[^ ]*' "$WORK/web.log" | tr '\n' ' '))"
 	grep -q "203.0.113.2" "$WORK/web.log" && fail "sluice web: not on the WAN address" ||
@@ -166,6 +169,9 @@ if start_web "$CFG"; then
 	json_get "$api" "[h['name'] for h in j['hosts'] if h['mac'] == '$M1'] == ['laptop'] and all('hour' in h for h in j['hosts'])" | grep -q True &&
 		pass "GET /api/hosts from the LAN: the hosts with their last hour" ||
 		fail "GET /api/hosts from the LAN: the hosts with their last hour (${api:0:300})"
+	# (the daemon publishes its figures from the walk after the page
+	# server first asks: within 5 s)
+	wait_for 15000 in_ns "$H1" curl -sf -m 5 -o /dev/null http://[fd00:10::1]:8088/api/status
 	st=$(in_ns "$H1" curl -s -m 5 http://[fd00:10::1]:8088/api/status)
 	json_get "$st" "j['version'] and len(j['status']['ports']) == 6 and 'ports' in j['stats'] and isinstance(j['log'], list)" | grep -q True &&
 		pass "GET /api/status over IPv6: ports, counters, log, version" ||
@@ -245,3 +251,5 @@ r1=$(bulk "$H1" 203.0.113.1 5301)
 wait_for 30000 counted "$M1" up "$SIZE" && pass "... and counts anew ($r1)" ||
 	fail "... and counts anew ($r1; $(hosts_json))"
 stop_daemon
+# (the page server's asks for this instance: the daemon is gone)
+rm -f /run/sluice-web/want-*sluice-"$TAG"

@@ -171,7 +171,7 @@ snapshot > "$WORK/removed"
 left=$(comm -13 "$WORK/before" "$WORK/removed")
 # (deb-systemd-helper keeps whether the unit was enabled until the purge,
 # as for every package with a unit)
-[ "$left" = "$(printf './etc/sluice\n./etc/sluice/sluice.conf\n./var/lib/systemd/deb-systemd-helper-enabled/sluice.service.dsh-also')" ] &&
+[ "$left" = "$(printf './etc/sluice\n./etc/sluice/sluice.conf\n./var/lib/systemd/deb-systemd-helper-enabled/sluice-web.service.dsh-also\n./var/lib/systemd/deb-systemd-helper-enabled/sluice.service.dsh-also')" ] &&
 	pass "dpkg -r leaves only the conffile (and deb-systemd-helper's record, until the purge)" ||
 	{ failx "dpkg -r leaves only the conffile"; indent <<<"$left"; }
 in_root dpkg -P sluice > "$WORK/purge.log" 2>&1

@@ -145,7 +145,7 @@ static bool check_parse(const char *name, const char *text, const char *want)
 	"rule any -> any src @blocked drop\n"				\
 	"shape wan upload 20mbit download 300mbit overhead ethernet\n"
 
-#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\", \"conntrack\", \"port\", \"nat-ports\", \"on-stop\", \"nat-host-ports\", \"host-flows\" or \"spread\""
+#define STMTS "expected \"zone\", \"forward\", \"port-forward\", \"set\", \"rule\", \"shape\", \"fdb-size\", \"conntrack\", \"port\", \"nat-ports\", \"on-stop\", \"nat-host-ports\", \"host-flows\", \"spread\", \"month-start\", \"leases\", \"web-port\" or \"web-password\""
 #define ZITEMS "expected \"interfaces\", \"input\", \"masquerade\", \"mss-clamp\", \"filtering\", \"bogons\" or \"}\""
 #define ACTIONS "expected \"accept\", \"drop\" or \"reject\""
 #define OVERHEADS "expected \"ethernet\", \"docsis\", \"pppoe-ptm\", \"bridged-ptm\", \"pppoe-llcsnap\" or a byte count (-64..256)"
@@ -178,6 +178,8 @@ static const struct parse_case {
 	{ "on-stop keep", "on-stop keep\nzone lan { interfaces eth0 }", NULL },
 	{ "spread off", "spread off\nzone wan { interfaces ppp0 }", NULL },
 	{ "spread on", "spread on", NULL },
+	{ "accounting and the page", "month-start 15\nleases \"/var/lib/misc/dnsmasq.leases\"\n"
+	  "web-port 80\nweb-password \"$6$salt$0123456789abcdef\"", NULL },
 	{ "port modes", "port eth0 mode tc\nport eth1 mode xdp\nport eth2 mode generic", NULL },
 	{ "conntrack, every setting",
 	  "conntrack {\n size 4096\n tcp-established 7440 tcp-transitory 240 tcp-closing 120\n"
@@ -290,6 +292,18 @@ static const struct parse_case {
 	{ "spread twice", "spread on\nspread off",
 	  "t.conf:2:1: duplicate spread (first on line 1)" },
 	{ "spread, bad value", "spread 2", "t.conf:1:8: expected \"on\" or \"off\", got \"2\"" },
+	{ "month-start 29", "month-start 29",
+	  "t.conf:1:13: invalid month-start \"29\" (expected 1..28)" },
+	{ "month-start twice", "month-start 1\nmonth-start 15",
+	  "t.conf:2:1: duplicate month-start (first on line 1)" },
+	{ "leases, not quoted", "leases /var/lib/misc/dnsmasq.leases",
+	  "t.conf:1:8: expected a quoted file name, got \"/var/lib/misc/dnsmasq.leases\"" },
+	{ "leases, relative", "leases \"dnsmasq.leases\"",
+	  "t.conf:1:8: leases: \"dnsmasq.leases\" is not an absolute path" },
+	{ "web-port 0", "web-port 0", "t.conf:1:10: invalid web-port \"0\" (expected 1..65535)" },
+	{ "web-password in clear", "web-password \"secret\"",
+	  "t.conf:1:14: web-password: \"secret\" is no crypt(3) hash (make one with mkpasswd or "
+	  "openssl passwd -6; the password itself never goes here)" },
 	{ "fdb-size twice", "fdb-size 64\nfdb-size 128",
 	  "t.conf:2:1: duplicate fdb-size (first on line 1)" },
 	{ "nat-ports reversed", "nat-ports 5000-2000",

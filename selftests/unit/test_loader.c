@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The per-host accounting's arithmetic (loader/acct.c) and its state file
- * (loader/acct_state.c), on made-up connection entries: what each walk
- * adds, a flow seen twice in one walk, a flow under an old key, NAT's
- * reply direction, the first walk after a start, billing months, the
- * state file's round trip, and damaged files. */
+/* The loader's arithmetic that needs no kernel: the per-host accounting
+ * (loader/acct.c) and its state file (loader/acct_state.c) on made-up
+ * connection entries (what each walk adds, a flow seen twice in one walk,
+ * a flow under an old key, NAT's reply direction, a restart, billing
+ * months, the state file's round trip, damaged files), and the default
+ * connection table for the box's memory (loader/conntrack.c). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "acct.h"
+#include "../../loader/conntrack.h"	/* (not bpf/conntrack.h) */
 
 static int passed, failed;
 
@@ -18,10 +20,10 @@ static int passed, failed;
 	do {                                                    \
 		if (cond) {                                     \
 			passed++;                               \
-			printf("PASS unit/acct: " __VA_ARGS__); \
+			printf("PASS unit/loader: " __VA_ARGS__); \
 		} else {                                        \
 			failed++;                               \
-			printf("FAIL unit/acct: " __VA_ARGS__); \
+			printf("FAIL unit/loader: " __VA_ARGS__); \
 		}                                               \
 		printf("\n");                                   \
 	} while (0)
@@ -269,6 +271,24 @@ static void t_state(void)
 	acct_free(&a);
 }
 
+/* The default table from RAM: at most 5%, a power of two, the floor and
+ * the ceiling. */
+static void t_sizes(void)
+{
+	const uint64_t gib = 1ULL << 30;
+	uint32_t r1 = ct_flows_for_memory(gib), r4 = ct_flows_for_memory(4 * gib);
+	uint32_t r256 = ct_flows_for_memory(gib / 4), r64 = ct_flows_for_memory(64 * gib);
+
+	CHECK(r1 == 65536 && ct_flows_bytes(r1) <= gib / 20 && ct_flows_bytes(2 * r1) > gib / 20,
+	      "1 GiB of RAM: %u flows, %.1f MiB (the most within 5%%)", r1,
+	      ct_flows_bytes(r1) / 1048576.0);
+	CHECK(r4 == SLUICE_CT_FLOWS_DEFAULT, "4 GiB: %u flows, %.1f MiB", r4,
+	      ct_flows_bytes(r4) / 1048576.0);
+	CHECK(r64 == SLUICE_CT_FLOWS_DEFAULT, "64 GiB: no more than %u", r64);
+	CHECK(r256 == CT_FLOWS_FLOOR, "256 MiB: the floor, %u flows (%.1f MiB)", r256,
+	      ct_flows_bytes(r256) / 1048576.0);
+}
+
 int main(void)
 {
 	setenv("TZ", "UTC", 1);
@@ -276,6 +296,7 @@ int main(void)
 	t_late_neighbour();
 	t_months();
 	t_state();
+	t_sizes();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
