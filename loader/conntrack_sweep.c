@@ -10,6 +10,7 @@
 #include "acct.h"
 #include "conntrack.h"
 #include "conntrack_walk.h"
+#include "util.h"
 
 struct sweep_ctx {
 	const struct sluice_ct_timeouts *t;
@@ -34,12 +35,20 @@ static struct sluice_fc *fc_snapshot(int fc_fd, int ncpu)
 
 	if (fc_fd < 0 || ncpu <= 0)
 		return NULL;
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	__u32 *keys = calloc(SLUICE_FC_SLOTS, sizeof(*keys)), count = SLUICE_FC_SLOTS, out;
+
 	v = calloc((size_t)SLUICE_FC_SLOTS * ncpu, sizeof(*v));
-	for (__u32 i = 0; v && i < SLUICE_FC_SLOTS; i++)
-		if (bpf_map_lookup_elem(fc_fd, &i, &v[(size_t)i * ncpu])) {
-			free(v);
-			return NULL;
-		}
+	/* (one call for the whole array: a slot at a time was 4096 calls a
+	 * walk, which an emulated guest feels) */
+	if (!v || !keys || (bpf_map_lookup_batch(fc_fd, NULL, &out, keys, v, &count, &o) &&
+			    errno != ENOENT) || count != SLUICE_FC_SLOTS) {
+		if (verbose)	/* (the accounting then lacks up to 50 ms a flow) */
+			log_info("the flow caches: %s", v && keys ? strerror(errno) : "out of memory");
+		free(v);
+		v = NULL;
+	}
+	free(keys);
 	return v;
 }
 

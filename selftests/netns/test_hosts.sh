@@ -225,8 +225,8 @@ stop_daemon
 [ -s "$STATE"/hosts-*.state ] && pass "the daemon's stop writes the state ($(ls "$STATE"))" ||
 	fail "the daemon's stop writes the state ($(ls "$STATE"))"
 start_daemon || exit 1
-# (two walks after the start: the first learns where the flows stand)
-sleep $((12 * SLOW))
+# (the first walk, a second after the start, writes the figures)
+wait_for 15000 bash -c "ls /run/sluice | grep -q '^hosts-.*sluice-$TAG\$'"
 after=$(host_val "$M1" "h['total']['wan']['up']['bytes']" 2>/dev/null)
 # (the stop's last walk may add what came since the last one: a few
 # packets, never the transfer again)
