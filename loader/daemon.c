@@ -113,14 +113,6 @@ out:
 	return ret;
 }
 
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
-}
-
 /* Events come in bursts: apply DEBOUNCE_MS after the last one, but never
  * later than MAX_DELAY_MS after the first (a flapping link must not starve
  * the others). A failed apply is retried after RETRY_MS. */

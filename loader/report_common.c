@@ -123,3 +123,8 @@ void human(char *buf, size_t len, double v, const char *unit)
 	}
 	snprintf(buf, len, i ? "%.1f %s%s" : "%.0f %s%s", v, pfx[i], unit);
 }
+
+void mac_str(const uint8_t *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}

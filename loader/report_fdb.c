@@ -61,8 +61,7 @@ void report_fdb(FILE *f, const struct dp_view *v, struct fdb_row *rows, int n, _
 		bool learned = !(e->flags & (SLUICE_FDB_STATIC | SLUICE_FDB_LOCAL));
 
 		port_name(v, e->ifindex, name, sizeof(name));
-		snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
-			 m[4], m[5]);
+		mac_str(m, mac, sizeof(mac));
 		if (json) {
 			fprintf(f, "%s{\"mac\":\"%s\",\"vlan\":%u,\"ifindex\":%u", i ? "," : "", mac,
 				rows[i].key.vlan, e->ifindex);

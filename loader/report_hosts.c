@@ -35,11 +35,6 @@ int hosts_read(const char *pin, struct acct *a, bool quiet)
 	return ret ? 1 : 0;
 }
 
-void mac_str(const uint8_t *m, char *buf, size_t len)
-{
-	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
-}
-
 void addr_str(const struct acct_addr *x, char *buf, size_t len)
 {
 	if (!inet_ntop(x->v6 ? AF_INET6 : AF_INET, x->a, buf, len))

@@ -19,7 +19,6 @@ struct acct_host;
 struct acct_pair;
 int hosts_read(const char *pin, struct acct *a, bool quiet);
 
-void mac_str(const uint8_t *m, char *buf, size_t len);
 void addr_str(const struct acct_addr *x, char *buf, size_t len);
 /* The host's IPv4 address seen last, else its IPv6 one; NULL: none. */
 const struct acct_addr *main_addr(const struct acct_host *h);

@@ -284,3 +284,11 @@ bool xdp_meta_works(void)
 		close(fd);
 	return known;
 }
+
+long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}

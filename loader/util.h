@@ -45,6 +45,9 @@ int fmt_path(char *buf, size_t len, const char *fmt, ...) __attribute__((format(
 int verifier_reason(const char *log, char *reason, size_t len, int context,
 		    const char **ctx, size_t *ctx_len);
 
+/* CLOCK_MONOTONIC in milliseconds. */
+long long now_ms(void);
+
 /* Close *FD unless it is -1, and set it to -1. */
 void close_fd(int *fd);
 

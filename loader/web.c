@@ -68,14 +68,6 @@ static volatile sig_atomic_t stop;
 
 static void on_signal(int sig) { (void)sig; stop = 1; }
 
-static long long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
-}
-
 /* ---- where to listen ---------------------------------------------------------- */
 
 /* Whether interface IFNAME is a LAN-side zone's: input accept, no masquerade. */
