@@ -213,6 +213,79 @@ static __attribute__((noinline)) int fdb_learn(struct pkt *p, const __u8 *src, _
 	return r;
 }
 
+/* Bridged traffic per host (sluice.h, sluice_l2_acct): the frame in this
+ * CPU's pending slot for K (a MAC and VLAN) in direction DIR. A slot's sum
+ * goes into the host's per-CPU entry when it is SLUICE_L2_FLUSH_NS old or
+ * another MAC takes the slot, so a busy host costs a hash lookup a few
+ * times a second, not every frame. */
+static __always_inline void l2_pending_add(__u64 k, __u32 dir, __u32 len, __u64 now)
+{
+	__u32 h = (dir & 1) * SLUICE_L2_SLOTS + fdb_slot(k, dir);	/* (6 bits) */
+	struct sluice_l2_pending *s = bpf_map_lookup_elem(&sluice_l2_pending, &h);
+	struct sluice_l2_count *c, fresh = {};
+
+	if (!s)		/* (never: the key is in range) */
+		return;
+	if (s->k == k && now - s->at < SLUICE_L2_FLUSH_NS) {
+		s->bytes += len;
+		s->packets++;
+		return;
+	}
+	if (s->packets) {
+		c = bpf_map_lookup_elem(&sluice_l2_acct, &s->k);
+		if (c) {
+			c->bytes[dir & 1] += s->bytes;
+			c->packets[dir & 1] += s->packets;
+		} else {
+			fresh.bytes[dir & 1] = s->bytes;
+			fresh.packets[dir & 1] = s->packets;
+			/* (-EEXIST: another CPU made it meanwhile; this
+			 * CPU's share of a fresh entry starts at zero) */
+			if (bpf_map_update_elem(&sluice_l2_acct, &s->k, &fresh, BPF_NOEXIST) &&
+			    (c = bpf_map_lookup_elem(&sluice_l2_acct, &s->k))) {
+				c->bytes[dir & 1] += s->bytes;
+				c->packets[dir & 1] += s->packets;
+			}
+		}
+	}
+	s->k = k;
+	s->at = now;
+	s->bytes = len;
+	s->packets = 1;
+}
+
+/* A bridged frame of LEN bytes in VLAN, its MACs read again from the
+ * hook's context: a global function per hook, given the context and
+ * scalars only, so the verifier checks it once, not again on every path
+ * that reaches a bridged redirect. */
+static __always_inline int l2_count(void *data, void *data_end, __u32 vlan, __u32 len, __u64 now)
+{
+	__u64 tag = (__u64)(vlan & 0xffff) << 48, mac = (1ULL << 48) - 1;
+
+	if (data + 14 > data_end)	/* (never: the frame was parsed) */
+		return 0;
+	/* (the eight bytes at each MAC: the MAC in the low six, as fdb_key()) */
+	l2_pending_add((*(__u64 *)(data + 6) & mac) | tag, SLUICE_L2_TX, len, now);
+	l2_pending_add((*(__u64 *)data & mac) | tag, SLUICE_L2_RX, len, now);
+	return 0;
+}
+
+__attribute__((noinline)) int sluice_l2_count_xdp(struct xdp_md *ctx, __u32 vlan, __u32 len,
+						  __u64 now)
+{
+	if (!ctx)
+		return 0;
+	return l2_count((void *)(long)ctx->data, (void *)(long)ctx->data_end, vlan, len, now);
+}
+
+__attribute__((noinline)) int sluice_l2_count_tc(struct __sk_buff *skb, __u32 vlan, __u32 len,
+						 __u64 now)
+{
+	if (!skb)
+		return 0;
+	return l2_count((void *)(long)skb->data, (void *)(long)skb->data_end, vlan, len, now);
+}
+
 /* VLAN-aware bridges: the frame's VLAN on ingress. 0 or -1 (pass). */
 static __always_inline int bridge_vlan_in(struct pkt *p, const struct sluice_port *in)
 {
@@ -261,7 +334,8 @@ static __always_inline int bridge_vlan_out(struct pkt *p, const struct sluice_po
 	return 0;
 }
 
-static __always_inline int bridge_l2(struct pkt *p)
+/* HOOK: a constant at each entry point (the counting's global function). */
+static __always_inline int bridge_l2(struct pkt *p, const int hook)
 {
 	const struct sluice_port *in = p->port, *out;
 	struct ethhdr *eth = p->f.eth;
@@ -329,6 +403,10 @@ static __always_inline int bridge_l2(struct pkt *p)
 	p->fwd.hop.egress = egress;
 	p->fwd.hop.slot = out->slot;
 	p->fwd.hop.xdp = !!(out->flags & SLUICE_PORT_XDP_TX);	/* the entry point's concern */
+	if (hook == SLUICE_HOOK_XDP)
+		sluice_l2_count_xdp(p->ctx, p->vlan, p->len, now);
+	else
+		sluice_l2_count_tc(p->ctx, p->vlan, p->len, now);
 	return SLUICE_VERDICT_REDIRECT;
 }
 

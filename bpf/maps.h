@@ -109,6 +109,29 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_fdb SEC(".maps");
 
+/* Bridged traffic per host (sluice.h: struct sluice_l2_count): the
+ * datapath adds, the daemon reads and deletes the entries of MACs the FDB
+ * no longer has, so it holds the FDB's hosts and those of the last walk.
+ * Preallocated, as the FDB: an insert into a full table fails at once, and
+ * that slot's frames go uncounted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, SLUICE_L2_HOSTS);
+	__type(key, __u64);
+	__type(value, struct sluice_l2_count);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_l2_acct SEC(".maps");
+
+/* Each CPU's bridged frames not yet in sluice_l2_acct: slot
+ * dir * SLUICE_L2_SLOTS + a hash of the MAC (bridge.h, l2_count()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * SLUICE_L2_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sluice_l2_pending);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_l2_pending SEC(".maps");
+
 /* The FDB's generation: one more after every entry added, by the datapath
  * (a learned MAC) and by the loader (a mirrored static or local entry), so
  * that no CPU keeps a destination unknown once it is in the table

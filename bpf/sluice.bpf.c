@@ -64,7 +64,7 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 		return PKT_HANDOFF;
 	/* (an established flow's packet, decided lately: l3_stage.h) */
 	if (hook != SLUICE_HOOK_XDP || !l3_fc_first(p)) {
-		v = bridge_l2(p);
+		v = bridge_l2(p, hook);
 		if (v == SLUICE_VERDICT_PASS)
 			bridge_pass_judge(p);
 		if (v != PKT_CONTINUE)

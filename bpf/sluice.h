@@ -514,6 +514,34 @@ struct sluice_learned {
 	__u32 ifindex;
 };
 
+/* Bridged traffic per host (docs/design.md section 10): what sluice bridged
+ * from each MAC (SLUICE_L2_TX) and to it (SLUICE_L2_RX). Each CPU adds a
+ * frame to its pending slot for the MAC (sluice_l2_pending: direct-mapped,
+ * 64 slots per direction) and moves a slot's sum into the host's entry
+ * (sluice_l2_acct: per CPU, by the MAC's struct sluice_fdb_key read as a
+ * __u64) when the slot is SLUICE_L2_FLUSH_NS old or another MAC takes it.
+ * A host's count is its entry plus what the slots hold for it; the daemon
+ * reads both. */
+#define SLUICE_L2_SLOTS		64	/* per direction */
+#define SLUICE_L2_FLUSH_NS	(50ULL * 1000000ULL)
+#define SLUICE_L2_HOSTS		8192	/* sluice_l2_acct's entries */
+
+enum sluice_l2_dir {
+	SLUICE_L2_TX,			/* sent by the MAC */
+	SLUICE_L2_RX,			/* sent to it */
+};
+
+struct sluice_l2_count {
+	__u64 bytes[2];			/* by enum sluice_l2_dir */
+	__u64 packets[2];
+};
+
+struct sluice_l2_pending {
+	__u64 k;			/* struct sluice_fdb_key as a __u64, 0 empty */
+	__u64 at;			/* bpf_ktime_get_coarse_ns() of the slot's first frame */
+	__u64 bytes, packets;
+};
+
 /* Destinations the FDB did not have lately (sluice_unknown, per CPU, not
  * pinned; bridge.h): valid for SLUICE_UNKNOWN_NS while the FDB's generation
  * (sluice_fdb_gen) stays what it was when the lookup missed. */

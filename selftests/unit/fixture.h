@@ -142,6 +142,7 @@ extern const struct fixture_table fx_bridge;
 void b_on_lan2(void);
 void test_unknown_cache(int tc);
 void test_learned_cache(int tc);
+void test_l2_acct(int tc);
 
 /* ---- fx_l3.c --------------------------------------------------------------- */
 

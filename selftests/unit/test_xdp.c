@@ -523,6 +523,7 @@ int main(int argc, char **argv)
 	test_peer_stack();
 	test_nh_cache(0);
 	test_learned_cache(0);
+	test_l2_acct(0);
 	test_unknown_cache(0);
 	test_flow_cache(0, 0, 0);
 	test_flow_cache(0, 1, 0);
@@ -541,6 +542,7 @@ int main(int argc, char **argv)
 	test_shape_pppoe(1);
 	test_nh_cache(1);
 	test_learned_cache(1);
+	test_l2_acct(1);
 	test_unknown_cache(1);
 	test_flow_cache(1, 0, 0);
 	test_flow_cache(1, 1, 0);
