@@ -376,6 +376,69 @@ void acct_flow(struct acct *a, bool v6, const void *key, const struct sluice_ct_
 	}
 }
 
+/* The seen table's key of bridged traffic in direction DIR: apart from
+ * any connection's (another seed). */
+static uint64_t l2_key(uint64_t k, uint64_t salt, int dir)
+{
+	uint64_t w[3] = { k, salt, (uint64_t)dir }, h = 0x84222325cbf29ce4ULL;
+	const uint8_t *p = (const uint8_t *)w;
+
+	for (size_t i = 0; i < sizeof(w); i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h ? h : 1;
+}
+
+/* Bridged traffic (no connection entry): K (a MAC and VLAN, struct
+ * sluice_fdb_key as a __u64) sent TX and received RX in all, as the
+ * datapath's per-host entry and pending slots say now. KEY_SALT tells this
+ * entry from an earlier one of the same MAC (another map after a reboot or
+ * `sluice down`), whose totals start again at zero. The two reads behind a
+ * total race the datapath moving a slot into its entry, so a total may
+ * read lower than last time by what was moving: it only counts once past
+ * the highest read, never a second time. */
+void acct_l2(struct acct *a, uint64_t key_salt, uint64_t k, const struct acct_count *tx,
+	     const struct acct_count *rx)
+{
+	const struct acct_count *c[ACCT_DIRS] = { tx, rx };	/* up: sent by the host */
+	struct acct_count d[ACCT_DIRS];
+	struct acct_host *h;
+	uint8_t mac[6];
+	bool any = false;
+
+	for (int dir = 0; dir < ACCT_DIRS; dir++) {
+		uint64_t key = l2_key(k, key_salt, dir);
+		struct acct_seen *p = seen_find(&a->prev, key), *s;
+
+		d[dir] = *c[dir];
+		if (p) {
+			d[dir].bytes = c[dir]->bytes > p->bytes ? c[dir]->bytes - p->bytes : 0;
+			d[dir].packets = c[dir]->packets > p->packets ? c[dir]->packets - p->packets : 0;
+		}
+		any |= d[dir].bytes || d[dir].packets;
+		s = seen_add(&a->cur, key);
+		if (s) {
+			s->bytes = p && p->bytes > c[dir]->bytes ? p->bytes : c[dir]->bytes;
+			s->packets = p && p->packets > c[dir]->packets ? p->packets : c[dir]->packets;
+		}
+	}
+	if (!any)
+		return;
+	memcpy(mac, &k, 6);	/* (the key's first six bytes: sluice.h) */
+	h = host_get(a, mac);
+	host_add(h, ACCT_LOCAL, ACCT_UP, d[ACCT_UP], a->walk_unix);
+	host_add(h, ACCT_LOCAL, ACCT_DOWN, d[ACCT_DOWN], a->walk_unix);
+}
+
+void acct_l2_gone(struct acct *a, uint64_t key_salt, uint64_t k)
+{
+	for (int dir = 0; dir < ACCT_DIRS; dir++) {
+		struct acct_seen *s = seen_find(&a->cur, l2_key(k, key_salt, dir));
+
+		if (s)
+			s->bytes = s->packets = 0;
+	}
+}
+
 /* Add the walk's bytes to the period AT of RING (N slots by at % N). */
 static void ring_add(struct acct_pair *ring, int n, int64_t at, const uint64_t *d)
 {

@@ -122,6 +122,17 @@ void acct_walk_begin(struct acct *a, time_t now, double mono, const struct acct_
 void acct_flow(struct acct *a, bool v6, const void *key, const struct sluice_ct_entry *e);
 void acct_walk_end(struct acct *a);
 
+/* Bridged traffic, in the walk: what MAC-and-VLAN key K (struct
+ * sluice_fdb_key as a __u64) sent (TX) and received (RX) through the
+ * bridge stage, in all (acct.c). KEY_SALT: the datapath's table this
+ * total is from. acct_l2_read() reads the datapath's figures and hands
+ * them over (acct_l2.c); 0 or -errno. */
+void acct_l2(struct acct *a, uint64_t key_salt, uint64_t k, const struct acct_count *tx,
+	     const struct acct_count *rx);
+int acct_l2_read(struct acct *a, int acct_fd, int pending_fd, int fdb_fd);
+/* K's datapath entry was deleted after acct_l2(): its next one starts at 0. */
+void acct_l2_gone(struct acct *a, uint64_t key_salt, uint64_t k);
+
 /* Where flow KEY (its hash) stood at the last walk: the state file's,
  * so that the first walk after a start counts from there. 0 or -ENOMEM. */
 int acct_seen_put(struct acct *a, uint64_t key, uint64_t bytes, uint64_t packets);

@@ -244,8 +244,14 @@ static void ct_tick(struct daemon *d, struct dp *dp)
 	dp_ct_maps(dp, &m);
 	ret = ct_sweep(&m, &c.timeouts, ts.tv_sec * 1000000000ULL + ts.tv_nsec, &st, acct,
 		       dp_fd(dp, MAP_FC));
-	if (acct)
+	if (acct) {
+		int r = acct_l2_read(acct, dp_fd(dp, MAP_L2_ACCT), dp_fd(dp, MAP_L2_PENDING),
+				     dp_fd(dp, MAP_FDB));
+
+		if (r && verbose)
+			log_info("hosts: bridged traffic: %s", strerror(-r));
 		acct_end(d);
+	}
 	publish_status(&d->page, dp);
 	if (ret)
 		return;

@@ -68,7 +68,9 @@ enum dp_follow {
 	X(VLAN_UP, sluice_vlan_up) \
 	X(ENCAP, sluice_encap) \
 	X(PPPOE_IN, sluice_pppoe_in) \
-	X(PPPOE_OUT, sluice_pppoe_out)
+	X(PPPOE_OUT, sluice_pppoe_out) \
+	X(L2_ACCT, sluice_l2_acct) \
+	X(L2_PENDING, sluice_l2_pending)
 
 enum dp_map_id {
 #define DP_MAP_ID(id, name) MAP_##id,

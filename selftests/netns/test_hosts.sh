@@ -2,10 +2,11 @@
 # Per-host accounting on the reference box, masquerading to the internet:
 # what `sluice hosts` says each host sent and received, against the bytes
 # the test's own transfers carried (2 MB each way, plus the headers), from
-# a native XDP port and a tc port through NAT and routed over IPv6; names
-# from the DHCP server's lease file; the totals across a restart of the
-# daemon (not counted twice) and a damaged state file (set aside, the
-# daemon runs on); the Prometheus series; no daemon, no figures.
+# a native XDP port and a tc port through NAT, routed over IPv6 and bridged
+# between LAN ports; names from the DHCP server's lease file; the totals
+# across a restart of the daemon (not counted twice) and a damaged state
+# file (set aside, the daemon runs on); the Prometheus series; no daemon,
+# no figures.
 SUITE=hosts
 . "$(dirname "$0")/lib.sh"
 require_root
@@ -99,6 +100,29 @@ for h in json.load(sys.stdin)["hosts"]: print(h["mac"], h["addresses"], h["total
 check_host "$M1" "lan1 (XDP) through NAT"
 check_host "$M2" "lan2 (tc) through NAT"
 check_host "$M3" "lan3 over IPv6, routed"
+
+# Bridged between LAN ports (no connection entry: the bridge stage counts
+# them): lan3 (XDP) to lan1 (XDP), lan2 (tc) to lan1, 2 MB each way; so
+# lan1's host sent and received 4 MB host to host, the others 2.
+bulk_server "$H1" 192.168.10.11 5303; PIDS+=($!)
+wait_for 5000 listening "$H1" 5303 t
+r1=$(bulk "$H3" 192.168.10.11 5303) r2=$(bulk "$H2" 192.168.10.11 5303)
+[ "$r1 $r2" = "ok ok" ] && pass "2 MB each way bridged, lan3 (XDP) and lan2 (tc) to lan1" ||
+	fail "2 MB each way bridged, lan3 (XDP) and lan2 (tc) to lan1 ($r1; $r2)"
+local_bytes() { host_val "$1" "h['total']['local']['$2']['bytes']" 2>/dev/null || echo 0; }
+counted_local() { [ "$(local_bytes "$1" up)" -ge "$2" ] && [ "$(local_bytes "$1" down)" -ge "$2" ]; }
+check_local() {	# MAC N WHAT: N transfers' worth each way
+	local up down
+	wait_for 30000 counted_local "$1" $(($2 * SIZE))
+	up=$(local_bytes "$1" up) down=$(local_bytes "$1" down)
+	between_ints "$up" $(($2 * SIZE)) $(($2 * MAX)) && between_ints "$down" $(($2 * SIZE)) $(($2 * MAX)) &&
+		pass "$3: $up bytes sent, $down received host to host for $(($2 * SIZE)) each way of payload" ||
+		fail "$3: $up bytes sent, $down received host to host for $(($2 * SIZE)) each way of payload (at most $(($2 * MAX)))"
+}
+between_ints() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+check_local "$M3" 1 "bridged, lan3 (XDP)"
+check_local "$M2" 1 "bridged, lan2 (tc)"
+check_local "$M1" 2 "bridged, lan1 (both)"
 
 name=$(host_val "$M1" "h['name']")
 [ "$name" = laptop ] && pass "lan1's host is named from the DHCP leases ($name)" ||

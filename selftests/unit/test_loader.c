@@ -196,6 +196,55 @@ static void t_late_neighbour(void)
 	acct_free(&a);
 }
 
+/* One walk of bridged traffic: K sent TX bytes and received RX in all (a
+ * packet per 100 bytes), as read from table SALT. */
+static void walk_l2(struct acct *a, time_t t, uint64_t salt, uint64_t k, uint64_t tx, uint64_t rx)
+{
+	struct acct_count c[2] = { { tx, tx / 100 }, { rx, rx / 100 } };
+
+	acct_walk_begin(a, t, (double)t, NULL, 0);
+	acct_l2(a, salt, k, &c[0], &c[1]);
+	acct_walk_end(a);
+}
+
+/* Bridged traffic (acct_l2): a host by its MAC alone, host to host; a
+ * total read low (a slot moving into its entry between the two reads)
+ * counts nothing twice; a new table (a reboot) and an entry deleted
+ * (acct_l2_gone) count from zero. */
+static void t_bridged(void)
+{
+	struct acct a;
+	uint64_t k = 0;
+	struct acct_host *h;
+	const struct acct_count *up, *down;
+
+	memcpy(&k, MAC_A, 6);
+	acct_init(&a, 1);
+	walk_l2(&a, 1796000000, 1, k, 1000, 500);
+	h = acct_host_by_mac(&a, MAC_A);
+	up = h ? &h->total[ACCT_LOCAL][ACCT_UP] : NULL;
+	down = h ? &h->total[ACCT_LOCAL][ACCT_DOWN] : NULL;
+	CHECK(h && up->bytes == 1000 && up->packets == 10 && down->bytes == 500 &&
+	      !h->total[ACCT_WAN][ACCT_UP].bytes,
+	      "bridged: a host by its MAC, its frames host to host (%llu up, %llu down)",
+	      up ? (unsigned long long)up->bytes : 0ULL, down ? (unsigned long long)down->bytes : 0ULL);
+	if (!h)
+		return;
+	walk_l2(&a, 1796000005, 1, k, 900, 500);	/* read low */
+	walk_l2(&a, 1796000010, 1, k, 1200, 600);
+	CHECK(up->bytes == 1200 && down->bytes == 600,
+	      "bridged: a total read low counts nothing, then only past the highest (%llu, %llu)",
+	      (unsigned long long)up->bytes, (unsigned long long)down->bytes);
+	walk_l2(&a, 1796000015, 2, k, 300, 0);		/* another table: from zero */
+	CHECK(up->bytes == 1500, "bridged: a new table counts from zero (%llu)",
+	      (unsigned long long)up->bytes);
+	acct_l2_gone(&a, 2, k);
+	walk_l2(&a, 1796000020, 2, k, 100, 0);		/* its entry made again */
+	CHECK(up->bytes == 1600, "bridged: after its entry was deleted, from zero (%llu)",
+	      (unsigned long long)up->bytes);
+	acct_free(&a);
+}
+
 static void t_months(void)
 {
 	/* (local time: TZ is UTC in the test) */
@@ -294,6 +343,7 @@ int main(void)
 	setenv("TZ", "UTC", 1);
 	t_counting();
 	t_late_neighbour();
+	t_bridged();
 	t_months();
 	t_state();
 	t_sizes();
