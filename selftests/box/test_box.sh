@@ -382,6 +382,7 @@ t_drivers() {
 	bulk_server "$L1" 192.168.10.11 5013; PIDS+=($!)
 	bulk_server "$ISP" 203.0.113.1 5014; PIDS+=($!)
 	wait_for 5000 listening "$L1" 5013 t
+	box "sluice hosts --json" >"$WORK/hosts-before.json"
 	# (lan2's virtio runs tc, lan3's native XDP)
 	for pair in "$L1 192.168.10.13 5012 e1000e->virtio (tc to XDP, bridged)" \
 		    "$L2 192.168.10.13 5012 virtio->virtio (tc to XDP, bridged)" \
@@ -396,6 +397,14 @@ t_drivers() {
 		[ "$out" = ok ] && pass "$*: 2 MB of TCP there and back intact, default offloads" ||
 			fail "$*: 2 MB of TCP there and back intact, default offloads ($out)"
 	done
+	# the four bridged transfers, host to host per MAC: lan3's host in all
+	# four, the others in two (2 MB each way each time, and the headers)
+	if wait_for $((15 * 1000)) bridged_counted; then
+		pass "sluice hosts: the bridged transfers counted host to host ($(bridged_counted show))"
+	else
+		fail "sluice hosts: the bridged transfers counted host to host ($(bridged_counted show))"
+		box "sluice hosts" | indent
+	fi
 	# the box's NICs with GRO, TSO and checksum offloads switched off and
 	# on (e1000e resets its link for that: until the WAN's route is back,
 	# the box rightly answers "network unreachable")
@@ -410,6 +419,30 @@ t_drivers() {
 	[ "$out" = okok ] && pass "offloads back on: bridged and NATed TCP intact" ||
 		fail "offloads back on: bridged and NATed TCP intact ($out)"
 	klog_clean "after bulk TCP through each driver pair"
+}
+
+# bridged_counted [show]: since hosts-before.json, the hosts' traffic
+# host to host grew by 4, 4 and 8 MB each way (at most 10% more)
+bridged_counted() {
+	box "sluice hosts --json" | python3 -c '
+import json, sys
+try:
+    before = {h["mac"]: h["total"]["local"] for h in json.load(open(sys.argv[1]))["hosts"]}
+except ValueError:
+    before = {}	# (no figures yet: none counted before)
+grew = []
+for h in json.load(sys.stdin)["hosts"]:
+    b = before.get(h["mac"], {"up": {"bytes": 0}, "down": {"bytes": 0}})
+    d = [h["total"]["local"][k]["bytes"] - b[k]["bytes"] for k in ("up", "down")]
+    if min(d) > 0:
+        grew.append(d)
+grew.sort(key=min)
+mb = 1 << 20
+ok = len(grew) == 3 and all(n * mb <= min(d) and max(d) <= n * mb * 1.1
+                            for d, n in zip(grew, (4, 4, 8)))
+if sys.argv[2:]:
+    print(", ".join("%d/%d bytes" % tuple(d) for d in grew))
+sys.exit(not ok)' "$WORK/hosts-before.json" "$@"
 }
 
 # ---- 5. reload, upgrade, nftables restart under a steady stream --------------------------
