@@ -25,7 +25,7 @@ SUITE=bench
 
 QUICK=0
 OUT=$TOP/docs/bench
-SCENARIOS="1 2 3 4 5 6 7 8 9"
+SCENARIOS="1 2 3 4 5 6 7 8 9 10"
 INNER=	# set when a guest runs part of a scenario for the host
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -881,6 +881,159 @@ shape_cost() {
 	fi
 }
 
+# ---- 10: NAT over a PPPoE WAN (a Debian guest: the kernel's pppoe driver) ------------------
+# The router dials the ISP's pppoe-server with pppd (ppp0, MTU 1492), as
+# selftests/netns/test_pppoe_wan.sh does, and masquerades a LAN host's UDP
+# flows into the session. The kernel path: ppp0 (the pppoe driver puts the
+# session header on, and takes it off the replies) with nftables
+# masquerade; sluice serves the session on wan0 itself. Upload: the LAN
+# host's frames, counted in their session frames at the ISP; download: the
+# ISP's replies in session frames, to the LAN host. Then the download with
+# the session's frames spread over the guest's two CPUs (`spread on`, the
+# default) against one (`spread off`): the guest runs multi-threaded TCG,
+# so two vCPUs are two host threads.
+PPPOE_FLOWS=100
+s10() {
+	progress "10/10 NAT over a PPPoE WAN: the kernel's pppoe driver and nftables against sluice serving the session"
+	if [ -z "$INNER" ]; then
+		if [ "$QUICK" = 1 ]; then	# (a guest of its own: make check's CI budget)
+			na 10 "PPPoE" "make bench only: it boots a Debian guest of its own (minutes)"
+			return
+		fi
+		# (a case takes a minute there, mostly benchgen starting under
+		# emulation: 2 runs of each, in at most 30 minutes)
+		SLUICE_QEMU_ACCEL=tcg,thread=multi SLUICE_GUEST_ENV="BENCH_RUNS BENCH_STAT_RUNS" \
+			BENCH_RUNS=2 BENCH_STAT_RUNS=2 BENCH_GUEST_TIMEOUT=${BENCH_GUEST_TIMEOUT:-1800} \
+			guest_run 6.1 10
+		return
+	fi
+	modprobe pppoe 2>/dev/null
+	if [ ! -e /proc/net/pppoe ] || ! command -v pppoe-server >/dev/null || ! command -v pppd >/dev/null; then
+		na 10 "PPPoE" "no pppoe driver, pppd or pppoe-server here"
+		return
+	fi
+	if ! pppoe_topo_up; then
+		na 10 "PPPoE" "pppd did not bring ppp0 up: $(tail -1 "$WORK/pppd.log")"
+		return
+	fi
+	local up=(--gen-ns "$H1" --gen-if eth0 --dst-mac "$(mac_of "$RTR" lan1)" --src-ip 192.168.10.11
+		  --dst-ip 198.51.100.1 --flows $PPPOE_FLOWS --sink-ns "$ISP" --sink-if eth0)
+	local down=(--gen-ns "$ISP" --gen-if eth0 --dst-mac "$(mac_of "$RTR" wan0)" --pppoe "$SID"
+		    --src-ip 198.51.100.1 --dst-ip "$PPP_ADDR" --flows $PPPOE_FLOWS --reverse
+		    --sink-ns "$H1" --sink-if eth0)
+	# (the generator straight into a sink: what the harness itself costs
+	# a packet here, for the router-only figures)
+	# (GRO on both ends, as on the router's ports and the hosts')
+	ip -n "$H1" link add gen0 type veth peer name eth1 netns "$ISP" &&
+		ip -n "$H1" link set gen0 up && ip -n "$ISP" link set eth1 up &&
+		ip netns exec "$H1" ethtool -K gen0 gro on >/dev/null 2>&1 &&
+		ip netns exec "$ISP" ethtool -K eth1 gro on >/dev/null 2>&1 &&
+		measure 10 "harness: generator to sink, no router" --gen-ns "$H1" --gen-if gen0 \
+			--dst-mac "$(mac_of "$ISP" eth1)" --src-ip 192.168.10.11 --dst-ip 198.51.100.1 \
+			--flows $PPPOE_FLOWS --sink-ns "$ISP" --sink-if eth1
+	if pppoe_nft; then
+		pppoe_prime "${up[@]}"
+		measure 10 "kernel pppoe + nftables masquerade, upload" "${up[@]}"
+		measure 10 "kernel pppoe + nftables masquerade, download" "${down[@]}"
+	else
+		na 10 "kernel pppoe + nftables masquerade" "nft failed: $(head -1 "$WORK/nft.err")"
+	fi
+	ip netns exec "$RTR" nft flush ruleset 2>/dev/null
+	ct_flush
+	if pppoe_sluice on; then
+		pppoe_prime "${up[@]}"
+		measure 10 "sluice serving the session, upload" "${up[@]}"
+		progstat 10 "sluice serving the session, upload" "$(sluice_prog_id)" "${up[@]}"
+		note 10 "sluice serving the session, download, spread over 2 CPUs" spread_cpus "$(pppoe_spread)"
+		measure 10 "sluice serving the session, download, spread over 2 CPUs" "${down[@]}"
+		pppoe_sluice off && note 10 "sluice serving the session, download, 1 CPU" spread_cpus "$(pppoe_spread)" &&
+			measure 10 "sluice serving the session, download, 1 CPU" "${down[@]}"
+		progstat 10 "sluice serving the session, download, 1 CPU" "$(sluice_prog_id)" "${down[@]}"
+		rsluice down >/dev/null 2>&1
+	else
+		na 10 "sluice serving the session" "sluice did not serve ppp0: $(tail -1 "$WORK/sluice.log")"
+	fi
+}
+# The LAN host, the router and the ISP; pppd dialled. Sets SID (the
+# session) and PPP_ADDR (the router's end).
+pppoe_topo_up() {
+	local ns i
+	topo_down
+	TAG=$(unique_tag)
+	RTR=$TAG-rtr ISP=$TAG-isp H1=$TAG-h1 PIN=/sys/fs/bpf/sluice-$TAG
+	for ns in "$RTR" "$ISP" "$H1"; do
+		ip netns add "$ns" && ip -n "$ns" link set lo up || return 1
+	done
+	ip -n "$RTR" link add wan0 type veth peer name eth0 netns "$ISP" || return 1
+	ip -n "$RTR" link add lan1 type veth peer name eth0 netns "$H1" || return 1
+	ip -n "$RTR" addr add 192.168.10.1/24 dev lan1
+	for i in "$RTR wan0" "$RTR lan1" "$ISP eth0" "$H1 eth0"; do
+		set -- $i
+		ip -n "$1" link set "$2" up
+		ip netns exec "$1" ethtool -K "$2" gro on >/dev/null 2>&1
+	done
+	ip netns exec "$RTR" sysctl -qw net.ipv4.ip_forward=1
+	ip -n "$H1" addr add 192.168.10.11/24 dev eth0
+	ip -n "$H1" route add default via 192.168.10.1
+	ip -n "$ISP" addr add 198.51.100.1/32 dev lo
+	printf 'noauth\nlcp-echo-interval 5\nlcp-echo-failure 4\nmtu 1492\nmru 1492\n' >"$WORK/pppoe-options"
+	ip netns exec "$ISP" pppoe-server -I eth0 -L 100.64.0.1 -R 100.64.0.10 -N 4 \
+		-O "$WORK/pppoe-options" || return 1
+	ip netns exec "$RTR" pppd plugin pppoe.so nic-wan0 user sluice noauth noipdefault defaultroute \
+		mtu 1492 mru 1492 lcp-echo-interval 5 lcp-echo-failure 4 unit 0 >"$WORK/pppd.log" 2>&1 &
+	for i in $(seq 60); do
+		PPP_ADDR=$(ip -n "$RTR" -4 -o addr show dev ppp0 2>/dev/null | awk '{sub(/\/.*/, "", $4); print $4; exit}')
+		[ -n "$PPP_ADDR" ] && break
+		sleep 1
+	done
+	# (the kernel prints the id's two bytes as this little-endian CPU
+	# holds them: loader/pppoe.c)
+	SID=$(ip netns exec "$RTR" awk 'NR == 2 {print $1}' /proc/net/pppoe 2>/dev/null)
+	[ -n "$PPP_ADDR" ] && [ -n "$SID" ] || return 1
+	SID=$(( (16#$SID & 0xff) << 8 | (16#$SID >> 8 & 0xff) ))
+	[ "$SID" != 0 ]
+}
+pppoe_nft() {
+	cat > "$WORK/pppoe.nft" <<NFT
+flush ruleset
+table inet box {
+	chain forward {
+		type filter hook forward priority 0; policy drop;
+		ct state established,related accept
+		iifname "lan1" oifname "ppp0" accept
+	}
+	chain postrouting {
+		type nat hook postrouting priority 100;
+		oifname "ppp0" masquerade
+	}
+}
+NFT
+	ip netns exec "$RTR" nft -f "$WORK/pppoe.nft" 2>"$WORK/nft.err"
+}
+# pppoe_sluice on|off: sluice up (or reloaded) serving ppp0, SPREAD on or off
+pppoe_sluice() {
+	printf 'zone lan {\n interfaces lan1\n input accept\n}\nzone wan {\n interfaces ppp0\n input drop\n masquerade\n}\nforward lan -> wan\nport lan1 mode xdp\nport wan0 mode xdp\nspread %s\n' \
+		"$1" > "$WORK/pppoe.conf"
+	headroom_for
+	if [ -d "$PIN" ]; then
+		rsluice reload -c "$WORK/pppoe.conf" >"$WORK/sluice.log" 2>&1
+	else
+		rsluice up -c "$WORK/pppoe.conf" >"$WORK/sluice.log" 2>&1
+	fi || return 1
+	rsluice status 2>/dev/null | grep -q "served on wan0"
+}
+pppoe_spread() { json_get "$(rsluice status --json)" "j.get('spread_cpus', 0)" 2>/dev/null || echo 0; }
+# pppoe_prime UPLOAD-ARGS...: each flow once up and once down, so it is
+# established for both paths (masquerade keeps the ports)
+pppoe_prime() {
+	prime "$@" --count $PPPOE_FLOWS --seconds 1
+	sleep 0.2
+	prime --gen-ns "$ISP" --gen-if eth0 --dst-mac "$(mac_of "$RTR" wan0)" --pppoe "$SID" \
+		--src-ip 198.51.100.1 --dst-ip "$PPP_ADDR" --flows $PPPOE_FLOWS --reverse \
+		--count $PPPOE_FLOWS
+	sleep 0.2
+}
+
 # ---- guest runs ----------------------------------------------------------------------------
 
 # guest_run KERNEL SCENARIO: run one scenario inside a stock Debian kernel
@@ -951,6 +1104,7 @@ if [ -n "$INNER" ]; then	# inside a guest: one scenario, lines on stdout
 	case $INNER in
 	3) s3 ;;
 	8) s8 ;;
+	10) s10 ;;
 	*) echo "bench: --inner $INNER: no such guest scenario" >&2; exit 2 ;;
 	esac
 	exit 0
@@ -991,6 +1145,7 @@ for sc in $SCENARIOS; do
 	   shape_cost
 	   guest_run 6.12 8 ;;
 	9) topo_down; s9 ;;
+	10) topo_down; s10 ;;
 	*) echo "bench: no scenario $sc" >&2 ;;
 	esac
 done

@@ -93,8 +93,8 @@ int gen_xdp(struct xdp_md *ctx)
 	return XDP_TX;
 }
 
-/* Counts and drops the generator's frames (IPv4 with its IP id) at tc
- * ingress. Anything else (ARP, neighbour discovery) goes to the host's
+/* Counts and drops the generator's frames (IPv4 with its IP id, or such a
+ * packet in a PPPoE session frame) at tc ingress. Anything else (ARP, neighbour discovery) goes to the host's
  * stack: a router whose neighbour entry for the sink goes stale must get its
  * ARP answered, or forwarding stops in the middle of a run. Not XDP: a veth
  * running XDP copies every skb with less than 256 bytes of headroom first
@@ -111,9 +111,19 @@ int sink_tc(struct __sk_buff *skb)
 	struct sink_count *c;
 	__u32 key = 0;
 
-	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) ||
-	    ip->id != bpf_htons(BENCH_IP_ID))
+	if ((void *)(ip + 1) > end)
 		return 0;	/* TC_ACT_OK */
+	if (eth->h_proto == bpf_htons(ETH_P_PPP_SES)) {
+		__u8 *h = (void *)(eth + 1);	/* session header, PPP protocol */
+
+		ip = (void *)(h + 8);
+		if ((void *)(ip + 1) > end || h[6] || h[7] != 0x21)
+			return 0;
+	} else if (eth->h_proto != bpf_htons(ETH_P_IP)) {
+		return 0;
+	}
+	if (ip->id != bpf_htons(BENCH_IP_ID))
+		return 0;
 	c = bpf_map_lookup_elem(&sink_counts, &key);
 	if (c) {
 		c->packets++;

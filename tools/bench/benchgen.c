@@ -5,7 +5,7 @@
  *            [--sink-ns NS --sink-if IF] [--proto udp|syn] [--size BYTES]
  *            [--flows N] [--sports N] [--sport P] [--dport P] [--ip-option]
  *            [--reverse] [--first I] [--seconds S | --count N] [--rate PPS]
- *            [--cpu C] [--headroom B]
+ *            [--cpu C] [--headroom B] [--pppoe SESSION]
  *
  * It attaches a counting tc sink to SINK-IF inside SINK-NS, then runs the
  * generator program with BPF_F_TEST_XDP_LIVE_FRAMES on GEN-IF inside
@@ -28,6 +28,9 @@
  * before its program runs: the default gives every port what such a driver
  * gives, so generic XDP pays that copy here as it does on those NICs.
  * Native XDP ports are unaffected (a veth runs XDP on the frame itself).
+ *
+ * --pppoe SESSION: the frames are PPPoE session frames of that session
+ * (RFC 2516, PPP protocol IPv4), as an ISP's concentrator sends them down.
  *
  * Prints one JSON object: frames sent and delivered, seconds, rates, loss,
  * and the busy time (from /proc/stat) per delivered frame of the CPU given
@@ -71,7 +74,7 @@ struct opts {
 	unsigned char dst_mac[ETH_ALEN];
 	struct in_addr src_ip, dst_ip;
 	int syn, ip_option, reverse, cpu, have_mac;
-	unsigned headroom;
+	unsigned headroom, pppoe;	/* pppoe: the session id, 0 none */
 	unsigned size, flows, sports, sport, dport;
 	double seconds;
 	unsigned long long count, rate, first;
@@ -146,7 +149,8 @@ static void build_template(const struct opts *o, const unsigned char *src_mac,
 			   unsigned char *frame, unsigned len, struct gen_template *t)
 {
 	struct ethhdr *eth = (void *)frame;
-	struct iphdr *ip = (void *)(eth + 1);
+	unsigned l2 = sizeof(*eth) + (o->pppoe ? 8 : 0);	/* (the session header) */
+	struct iphdr *ip = (void *)(frame + l2);
 	unsigned ihl = o->ip_option ? 6 : 5, l4len;
 	__u8 *l4 = (__u8 *)ip + ihl * 4;
 	__u16 sport = o->reverse ? o->dport : o->sport;
@@ -157,9 +161,20 @@ static void build_template(const struct opts *o, const unsigned char *src_mac,
 	memcpy(eth->h_dest, o->dst_mac, ETH_ALEN);
 	memcpy(eth->h_source, src_mac, ETH_ALEN);
 	eth->h_proto = htons(ETH_P_IP);
+	if (o->pppoe) {
+		__u8 *h = (__u8 *)(eth + 1);
+
+		eth->h_proto = htons(ETH_P_PPP_SES);
+		h[0] = 0x11;				/* version 1, type 1 */
+		h[2] = o->pppoe >> 8;
+		h[3] = o->pppoe;
+		h[4] = (len - l2 + 2) >> 8;		/* the PPP protocol and the packet */
+		h[5] = len - l2 + 2;
+		h[7] = 0x21;				/* PPP: IPv4 */
+	}
 	ip->version = 4;
 	ip->ihl = ihl;
-	ip->tot_len = htons(len - sizeof(*eth));
+	ip->tot_len = htons(len - l2);
 	ip->id = htons(BENCH_IP_ID);
 	ip->ttl = 64;
 	ip->protocol = o->syn ? IPPROTO_TCP : IPPROTO_UDP;
@@ -168,7 +183,7 @@ static void build_template(const struct opts *o, const unsigned char *src_mac,
 	if (o->ip_option)
 		memset(ip + 1, 1, 3);	/* NOP NOP NOP EOL */
 	ip->check = htons(csum_fold(csum_partial(ip, ihl * 4, 0)));
-	l4len = len - sizeof(*eth) - ihl * 4;
+	l4len = len - l2 - ihl * 4;
 
 	memset(t, 0, sizeof(*t));
 	t->l4_off = l4 - frame;
@@ -435,7 +450,8 @@ static void usage(void)
 	fprintf(stderr, "usage: benchgen --gen-ns NS --gen-if IF --dst-mac MAC --src-ip A --dst-ip B\n"
 		"  [--sink-ns NS --sink-if IF] [--proto udp|syn] [--size BYTES] [--flows N]\n"
 		"  [--sports N] [--sport P] [--dport P] [--ip-option] [--reverse]\n"
-		"  [--first I] [--seconds S | --count N] [--rate PPS] [--cpu C] [--headroom B]\n");
+		"  [--first I] [--seconds S | --count N] [--rate PPS] [--cpu C] [--headroom B]\n"
+		"  [--pppoe SESSION]\n");
 	exit(2);
 }
 
@@ -449,7 +465,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{ "sports", 1, 0, 'S' }, { "sport", 1, 0, 'a' }, { "dport", 1, 0, 'b' },
 		{ "ip-option", 0, 0, 'o' }, { "reverse", 0, 0, 'r' },
 		{ "seconds", 1, 0, 't' }, { "count", 1, 0, 'n' }, { "rate", 1, 0, 'R' },
-		{ "first", 1, 0, 'F' }, { "cpu", 1, 0, 'c' }, { "headroom", 1, 0, 'H' }, { 0 },
+		{ "first", 1, 0, 'F' }, { "cpu", 1, 0, 'c' }, { "headroom", 1, 0, 'H' },
+		{ "pppoe", 1, 0, 'P' }, { 0 },
 	};
 	unsigned m[ETH_ALEN];
 	int c;
@@ -496,6 +513,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case 'F': o->first = strtoull(optarg, NULL, 0); break;
 		case 'c': o->cpu = atoi(optarg); break;
 		case 'H': o->headroom = strtoul(optarg, NULL, 0); break;
+		case 'P':
+			o->pppoe = strtoul(optarg, NULL, 0);
+			if (!o->pppoe || o->pppoe > 0xfffe)
+				die("--pppoe %s: a session id, 1 to 65534", optarg);
+			break;
 		default: usage();
 		}
 	}

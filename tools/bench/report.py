@@ -25,6 +25,8 @@ TITLES = {
     "7": "Ruleset load and replace times",
     "8": "Shaping quality: 4 bulk TCP uploads, ping under load (Debian 6.12 guest)",
     "9": "Real drivers: TCP through a Debian 13 box on e1000e and virtio NICs (qemu TCG)",
+    "10": "NAT over a PPPoE WAN, 100 flows, 64 B: the kernel's pppoe driver and nftables "
+          "masquerade against sluice serving the session (Debian 6.1 guest, two vCPUs)",
 }
 HARNESS = "harness: generator to sink, no router"
 
@@ -58,6 +60,8 @@ def baseline(sc, case):
             return "%s, 0 rules: %s" % (name, what)
     if sc == "6" and "sluice" in case:
         return case.replace("sluice", "nftables")
+    if sc == "10" and case.startswith("sluice"):
+        return "kernel pppoe + nftables masquerade, " + case.split(", ")[1]
     return None
 
 
@@ -114,9 +118,13 @@ def summarize(cases):
             vals = [r[f] for r in runs]
             c[f] = (med(vals), min(vals), max(vals))
     for (where, sc, case), c in cases.items():
-        h = cases.get((where, "1", HARNESS))
-        if "busy_ns_per_pkt" in c and h and "busy_ns_per_pkt" in h and case != HARNESS:
-            c["router_ns"] = max(c["busy_ns_per_pkt"][0] - h["busy_ns_per_pkt"][0], 0.1)
+        # (a guest scenario measures its own harness; the host's is scenario 1's)
+        h = cases.get((where, sc, HARNESS)) or cases.get((where, "1", HARNESS))
+        # (a path that reads within 5% of the harness alone cannot be told
+        # from the harness's own spread: no router-only figure then)
+        if "busy_ns_per_pkt" in c and h and "busy_ns_per_pkt" in h and case != HARNESS and \
+           c["busy_ns_per_pkt"][0] > 1.05 * h["busy_ns_per_pkt"][0]:
+            c["router_ns"] = c["busy_ns_per_pkt"][0] - h["busy_ns_per_pkt"][0]
 
 
 def rate_table(where, sc, cases, order):
@@ -381,8 +389,11 @@ def main():
           "(`nat-host-ports`, `host-flows`): they time connections, not refusals. Rows whose",
           "sluice feature has not landed say so.",
           "Guest rows run inside the stock Debian kernel under qemu TCG (no KVM here): only ratios",
-          "within the same guest run mean anything.", ""]
-    for sc in "123456789":
+          "within the same guest run mean anything. Scenario 10 measures its own harness in its",
+          "guest, and runs multi-threaded TCG, so the guest's two vCPUs are two host threads: with",
+          "`spread on` a PPPoE session's frames are judged on both (a veth receives on the",
+          "sender's CPU, so the generator's CPU keeps the frames hashed to it).", ""]
+    for sc in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10"):
         md += ["## %s. %s" % (sc, TITLES[sc]), ""]
         if sc == "7":
             md += load_table(cases, order)
