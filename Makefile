@@ -7,6 +7,7 @@
 #   sudo make bench-quick  every scenario once, small sizes (CI: the harness works)
 #   make install    DESTDIR/PREFIX honoured
 #   make deb        build/deb/sluice_VERSION_amd64.deb (dpkg-buildpackage, debian/)
+#   make ARCH=arm64 [deb]  the same for arm64 boards, cross-built into build/arm64
 
 PREFIX   ?= /usr/local
 DESTDIR  ?=
@@ -18,10 +19,28 @@ CLANG    ?= clang
 BPFTOOL  ?= bpftool
 PKG_CONFIG ?= pkg-config
 
+# ARCH=arm64: the same build for an arm64 box, cross-compiled on an amd64
+# machine into build/arm64 with Debian's cross compiler and the arm64 -dev
+# packages (`make deps ARCH=arm64` installs them; `make deb ARCH=arm64`
+# packages it). Any CC naming another target works the same way.
+ifeq ($(ARCH),arm64)
+CC       := aarch64-linux-gnu-gcc
+BUILD    := build/arm64
+endif
+# What CC builds for: the BPF objects' __TARGET_ARCH (the one difference in
+# them), and, built for another machine than this one, where that
+# machine's libraries describe themselves (pkg-config).
+TARGET   := $(shell $(CC) -dumpmachine 2>/dev/null)
+BPF_ARCH := $(if $(filter aarch64%,$(TARGET)),arm64,x86)
+CROSS    := $(if $(filter $(shell uname -m)-%,$(TARGET)),,1)
+ifneq ($(CROSS),)
+PKG_CONFIG := PKG_CONFIG_LIBDIR=/usr/lib/$(TARGET)/pkgconfig:/usr/share/pkgconfig $(PKG_CONFIG)
+endif
+
 # clang -target bpf does not search the multiarch include folder that holds
 # <asm/types.h> on Debian; add it after the vendor headers.
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Wextra -Werror \
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wextra -Werror \
 	-Wno-unused-parameter -Ivendor/include -Ibpf \
 	$(if $(MULTIARCH),-idirafter /usr/include/$(MULTIARCH))
 
@@ -101,8 +120,14 @@ $(BUILD)/test_loader: selftests/unit/test_loader.c $(UNIT_LOADER_SRC) loader/acc
 MAN_PAGES := $(BUILD)/man/sluice.8 $(BUILD)/man/sluice.conf.5
 all: $(MAN_PAGES)
 
-$(BUILD)/man/sluice.8: loader/man/sluice.8.in $(BUILD)/sluice tools/mkman.sh
-	bash tools/mkman.sh -b $(BUILD)/sluice $< $@
+# (built for another machine, the commands' help comes from this machine's
+# build of the same sources)
+HELP_BIN := $(if $(CROSS),$(BUILD)/native/sluice,$(BUILD)/sluice)
+$(BUILD)/man/sluice.8: loader/man/sluice.8.in $(HELP_BIN) tools/mkman.sh
+	bash tools/mkman.sh -b $(HELP_BIN) $< $@
+
+$(BUILD)/native/sluice: loader/main.c $(LOADER_SRC) $(LOADER_HDRS) $(BPF_HDRS)
+	$(MAKE) --no-print-directory ARCH= CC=cc BUILD=$(BUILD)/native $(BUILD)/native/sluice
 
 $(BUILD)/man/sluice.conf.5: loader/man/sluice.conf.5.in loader/sluice.conf.example tools/mkman.sh
 	bash tools/mkman.sh -e loader/sluice.conf.example $< $@
@@ -130,7 +155,7 @@ $(BUILD)/benchgen: tools/bench/benchgen.c tools/bench/benchgen.h $(BUILD)/benchg
 	$(CC) $(ALL_CFLAGS) -Itools/bench $< -o $@ $(LDFLAGS) $(LIBS)
 
 deps:
-	@tools/deps.sh
+	@tools/deps.sh $(ARCH)
 
 # check and demo install what they need first, so these two commands are
 # all a fresh Debian machine needs.
@@ -186,8 +211,8 @@ install: install-files
 # writes its results beside the source folder and debian/ must stay
 # clean): build/deb/sluice_*.deb, with lintian's verdict printed.
 deb:
-	@tools/deps.sh
-	@tools/mkdeb.sh $(BUILD)/deb
+	@tools/deps.sh $(ARCH)
+	@tools/mkdeb.sh $(BUILD)/deb $(ARCH)
 
 clean:
 	rm -rf $(BUILD)
