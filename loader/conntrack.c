@@ -38,11 +38,12 @@ uint32_t ct_timeout_s(const struct sluice_ct_timeouts *t, int proto, int state)
 	}
 }
 
-/* The kernel's htab_elem on x86_64: an hlist_nulls_node or LRU node
- * (16 bytes), a union of a per-CPU pointer / free-list link (16), the
- * 32-bit hash, padding to 8; key and value each rounded up to 8. Buckets:
- * one 16-byte struct bucket (list head + lock) per power of two at or above
- * max_entries. Preallocated maps allocate every element up front. */
+/* The kernel's htab_elem on a 64-bit machine (x86_64, arm64): an
+ * hlist_nulls_node or LRU node (16 bytes), a union of a per-CPU pointer /
+ * free-list link (16), the 32-bit hash, padding to 8; key and value each
+ * rounded up to 8. Buckets: one 16-byte struct bucket (list head + lock)
+ * per power of two at or above max_entries. Preallocated maps allocate
+ * every element up front. */
 uint64_t ct_table_bytes(uint32_t max_entries, uint32_t key_size, uint32_t value_size)
 {
 	uint64_t elem = 48 + ((key_size + 7) & ~7u) + ((value_size + 7) & ~7u);
