@@ -21,6 +21,8 @@ void acct_free(struct acct *a)
 	free(a->prev.v);
 	free(a->cur.v);
 	free(a->neigh);
+	free(a->l2_now.v);
+	free(a->l2_last.v);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -276,6 +278,13 @@ void acct_walk_begin(struct acct *a, time_t now, double mono, const struct acct_
 	/* last walk's flows become the previous ones; this walk starts empty */
 	a->prev = a->cur;
 	a->cur = t;
+	{
+		struct acct_l2_keys k = a->l2_last;
+
+		a->l2_last = a->l2_now;
+		a->l2_now = k;
+		a->l2_now.n = 0;
+	}
 	if (a->cur.v)
 		memset(a->cur.v, 0, a->cur.cap * sizeof(*a->cur.v));
 	a->cur.n = 0;
@@ -376,6 +385,22 @@ void acct_flow(struct acct *a, bool v6, const void *key, const struct sluice_ct_
 	}
 }
 
+/* Note KEY as one of this walk's bridged hosts (memory short: it is not
+ * carried on, at worst counted again from its datapath total). */
+static void l2_keep(struct acct_l2_keys *l, uint64_t key)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		uint64_t *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = key;
+}
+
 /* The seen table's key of bridged traffic in direction DIR: apart from
  * any connection's (another seed). */
 static uint64_t l2_key(uint64_t k, uint64_t salt, int dir)
@@ -419,6 +444,7 @@ void acct_l2(struct acct *a, uint64_t key_salt, uint64_t k, const struct acct_co
 		if (s) {
 			s->bytes = p && p->bytes > c[dir]->bytes ? p->bytes : c[dir]->bytes;
 			s->packets = p && p->packets > c[dir]->packets ? p->packets : c[dir]->packets;
+			l2_keep(&a->l2_now, key);
 		}
 	}
 	if (!any)
@@ -432,11 +458,30 @@ void acct_l2(struct acct *a, uint64_t key_salt, uint64_t k, const struct acct_co
 void acct_l2_gone(struct acct *a, uint64_t key_salt, uint64_t k)
 {
 	for (int dir = 0; dir < ACCT_DIRS; dir++) {
-		struct acct_seen *s = seen_find(&a->cur, l2_key(k, key_salt, dir));
+		uint64_t key = l2_key(k, key_salt, dir);
+		struct acct_seen *s = seen_find(&a->cur, key);
 
 		if (s)
 			s->bytes = s->packets = 0;
+		for (size_t i = 0; i < a->l2_now.n; i++)	/* (not carried on) */
+			if (a->l2_now.v[i] == key)
+				a->l2_now.v[i--] = a->l2_now.v[--a->l2_now.n];
 	}
+}
+
+void acct_l2_carry(struct acct *a, uint64_t key_salt)
+{
+	for (size_t i = 0; a->l2_salt == key_salt && i < a->l2_last.n; i++) {
+		uint64_t key = a->l2_last.v[i];
+		struct acct_seen *p = seen_find(&a->prev, key), *s;
+
+		if (!p || seen_find(&a->cur, key) || !(s = seen_add(&a->cur, key)))
+			continue;
+		s->bytes = p->bytes;
+		s->packets = p->packets;
+		l2_keep(&a->l2_now, key);
+	}
+	a->l2_salt = key_salt;
 }
 
 /* Add the walk's bytes to the period AT of RING (N slots by at % N). */

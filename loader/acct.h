@@ -108,6 +108,14 @@ struct acct {
 	uint64_t unknown_bytes;	/* of what they carried, bytes with no host at either
 				 * end yet (counted when one is known) */
 	size_t memory;		/* (read from a live copy: the daemon's acct_memory()) */
+	/* bridged traffic: the seen table's keys of this walk's and the last
+	 * walk's hosts, so that a key a walk misses keeps its mark (a failed
+	 * read, a host's frames moving between the two reads) */
+	struct acct_l2_keys {
+		uint64_t *v;
+		size_t n, cap;
+	} l2_now, l2_last;
+	uint64_t l2_salt;	/* the datapath table they are from */
 };
 
 /* 0, or -ENOMEM. MONTH_START: the config's `month-start` (1 when 0). */
@@ -129,9 +137,14 @@ void acct_walk_end(struct acct *a);
  * them over (acct_l2.c); 0 or -errno. */
 void acct_l2(struct acct *a, uint64_t key_salt, uint64_t k, const struct acct_count *tx,
 	     const struct acct_count *rx);
+/* acct_l2_read: the number of entries it deleted, or -errno. */
 int acct_l2_read(struct acct *a, int acct_fd, int pending_fd, int fdb_fd);
 /* K's datapath entry was deleted after acct_l2(): its next one starts at 0. */
 void acct_l2_gone(struct acct *a, uint64_t key_salt, uint64_t k);
+/* At the end of a walk's bridged traffic (read or not): the last walk's
+ * hosts this walk did not see keep their marks, unless the table is
+ * another (KEY_SALT). */
+void acct_l2_carry(struct acct *a, uint64_t key_salt);
 
 /* Where flow KEY (its hash) stood at the last walk: the state file's,
  * so that the first walk after a start counts from there. 0 or -ENOMEM. */

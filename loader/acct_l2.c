@@ -3,9 +3,10 @@
  * per-CPU entry in sluice_l2_acct plus what the CPUs' pending slots
  * (sluice_l2_pending) hold for it, in that order (bpf/sluice.h), handed
  * to acct_l2(). The entries of MACs the FDB no longer has, and no slot
- * holds, are deleted once read, so the table keeps room for the hosts
- * that are here. */
+ * holds, are taken out (with what they hold then) and counted, so the
+ * table keeps room for the hosts that are here. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -109,7 +110,7 @@ static int read_pending(struct l2_read *r, int fd)
 		ret = -ENOMEM;
 	} else if ((bpf_map_lookup_batch(fd, NULL, &out, keys, v, &count, &o) && errno != ENOENT) ||
 		   count != n) {
-		ret = -errno ? -errno : -EIO;
+		ret = count != n ? -EIO : -errno;
 	}
 	for (__u32 i = 0; !ret && i < n; i++)
 		for (int cpu = 0; cpu < r->ncpu; cpu++) {
@@ -157,11 +158,31 @@ static uint64_t table_salt(int fd)
 	return boot ^ ((uint64_t)info.id << 32 | info.id);
 }
 
+/* T's entry, if its host is gone from the FDB and no slot holds it:
+ * taken out of the table with what it holds at that moment (a slot may
+ * have moved into it since the read), which T's total becomes. */
+static bool take_gone(struct l2_read *r, struct l2_total *t, int acct_fd, int fdb_fd)
+{
+	struct sluice_l2_count v[r->ncpu];
+	struct sluice_fdb_entry e;
+
+	if (!t->in_map || t->pending || fdb_fd < 0 || !bpf_map_lookup_elem(fdb_fd, &t->k, &e) ||
+	    errno != ENOENT || bpf_map_lookup_and_delete_elem(acct_fd, &t->k, v))
+		return false;
+	memset(t->c, 0, sizeof(t->c));
+	for (int cpu = 0; cpu < r->ncpu; cpu++)
+		for (int dir = 0; dir < ACCT_DIRS; dir++) {
+			t->c[dir].bytes += v[cpu].bytes[dir];
+			t->c[dir].packets += v[cpu].packets[dir];
+		}
+	return true;
+}
+
 int acct_l2_read(struct acct *a, int acct_fd, int pending_fd, int fdb_fd)
 {
 	struct l2_read r = { .ncpu = libbpf_num_possible_cpus() };
 	uint64_t salt;
-	int ret;
+	int ret, gone = 0;
 
 	if (acct_fd < 0 || pending_fd < 0 || r.ncpu <= 0)
 		return -EBADF;
@@ -171,17 +192,18 @@ int acct_l2_read(struct acct *a, int acct_fd, int pending_fd, int fdb_fd)
 		ret = read_pending(&r, pending_fd);
 	for (size_t i = 0; !ret && i < r.n; i++) {
 		struct l2_total *t = &r.t[i];
-		struct sluice_fdb_entry e;
-
-		acct_l2(a, salt, t->k, &t->c[SLUICE_L2_TX], &t->c[SLUICE_L2_RX]);
 		/* A host gone from the FDB (aged out, or `fdb flush`) whose
 		 * frames are all in its entry: counted, it goes; if it comes
 		 * back its new entry counts from zero. */
-		if (t->in_map && !t->pending && fdb_fd >= 0 &&
-		    bpf_map_lookup_elem(fdb_fd, &t->k, &e) && errno == ENOENT &&
-		    !bpf_map_delete_elem(acct_fd, &t->k))
+		bool taken = take_gone(&r, t, acct_fd, fdb_fd);
+
+		acct_l2(a, salt, t->k, &t->c[SLUICE_L2_TX], &t->c[SLUICE_L2_RX]);
+		if (taken) {
 			acct_l2_gone(a, salt, t->k);
+			gone++;
+		}
 	}
+	acct_l2_carry(a, salt);	/* (also when the read failed) */
 	free(r.t);
-	return ret;
+	return ret ? ret : gone;
 }

@@ -248,8 +248,13 @@ static void ct_tick(struct daemon *d, struct dp *dp)
 		int r = acct_l2_read(acct, dp_fd(dp, MAP_L2_ACCT), dp_fd(dp, MAP_L2_PENDING),
 				     dp_fd(dp, MAP_FDB));
 
-		if (r && verbose)
+		if (r < 0 && verbose)
 			log_info("hosts: bridged traffic: %s", strerror(-r));
+		/* (a host's entry deleted: its mark of zero is written at
+		 * once, or a crash would leave the old mark to hold its next
+		 * entry's count back) */
+		if (r > 0)
+			d->next_save = 0;
 		acct_end(d);
 	}
 	publish_status(&d->page, dp);

@@ -203,14 +203,16 @@ static void walk_l2(struct acct *a, time_t t, uint64_t salt, uint64_t k, uint64_
 	struct acct_count c[2] = { { tx, tx / 100 }, { rx, rx / 100 } };
 
 	acct_walk_begin(a, t, (double)t, NULL, 0);
-	acct_l2(a, salt, k, &c[0], &c[1]);
+	if (k)	/* (0: the walk's read missed it, or failed) */
+		acct_l2(a, salt, k, &c[0], &c[1]);
+	acct_l2_carry(a, salt);
 	acct_walk_end(a);
 }
 
 /* Bridged traffic (acct_l2): a host by its MAC alone, host to host; a
  * total read low (a slot moving into its entry between the two reads)
- * counts nothing twice; a new table (a reboot) and an entry deleted
- * (acct_l2_gone) count from zero. */
+ * counts nothing twice, nor does a walk that missed the host; a new table
+ * (a reboot) and an entry deleted (acct_l2_gone) count from zero. */
 static void t_bridged(void)
 {
 	struct acct a;
@@ -235,12 +237,16 @@ static void t_bridged(void)
 	CHECK(up->bytes == 1200 && down->bytes == 600,
 	      "bridged: a total read low counts nothing, then only past the highest (%llu, %llu)",
 	      (unsigned long long)up->bytes, (unsigned long long)down->bytes);
+	walk_l2(&a, 1796000011, 1, 0, 0, 0);		/* a walk that missed it */
+	walk_l2(&a, 1796000012, 1, k, 1250, 600);
+	CHECK(up->bytes == 1250, "bridged: a walk whose read missed a host keeps its mark (%llu)",
+	      (unsigned long long)up->bytes);
 	walk_l2(&a, 1796000015, 2, k, 300, 0);		/* another table: from zero */
-	CHECK(up->bytes == 1500, "bridged: a new table counts from zero (%llu)",
+	CHECK(up->bytes == 1550, "bridged: a new table counts from zero (%llu)",
 	      (unsigned long long)up->bytes);
 	acct_l2_gone(&a, 2, k);
 	walk_l2(&a, 1796000020, 2, k, 100, 0);		/* its entry made again */
-	CHECK(up->bytes == 1600, "bridged: after its entry was deleted, from zero (%llu)",
+	CHECK(up->bytes == 1650, "bridged: after its entry was deleted, from zero (%llu)",
 	      (unsigned long long)up->bytes);
 	acct_free(&a);
 }
