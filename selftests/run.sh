@@ -97,7 +97,7 @@ guest_skips() {
 	test_rules:*) echo "runs on the host, twice (tcmode); unit/xdp loads the rules programs in both guests" ;;
 	test_bridge:*) echo "the host runs it in three modes; the guests load every bridge fixture (unit/xdp) and bridge LAN traffic in test_datapath and test_vlan" ;;
 	test_service:*) echo "the daemon's life cycle: runs on the host" ;;
-	test_hosts:*) echo "the accounting is the daemon's (it reads the connection entries every kernel fills alike): runs on the host" ;;
+	test_hosts:*) echo "the accounting is the daemon's (it reads the connection entries every kernel fills alike, and the bridge stage's counters, whose fixtures run in unit/xdp): runs on the host" ;;
 	test_container:*) echo "runs on the host, twice (tcmode), with a VM on the box" ;;
 	test_nat:6.12) echo "6.1 runs it; the Debian 13 box translates through XDP and tc on 6.12 (check-box)" ;;
 	test_route:6.12) echo "6.1 runs it; the Debian 13 box routes IPv4 and IPv6 through XDP and tc on 6.12 (check-box)" ;;
