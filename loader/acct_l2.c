@@ -12,7 +12,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "acct.h"
-#include "util.h"
 
 struct l2_total {
 	uint64_t k;
