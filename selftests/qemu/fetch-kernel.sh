@@ -9,10 +9,15 @@
 #          with a PRIVATE apt sources list / state dir (the host's /etc/apt and
 #          /var/lib/apt are left alone).  The mirror is taken from the host's
 #          apt sources.
+#   arm64-6.1, arm64-6.12   the same releases' arm64 kernels (linux-image-*-arm64),
+#          both through private lists (the host need not know arm64); for
+#          qemu-system-aarch64 -M virt (run-in-guest.sh boots them on an arm64
+#          Debian root, fetch-root.sh)
 #
 # Result: ${SLUICE_CACHE:-/var/cache/sluice}/kernels/NAME/
 #   root/            dpkg-deb -x of the package (boot/, [usr/]lib/modules/KVER)
 #   vmlinux          uncompressed ELF kernel with a PVH note (fast qemu boot)
+#   Image            arm64: the uncompressed kernel image qemu boots
 #   info             shell-sourceable description (KVER, package, paths)
 #   .complete        marker: cache is complete; later runs do nothing
 #
@@ -21,7 +26,7 @@
 # touches /boot.
 set -euo pipefail
 
-usage() { echo "usage: $0 {6.1|6.12} [--refresh]" >&2; exit 2; }
+usage() { echo "usage: $0 {6.1|6.12|arm64-6.1|arm64-6.12} [--refresh]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 NAME=$1; shift
 REFRESH=${SLUICE_KERNEL_REFRESH:-0}
@@ -31,7 +36,9 @@ for a in "$@"; do
 	*) usage ;;
 	esac
 done
-case $NAME in 6.1|6.12) ;; *) usage ;; esac
+case $NAME in 6.1|6.12|arm64-6.1|arm64-6.12) ;; *) usage ;; esac
+KARCH=amd64
+case $NAME in arm64-*) KARCH=arm64 ;; esac
 
 CACHE=${SLUICE_CACHE:-/var/cache/sluice}
 KROOT=$CACHE/kernels
@@ -69,8 +76,8 @@ APT_OPTS=(-o APT::Sandbox::User=root)
 SEC_URI=""
 MAIN_URI=""
 
-setup_trixie_apt() {
-	local srcs uri suite
+setup_private_apt() { # DIST
+	local dist=$1 srcs uri suite
 	srcs=$(host_sources)
 	while read -r uri suite; do
 		[ -n "$uri" ] || continue
@@ -93,7 +100,8 @@ setup_trixie_apt() {
 		esac
 	fi
 
-	local adir=$CACHE/apt/trixie
+	local adir=$CACHE/apt/$dist
+	[ "$KARCH" = amd64 ] || adir=$adir-$KARCH
 	mkdir -p "$adir/state/lists/partial" "$adir/cache/archives/partial" "$adir/etc"
 	APT_OPTS+=(
 		-o Dir::Etc::SourceList="$adir/etc/sources.list"
@@ -103,26 +111,26 @@ setup_trixie_apt() {
 		-o Dir::State="$adir/state"
 		-o Dir::State::status=/dev/null
 		-o Dir::Cache="$adir/cache"
-		-o APT::Architecture=amd64
-		-o APT::Architectures::=amd64
+		-o APT::Architecture="$KARCH"
+		-o APT::Architectures::="$KARCH"
 	)
 	local key=/usr/share/keyrings/debian-archive-keyring.gpg
 	local so=""
 	[ -f "$key" ] && so="[signed-by=$key] "
 	write_list() {
 		{
-			echo "deb ${so}$MAIN_URI trixie main"
-			echo "deb ${so}$MAIN_URI trixie-updates main"
-			[ "$1" = nosec ] || [ -z "$SEC_URI" ] || echo "deb ${so}$SEC_URI trixie-security main"
+			echo "deb ${so}$MAIN_URI $dist main"
+			echo "deb ${so}$MAIN_URI $dist-updates main"
+			[ "$1" = nosec ] || [ -z "$SEC_URI" ] || echo "deb ${so}$SEC_URI $dist-security main"
 		} >"$adir/etc/sources.list"
 	}
 	write_list sec
-	msg "apt update (private lists in $adir): $MAIN_URI trixie trixie-updates${SEC_URI:+, $SEC_URI trixie-security}"
+	msg "apt update (private lists in $adir): $MAIN_URI $dist $dist-updates${SEC_URI:+, $SEC_URI $dist-security}"
 	if ! apt-get -q "${APT_OPTS[@]}" update >"$adir/update.log" 2>&1; then
-		msg "apt update with trixie-security failed (see $adir/update.log); retrying with trixie + trixie-updates"
+		msg "apt update with $dist-security failed (see $adir/update.log); retrying with $dist + $dist-updates"
 		write_list nosec
 		apt-get -q "${APT_OPTS[@]}" update >"$adir/update.log" 2>&1 ||
-			die "apt-get update for trixie failed: $(tail -n 3 "$adir/update.log")"
+			die "apt-get update for $dist failed: $(tail -n 3 "$adir/update.log")"
 	fi
 }
 
@@ -159,7 +167,15 @@ case $NAME in
 	;;
 6.12)
 	RE='^linux-image-6\.12\.[0-9]+\+deb13(\.[0-9]+)?-amd64$'
-	setup_trixie_apt
+	setup_private_apt trixie
+	;;
+arm64-6.1)
+	RE='^linux-image-6\.1\.0-[0-9]+-arm64$'
+	setup_private_apt bookworm
+	;;
+arm64-6.12)
+	RE='^linux-image-6\.12\.[0-9]+\+deb13(\.[0-9]+)?-arm64$'
+	setup_private_apt trixie
 	;;
 esac
 
@@ -288,9 +304,28 @@ extract_vmlinux() { # bzImage out
 	return 1
 }
 
+# arm64: Debian's vmlinuz is the Image gzipped, or (EFI zboot) a PE file whose
+# header names the compressed Image inside it ("zimg", offset and size at 8
+# and 12, the method at 24). qemu 7.2 boots neither directly: unpack it.
+extract_arm64_image() { # vmlinuz out
+	local img=$1 out=$2 off len
+	if [ "$(od -An -c -j4 -N4 "$img" | tr -d ' ')" = zimg ]; then
+		off=$(u32 "$img" 8)
+		len=$(u32 "$img" 12)
+		decompress_at "$img" "$off" "$len" >"$out" || return 1
+	else
+		decompress_at "$img" 0 >"$out" || cp "$img" "$out"
+	fi
+	# the arm64 Image header's magic "ARM\x64" at offset 56
+	[ "$(od -An -tx1 -j56 -N4 "$out" | tr -d ' ')" = 41524d64 ]
+}
+
 IMAGE=${vmlinuz#"$TMP"/}
-msg "extracting vmlinux from $(basename "$vmlinuz")"
-if how=$(extract_vmlinux "$vmlinuz" "$TMP/vmlinux"); then
+if [ "$KARCH" = arm64 ]; then
+	msg "unpacking the arm64 Image from $(basename "$vmlinuz")"
+	extract_arm64_image "$vmlinuz" "$TMP/Image" || die "$(basename "$vmlinuz") holds no arm64 Image"
+	IMAGE=Image
+elif how=$(msg "extracting vmlinux from $(basename "$vmlinuz")" >&2; extract_vmlinux "$vmlinuz" "$TMP/vmlinux"); then
 	if has_pvh_note "$TMP/vmlinux"; then
 		msg "vmlinux: ELF with PVH entry note, $(( $(stat -c %s "$TMP/vmlinux") / 1024 / 1024 )) MB ($how)"
 		IMAGE=vmlinux

@@ -6,6 +6,12 @@
 # filesystem as the guest's root (read-only 9p + tmpfs overlay), run CMD in
 # the caller's working directory and return its exit status.
 #
+# arm64-6.1 and arm64-6.12 boot Debian's arm64 kernels (qemu-system-aarch64
+# -M virt, two Cortex-A53s: the NanoPi R2S's cores) on a Debian 12 arm64
+# root (fetch-root.sh) instead of the host's; the caller's working directory
+# (the project tree) is shared at the same path, with build/arm64 (make
+# ARCH=arm64) seen as build/, so the suites run the arm64 build unchanged.
+#
 #   stdout   CMD's stdout+stderr, streamed while it runs (guest serial port 2)
 #   stderr   harness messages
 #   exit     CMD's exit status; 124 on timeout; 125 on any other guest failure
@@ -42,7 +48,7 @@ TIMEOUT=600
 MEM=1024
 
 usage() {
-	echo "usage: $0 [-t TIMEOUT_S] [-m MEM_MB] {6.1|6.12} -- CMD [ARGS...]" >&2
+	echo "usage: $0 [-t TIMEOUT_S] [-m MEM_MB] {6.1|6.12|arm64-6.1|arm64-6.12} -- CMD [ARGS...]" >&2
 	exit 2
 }
 
@@ -69,14 +75,25 @@ vlog() { [ "${SLUICE_GUEST_VERBOSE:-0}" = 1 ] && log "$@"; return 0; }
 CACHE=${SLUICE_CACHE:-/var/cache/sluice}
 KDIR=$CACHE/kernels/$NAME
 
-for t in qemu-system-x86_64 busybox timeout xz zstd; do
+CWD=$(pwd -P)
+QEMU=qemu-system-x86_64
+ARM64=0
+case $NAME in arm64-*) ARM64=1 QEMU=qemu-system-aarch64 ;; esac
+for t in $QEMU busybox timeout xz zstd; do
 	command -v "$t" >/dev/null 2>&1 || {
-		log "missing '$t' (apt-get install qemu-system-x86 busybox-static kmod xz-utils zstd)"
+		log "missing '$t' (apt-get install qemu-system-x86 qemu-system-arm busybox-static kmod xz-utils zstd)"
 		exit 125
 	}
 done
 BUSYBOX=/bin/busybox # busybox-static: it runs before any library is reachable
 [ -x "$BUSYBOX" ] || BUSYBOX=$(command -v busybox)
+HOST_BUSYBOX=$BUSYBOX	# (makes the initramfs here)
+GROOT=/	# the guest's root
+if [ "$ARM64" = 1 ]; then
+	"$HERE/fetch-root.sh" arm64 >&2 || { log "fetch-root.sh arm64 failed"; exit 125; }
+	GROOT=$CACHE/roots/arm64/root
+	BUSYBOX=$GROOT/bin/busybox
+fi
 
 # Kernel cache (no-op when complete); progress goes to stderr.
 "$HERE/fetch-kernel.sh" "$NAME" >&2 || { log "fetch-kernel.sh $NAME failed"; exit 125; }
@@ -124,9 +141,25 @@ mount -t bpf -o mode=700 bpffs $N/sys/fs/bpf || log "warning: cannot mount bpffs
 mount -t tracefs tracefs $N/sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs $N/sys/kernel/debug 2>/dev/null
 mount -t cgroup2 cgroup2 $N/sys/fs/cgroup 2>/dev/null
-# the kernel's own modules for modprobe (host kmod, guest modules)
+# the kernel's own modules for modprobe (the root's kmod, guest modules):
+# in the host's root where that is the guest's, else their own share
 mkdir -p "$N/lib/modules/$KVER" || fail "mkdir /lib/modules/$KVER"
-mount --bind "$N$MODDIR" "$N/lib/modules/$KVER" || fail "bind $MODDIR"
+if [ -n "$TREE" ]; then
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose kmods "$N/lib/modules/$KVER" ||
+		fail "mount the modules share"
+	# the caller's tree at its own path, writable (a tmpfs on top), with
+	# the arm64 build where the suites look for the build
+	mkdir -p /tree /rw/tree/upper /rw/tree/work "$N$TREE"
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose tree /tree ||
+		fail "mount the tree share"
+	mount -t overlay overlay -o lowerdir=/tree,upperdir=/rw/tree/upper,workdir=/rw/tree/work "$N$TREE" ||
+		fail "mount the tree overlay"
+	if [ -d "$N$TREE/build/arm64" ]; then
+		mount --bind "$N$TREE/build/arm64" "$N$TREE/build" || fail "bind build/arm64"
+	fi
+else
+	mount --bind "$N$MODDIR" "$N/lib/modules/$KVER" || fail "bind $MODDIR"
+fi
 mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs $N/run || fail "mount /run"
 [ "$TMP_TMPFS" = 1 ] && { mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs $N/tmp || fail "mount /tmp"; }
 mkdir -p $N/run/sluice/io $N/run/lock
@@ -144,7 +177,11 @@ IO=/run/sluice/io
 $B hostname "$GUEST_HOSTNAME"
 $B ip link set lo up
 OUT=/dev/ttyS1
-$B stty -F $OUT raw -echo 2>/dev/null
+if [ -n "$TREE" ]; then
+	OUT=$IO/output.log	# one UART on -M virt: the output goes to the io share
+else
+	$B stty -F $OUT raw -echo 2>/dev/null
+fi
 echo "sluice-init: running command (uptime $($B cut -d' ' -f1 /proc/uptime) s)"
 /bin/bash $IO/cmd.sh </dev/null >$OUT 2>&1
 rc=$?
@@ -224,7 +261,7 @@ if [ ! -s "$INITRD" ]; then
 			echo "$m" >>"$stage/modules/order"
 		done
 		cd "$stage"
-		find . -mindepth 1 | LC_ALL=C sort | "$BUSYBOX" cpio -o -H newc >"$stage.cpio" 2>/dev/null
+		find . -mindepth 1 | LC_ALL=C sort | "$HOST_BUSYBOX" cpio -o -H newc >"$stage.cpio" 2>/dev/null
 		mv "$stage.cpio" "$INITRD"
 	) || { rm -rf "$stage" "$stage.cpio"; log "initramfs build failed"; exit 125; }
 	rm -rf "$stage"
@@ -256,7 +293,6 @@ squote() { # POSIX single-quote
 	printf "'%s'" "$s"
 }
 
-CWD=$(pwd -P)
 # A fresh tmpfs on /tmp, unless the caller works under /tmp (it would hide
 # the working directory) or asks to see the host's /tmp (still writable: the
 # overlay's upper layer is a tmpfs).
@@ -269,6 +305,7 @@ case $CWD/ in /tmp/*) TMP_TMPFS=0 ;; esac
 	echo "MODDIR=$(squote "$MODDIR")"
 	echo "GUEST_HOSTNAME=$(squote "sluice-${NAME//./-}")"
 	echo "TMP_TMPFS=$TMP_TMPFS"
+	[ "$ARM64" = 1 ] && echo "TREE=$(squote "$CWD")" || echo "TREE="
 } >"$RUN/io/guest.conf"
 
 {
@@ -290,7 +327,9 @@ case $CWD/ in /tmp/*) TMP_TMPFS=0 ;; esac
 } >"$RUN/io/cmd.sh"
 
 # --------------------------------------------------------------- qemu
-APPEND="console=ttyS0 panic=-1 loglevel=5 ${SLUICE_GUEST_APPEND:-}"
+CONSOLE=ttyS0
+[ "$ARM64" = 1 ] && CONSOLE=ttyAMA0
+APPEND="console=$CONSOLE panic=-1 loglevel=5 ${SLUICE_GUEST_APPEND:-}"
 IMAGE=$KDIR/$SLUICE_KIMAGE
 [ "${SLUICE_QEMU_BZIMAGE:-0}" = 1 ] && IMAGE=$KDIR/$SLUICE_KBZIMAGE
 
@@ -313,22 +352,32 @@ IMAGE=$KDIR/$SLUICE_KIMAGE
 # thread=single is not this artifact: it is a real bug to find.
 ACCEL=${SLUICE_QEMU_ACCEL:-tcg,thread=single}
 
+# The machine: a PC with a second UART for the output, or (arm64) the virt
+# board with the tree and the kernel's modules as shares of their own.
+OUTLOG=$RUN/output.log
+if [ "$ARM64" = 1 ]; then
+	OUTLOG=$RUN/io/output.log
+	MACHINE=(-M virt -cpu "${SLUICE_QEMU_CPU:-cortex-a53}"
+		-virtfs "local,path=$CWD,mount_tag=tree,security_model=none,readonly=on,multidevs=remap"
+		-virtfs "local,path=$MODDIR,mount_tag=kmods,security_model=none,readonly=on,multidevs=remap")
+else
+	MACHINE=(-cpu "${SLUICE_QEMU_CPU:-max}" -chardev "file,id=out,path=$OUTLOG" -serial chardev:out)
+fi
 run_qemu() { # image
 	: >"$RUN/console.log"
-	: >"$RUN/output.log"
-	timeout -k 10 "$TIMEOUT" qemu-system-x86_64 \
+	: >"$OUTLOG"
+	timeout -k 10 "$TIMEOUT" "$QEMU" \
 		-accel "$ACCEL" ${SLUICE_QEMU_ICOUNT:+-icount "$SLUICE_QEMU_ICOUNT"} \
-		-cpu "${SLUICE_QEMU_CPU:-max}" -smp 2 -m "$MEM" \
+		-smp 2 -m "$MEM" \
 		-nographic -nodefaults -no-user-config -no-reboot \
 		-nic none ${SLUICE_QEMU_ARGS:-} \
 		-kernel "$1" -initrd "$INITRD" -append "$APPEND" \
-		-chardev file,id=con,path="$RUN/console.log" -serial chardev:con \
-		-chardev file,id=out,path="$RUN/output.log" -serial chardev:out \
-		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-chardev file,id=con,path="$RUN/console.log" -serial chardev:con "${MACHINE[@]}" \
+		-virtfs local,path="$GROOT",mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$RUN/io",mount_tag=sluiceio,security_model=none,multidevs=remap \
 		</dev/null >"$RUN/qemu.log" 2>&1 &
 	QPID=$!
-	tail -n +1 -s 0.1 -f --pid="$QPID" "$RUN/output.log" &
+	tail -n +1 -s 0.1 -f --pid="$QPID" "$OUTLOG" &
 	TPID=$!
 	wait "$QPID"
 	QRC=$?
