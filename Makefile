@@ -2,6 +2,7 @@
 #   make            build build/sluice (BPF objects embedded via skeletons)
 #   make deps       install the Debian packages for build, tests and demo
 #   sudo make check run every test suite (see selftests/run.sh)
+#   sudo make check-arm64  the arm64 build and .deb in Debian's arm64 kernels
 #   sudo make demo  the reference box in namespaces, with traffic and stats
 #   sudo make bench sluice against the kernel's own paths -> docs/bench/REPORT.md
 #   sudo make bench-quick  every scenario once, small sizes (CI: the harness works)
@@ -160,7 +161,7 @@ deps:
 # check and demo install what they need first, so these two commands are
 # all a fresh Debian machine needs.
 check:
-	@tools/deps.sh
+	@tools/deps.sh arm64
 	@$(MAKE) --no-print-directory all
 	@selftests/run.sh $(if $(KERNELS),--kernels "$(KERNELS)") $(if $(SUITES),--suites "$(SUITES)")
 
@@ -170,6 +171,15 @@ check-box:
 	@tools/deps.sh
 	@$(MAKE) --no-print-directory all
 	@selftests/box/run.sh $(BOX_RELEASES)
+
+# The arm64 guests' other core suites (make check runs the arm64 build in
+# Debian 12's and 13's arm64 kernels, the .deb installed, every fixture,
+# NAT, routing and shaping): bridge, rules and a mixed box, with the
+# installed sluice.
+check-arm64:
+	@tools/deps.sh arm64
+	@$(MAKE) --no-print-directory all
+	@SLUICE_ARM64_PART=more selftests/run.sh --kernels "arm64-6.1 arm64-6.12" --suites "package netns tcmode"
 
 # The soak: the Debian 13 box under slub_debug, 10 minutes of mixed traffic
 # with reloads, link flaps and new WAN addresses, then 5 over PPPoE with
@@ -217,4 +227,4 @@ deb:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps check check-box check-soak demo bench bench-quick install install-files deb clean
+.PHONY: all deps check check-box check-arm64 check-soak demo bench bench-quick install install-files deb clean

@@ -2,14 +2,18 @@
 # Runs every test suite and prints one summary line: "N passed, N failed"
 # (", N skipped" when there are skips, each listed with its reason above).
 #
-#   selftests/run.sh [--kernels "host 6.1 6.12"] [--suites "unit netns toolchain"]
+#   selftests/run.sh [--kernels "host 6.1 6.12 arm64-6.1 arm64-6.12"] [--suites "unit netns toolchain"]
 #
 # Kernels: host is this machine's; 6.1 (Debian 12) and 6.12 (Debian 13) are
-# stock Debian kernels booted under qemu by selftests/qemu/run-in-guest.sh.
+# stock Debian kernels booted under qemu by selftests/qemu/run-in-guest.sh;
+# arm64-6.1 and arm64-6.12 are the same releases' arm64 kernels on an arm64
+# root, running the arm64 build (make ARCH=arm64 all deb; make check-arm64).
 # Suites: unit (config parser, man pages and completion, packet fixtures),
 # netns (reference topology, CLI), toolchain (build, unit tests and the
 # package with Debian 13's clang/libbpf, host only), package (make deb,
-# lintian, install and removal in a Debian 12 tree, host only).
+# lintian, install and removal in a Debian 12 tree on the host; in an arm64
+# guest, the arm64 .deb installed with dpkg, whose sluice the guest's later
+# suites then run).
 #
 # A suite prints PASS/FAIL/SKIP lines; a suite that dies or times out
 # without saying FAIL counts as one failure. Guest kernels run this same
@@ -17,7 +21,7 @@
 # tagged with the kernel.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-KERNELS=${KERNELS:-"host 6.1 6.12"}
+KERNELS=${KERNELS:-"host 6.1 6.12 arm64-6.1 arm64-6.12"}
 SUITES=${SUITES:-"unit netns tcmode toolchain package"}
 LABEL=host
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-600}
@@ -83,25 +87,41 @@ run_suite() {
 
 # The netns suites a guest skips, and why: every `up` costs a guest 10-45 s
 # of emulated verifier time, so within make check's half hour on two cores
-# each guest runs what its kernel changes. The host runs them all; both
-# guests load and run every program's fixtures (unit/xdp), and the box
-# suite forwards real traffic on both stock kernels (NAT through tc on
-# e1000e and XDP on virtio, a port forward, IPv6, PPPoE, a VLAN WAN).
+# each guest runs what its kernel changes, and a kernel release's suites
+# are shared between its amd64 and arm64 guests (the same kernel source: a
+# suite's kernel-dependent behaviour is the release's). The host runs them
+# all; the arm64 guests load and run every program's fixtures (unit/xdp:
+# Debian 12's and 13's verifiers and the arm64 JIT; the amd64 guests run
+# the x86 JIT on every program in their suites), and the box suite
+# forwards real traffic on both stock amd64 kernels (NAT through tc on
+# e1000e and XDP on virtio, a port forward, IPv6, PPPoE, a VLAN WAN). make
+# check-arm64 (SLUICE_ARM64_PART=more) runs the arm64 guests' other core
+# suites: bridge, rules, a mixed box.
 # guest_skips SUITE: prints why $LABEL skips it, or nothing.
 guest_skips() {
+	case ${SLUICE_ARM64_PART:-check}:$1:$LABEL in
+	check:test_nat:arm64-6.1 | check:test_route:arm64-6.1 | check:test_shape:arm64-6.12) ;;
+	more:test_bridge:arm64-6.1 | more:test_rules:arm64-6.12) ;;
+	check:test_bridge:arm64-* | check:test_rules:arm64-*) echo "make check-arm64 runs it" ;;
+	*:test_bridge:arm64-* | *:test_nat:arm64-* | *:test_route:arm64-*) echo "arm64-6.1 runs it" ;;
+	*:test_shape:arm64-* | *:test_rules:arm64-*) echo "arm64-6.12 runs it" ;;
+	*:arm64-*) echo "an arm64 guest runs the core suites (bridge, route, NAT, rules, shaping: what arm64 changes is the build, the JIT and the drivers, not these features' logic); the host and the amd64 guests run the rest" ;;
+	esac
+	case ${LABEL%%-*} in arm64) return ;; esac
 	case $1:$LABEL in
 	test_vlan:*) echo "the 6.12 guest runs it on a mixed box (tcmode)" ;;
 	test_vlan_wan:6.12) echo "the 6.1 guest runs it (the ports' modes are the loader's, not the kernel's)" ;;
 	test_pppoe_wan:6.12) echo "the 6.1 guest runs it (the session's handling is the datapath's and the loader's, not the kernel's)" ;;
 	test_cli:*) echo "runs on the host" ;;
-	test_rules:*) echo "runs on the host, twice (tcmode); unit/xdp loads the rules programs in both guests" ;;
-	test_bridge:*) echo "the host runs it in three modes; the guests load every bridge fixture (unit/xdp) and bridge LAN traffic in test_datapath and test_vlan" ;;
+	test_rules:*) echo "runs on the host, twice (tcmode), and in arm64-6.12 (make check-arm64); unit/xdp loads the rules programs in both arm64 guests" ;;
+	test_bridge:*) echo "the host runs it in three modes, arm64-6.1 once (make check-arm64); the guests bridge LAN traffic in test_datapath and test_vlan" ;;
 	test_service:*) echo "the daemon's life cycle: runs on the host" ;;
 	test_hosts:*) echo "the accounting is the daemon's (it reads the connection entries every kernel fills alike, and the bridge stage's counters, whose fixtures run in unit/xdp): runs on the host" ;;
 	test_container:*) echo "runs on the host, twice (tcmode), with a VM on the box" ;;
-	test_nat:6.12) echo "6.1 runs it; the Debian 13 box translates through XDP and tc on 6.12 (check-box)" ;;
-	test_route:6.12) echo "6.1 runs it; the Debian 13 box routes IPv4 and IPv6 through XDP and tc on 6.12 (check-box)" ;;
-	test_shape:6.1) echo "the 6.12 guest shapes live traffic; both guests run the shaper's fixtures (unit/xdp) and its simulator (unit/shape)" ;;
+	test_nat:6.1 | test_route:6.1) echo "the arm64-6.1 guest runs it on the same kernel release" ;;
+	test_nat:6.12) echo "arm64-6.1 runs it; the Debian 13 box translates through XDP and tc on 6.12 (check-box)" ;;
+	test_route:6.12) echo "arm64-6.1 runs it; the Debian 13 box routes IPv4 and IPv6 through XDP and tc on 6.12 (check-box)" ;;
+	test_shape:*) echo "the arm64-6.12 guest shapes live traffic; the arm64 guests run the shaper's fixtures (unit/xdp) and its simulator (unit/shape)" ;;
 	esac
 }
 
@@ -117,7 +137,12 @@ run_local() {
 			[ "$LABEL" = host ] &&
 				run_suite unit/docs "$SUITE_TIMEOUT" bash "$TOP/selftests/unit/test_docs.sh"
 			run_suite unit/shape "$SUITE_TIMEOUT" "$TOP/build/shapesim"
-			run_suite unit/xdp "$SUITE_TIMEOUT" "$TOP/build/test_xdp"
+			# (every fixture: on the host and in the arm64 guests,
+			# whose kernels are the amd64 guests' releases)
+			case $LABEL in
+			6.1 | 6.12) echo "SKIP [$LABEL] unit/xdp: the arm64-$LABEL guest runs every fixture on this kernel release (make check's half hour)" | tee -a "$LOG" ;;
+			*) run_suite unit/xdp "$SUITE_TIMEOUT" "$TOP/build/test_xdp" ;;
+			esac
 			;;
 		netns)
 			for t in "$TOP"/selftests/netns/test_*.sh; do
@@ -141,6 +166,11 @@ run_local() {
 			local runs="tc:bridge tc:route tc:nat tc:rules tc:container mixed:bridge mixed:nat" r
 			[ "$LABEL" = 6.1 ] && runs=
 			[ "$LABEL" = 6.12 ] && runs=mixed:vlan
+			# (an arm64 board is a mixed box: stmmac native, r8152 tc)
+			case ${SLUICE_ARM64_PART:-check}:$LABEL in
+			more:arm64-6.1) runs=mixed:nat ;;
+			*:arm64-*) runs= ;;
+			esac
 			for r in $runs; do
 				SLUICE_TEST_PORT_MODE=${r%:*} run_suite "tcmode/${r%:*}/test_${r#*:}" \
 					"$SUITE_TIMEOUT" bash "$TOP/selftests/netns/test_${r#*:}.sh"
@@ -153,6 +183,12 @@ run_local() {
 		package)
 			[ "$LABEL" = host ] &&
 				run_suite package/debian-12 "$SUITE_TIMEOUT" bash "$TOP/selftests/package/test_package.sh"
+			case $LABEL in
+			arm64-*)
+				run_suite package/installed "$SUITE_TIMEOUT" bash "$TOP/selftests/package/test_installed.sh"
+				# the later suites run what the package installed
+				grep -q "^FAIL \[$LABEL\] package" "$LOG" || export SLUICE=/usr/sbin/sluice ;;
+			esac
 			;;
 		*) echo "FAIL [$LABEL] $s: no such suite" | tee -a "$LOG" ;;
 		esac
@@ -173,11 +209,18 @@ run_guest() {
 	# run-in-guest.sh fails the run on such a report.
 	local append=${SLUICE_GUEST_APPEND:-}
 	[ "$k" = 6.12 ] && append="slub_debug=FZP $append"
-	SLUICE_GUEST_APPEND=$append \
-	SLUICE_TEST_SLOWDOWN=${SLUICE_TEST_SLOWDOWN:-10} SLUICE_GUEST_ENV=SLUICE_TEST_SLOWDOWN \
+	# (an arm64 guest shares the working directory as its tree, with
+	# build/arm64 as its build)
+	cd "$TOP" || return
+	local suites=$SUITES
+	case $k:" $SUITES " in	# (the package first: the later suites run what it installed)
+	arm64-*:*" package "*) suites="package $(echo " $SUITES " | sed 's/ package / /')" ;;
+	esac
+	SLUICE_GUEST_APPEND=$append SLUICE_ARM64_PART=${SLUICE_ARM64_PART:-check} \
+	SLUICE_TEST_SLOWDOWN=${SLUICE_TEST_SLOWDOWN:-10} SLUICE_GUEST_ENV="SLUICE_TEST_SLOWDOWN SLUICE_ARM64_PART" \
 		run_suite "kernel $k" $((GUEST_TIMEOUT + 60)) \
 		"$TOP/selftests/qemu/run-in-guest.sh" -t "$GUEST_TIMEOUT" \
-		"$k" -- "$TOP/selftests/run.sh" --kernels host --label "$k" --suites "$SUITES"
+		"$k" -- "$TOP/selftests/run.sh" --kernels host --label "$k" --suites "$suites"
 }
 
 if [ ! -x "$TOP/build/sluice" ]; then
@@ -191,56 +234,107 @@ fi
 # Order, for make check's half hour on two cores: the host-only suites
 # that build in Debian roots (toolchain, package: mostly downloads and
 # unpacking) start first, niced, beside the host's other suites (which
-# mostly wait: their deadlines are the host's, so they keep full priority);
-# then the guests, side by side (one single-threaded TCG process each).
+# mostly wait: their deadlines are the host's, so they keep full priority),
+# and so does the arm64 build the arm64 guests run; then the guests, in two
+# lanes side by side (one single-threaded TCG process each): 6.1 then
+# arm64-6.1, 6.12 then arm64-6.12.
 # Measured on a fresh machine: the root suites in front of the guests
 # slowed the guests by half; everything at once starved the host suites'
 # deadlines. Each keeps its own log; lines, labelled by kernel, stream.
-guests= beside= fg= bpid= gpids=
+guests= beside= fg= bpid= gpids= arm64=
 for k in $KERNELS; do
-	[ "$k" != host ] && guests="$guests $k"
+	case $k in
+	host) ;;
+	arm64-*) guests="$guests $k" arm64=1 ;;
+	*) guests="$guests $k" ;;
+	esac
 done
 case " $KERNELS " in
 *" host "*)
 	for s in $SUITES; do
-		case $s in
-		toolchain | package) beside="$beside $s" ;;
-		*) fg="$fg $s" ;;
+		case $s:$LABEL in
+		toolchain:host | package:host) beside="$beside $s" ;;
+		*) fg="$fg $s" ;;	# (in a guest, in order: package first)
 		esac
 	done ;;
 esac
+ARM64_BUILT=$LOG.arm64-built ARM64_LOG=$LOG.arm64-build
+# build_arm64: the arm64 build and .deb the arm64 guests run (cross-built;
+# its output kept, and shown when it fails); then ARM64_BUILT says how it went.
+build_arm64() {
+	local t0=$SECONDS
+	if make -C "$TOP" --no-print-directory ARCH=arm64 all deb >"$ARM64_LOG" 2>&1; then
+		echo "PASS [$LABEL] build: make ARCH=arm64 all deb: the arm64 build and $(basename "$(ls "$TOP"/build/arm64/deb/sluice_*_arm64.deb)") in $((SECONDS - t0)) s"
+		echo ok >"$ARM64_BUILT"
+	else
+		echo "FAIL [$LABEL] build: make ARCH=arm64 all deb"
+		tail -n 20 "$ARM64_LOG" | sed 's/^/    /'
+		echo failed >"$ARM64_BUILT"
+	fi | tee -a "$LOG"
+}
 if [ -n "$beside$guests" ]; then
 	# (the guests' kernels are fetched here too, on a fresh machine a
 	# minute of downloads the guests need not wait for: fetch-kernel.sh
 	# locks, so a guest that starts first waits for it)
 	beside=${beside:- }
 	: >"$LOG.beside.out"
+	rm -f "$ARM64_BUILT"
 	( LOG="$LOG.beside"; SUITE_TIMEOUT=$((SUITE_TIMEOUT * 3 / 2)); trap on_interrupt INT TERM
 	  renice -n 10 -p $BASHPID >/dev/null
+	  [ -n "$arm64" ] && build_arm64
 	  for k in $guests; do "$TOP/selftests/qemu/fetch-kernel.sh" "$k" >/dev/null 2>&1; done
+	  [ -n "$arm64" ] && "$TOP/selftests/qemu/fetch-root.sh" arm64 >/dev/null 2>&1
 	  SUITES=$beside run_local ) >"$LOG.beside.out" 2>&1 &
 	bpid=$!
 	trap 'kill -TERM $bpid 2>/dev/null; on_interrupt' INT TERM
 fi
 [ -n "$fg" ] && SUITES=$fg run_local
+# lane GUEST...: the guests one after the other; an arm64 one waits for
+# the arm64 build (bounded: the build's own deadline is make's)
+lane() {
+	local k i
+	for k in "$@"; do
+		case $k in
+		arm64-*)
+			i=0
+			while [ ! -s "$ARM64_BUILT" ] && [ $((i += 1)) -le 1800 ]; do sleep 1; done
+			if [ "$(cat "$ARM64_BUILT" 2>/dev/null)" != ok ]; then
+				echo "FAIL [$k] not run: the arm64 build failed or did not finish (above)" | tee -a "$LOG"
+				continue
+			fi ;;
+		esac
+		run_guest "$k"
+	done
+}
+lanes=()
 for k in $guests; do
-	: >"$LOG.$k.out"
-	( LOG="$LOG.$k"; trap on_interrupt INT TERM; run_guest "$k" ) >"$LOG.$k.out" 2>&1 &
+	case $k in
+	6.1 | arm64-6.1) lanes[0]="${lanes[0]:-} $k" ;;
+	*) lanes[1]="${lanes[1]:-} $k" ;;
+	esac
+done
+outs=()
+for i in "${!lanes[@]}"; do
+	: >"$LOG.lane$i.out"
+	# shellcheck disable=SC2086 # a list of kernel names
+	( LOG="$LOG.lane$i"; trap on_interrupt INT TERM; lane ${lanes[i]} ) >"$LOG.lane$i.out" 2>&1 &
 	gpids="$gpids $!"
+	outs+=("lane$i")
 done
 if [ -n "$gpids$bpid" ]; then
 	trap 'kill -TERM $gpids $bpid 2>/dev/null; wait; echo interrupted; exit 130' INT TERM
 	# (tail follows the files until the last one ends)
-	tail -q -s 0.5 -n +1 -f $(for k in ${beside:+beside} $guests; do echo "$LOG.$k.out"; done) &
+	tail -q -s 0.5 -n +1 -f $(for k in ${beside:+beside} "${outs[@]}"; do echo "$LOG.$k.out"; done) &
 	tpid=$!
 	wait $gpids $bpid
 	sleep 1
 	kill "$tpid" 2>/dev/null
 	wait "$tpid" 2>/dev/null
-	for k in ${beside:+beside} $guests; do
+	for k in ${beside:+beside} "${outs[@]}"; do
 		cat "$LOG.$k" >>"$LOG" 2>/dev/null
 		rm -f "$LOG.$k" "$LOG.$k.out"
 	done
+	rm -f "$ARM64_BUILT" "$ARM64_LOG"
 	trap on_interrupt INT TERM
 fi
 

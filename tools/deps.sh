@@ -12,7 +12,7 @@ if [ "${1:-}" = arm64 ]; then
 fi
 PKGS="make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev libmnl-dev libcrypt-dev
       iproute2 util-linux iputils-ping iperf3 python3
-      qemu-system-x86 busybox-static kmod xz-utils zstd cpio debootstrap
+      qemu-system-x86 qemu-system-arm busybox-static kmod xz-utils zstd cpio debootstrap
       ethtool nftables conntrack gnuplot-nox traceroute coturn nmap groff-base
       build-essential debhelper dpkg-dev fakeroot lintian wireguard-tools
       dnsmasq-base pppoe isc-dhcp-server radvd tmux chromium curl"

@@ -42,7 +42,7 @@ DIR=$RROOT/$ARCH
 msg() { echo "fetch-root[$ARCH]: $*"; }
 die() { echo "fetch-root[$ARCH]: ERROR: $*" >&2; exit 1; }
 
-key() { printf 'dist=%s\npackages=%s\n' "$DIST" "$(echo $PKGS)"; }
+key() { printf 'format=3\ndist=%s\npackages=%s\n' "$DIST" "$(echo $PKGS)"; }
 current() { [ -f "$DIR/.complete" ] && [ "$(grep -v '^#' "$DIR/info" 2>/dev/null)" = "$(key)" ]; }
 current && [ "$REFRESH" != 1 ] && exit 0
 
@@ -79,10 +79,30 @@ fi
 R=$TMP/root
 debs=("$R"/var/cache/apt/archives/*.deb)
 msg "unpacking ${#debs[@]} packages"
+# dpkg's database says what is there (each package's fields and files), so
+# that `dpkg -i` of sluice's .deb in the guest checks its dependencies
+# against them as on a real install.
+DB=$R/var/lib/dpkg
+mkdir -p "$DB/info"
+: >"$DB/status"
 for d in "${debs[@]}"; do
 	# --keep-directory-symlink: /bin, /lib, /sbin are links into /usr
 	dpkg-deb --fsys-tarfile "$d" | tar -C "$R" --keep-directory-symlink -xf - ||
 		die "cannot unpack $(basename "$d")"
+	p=$(dpkg-deb -f "$d" Package)
+	l=$p	# (a Multi-Arch: same package's files are listed under PKG:ARCH)
+	[ "$(dpkg-deb -f "$d" Multi-Arch)" = same ] && l=$p:$(dpkg-deb -f "$d" Architecture)
+	dpkg-deb -f "$d" | sed '1a Status: install ok installed' >>"$DB/status"
+	echo >>"$DB/status"
+	dpkg-deb --fsys-tarfile "$d" | tar -t | sed -e 's,^\./,/,' -e 's,/$,,' -e 's,^$,/.,' >"$DB/info/$l.list"
+	dpkg-deb --ctrl-tarfile "$d" | tar -xOf - ./postinst 2>/dev/null |
+		awk '/\\$/ { sub(/\\$/, ""); line = line $0; next }
+		     { line = line $0; n = split(line, f); line = ""
+		       for (i = 1; i + 4 <= n; i++)
+			       if (f[i] == "update-alternatives" && f[i + 1] == "--install" &&
+				   f[i + 2] ~ /^\// && f[i + 4] ~ /^\//)
+				       print f[i + 2], f[i + 4] }' \
+		>>"$TMP/alternatives" || true	# (most packages have no postinst)
 done
 rm -f "$R"/var/cache/apt/archives/*.deb
 rm -rf "$R/debootstrap"
@@ -90,11 +110,15 @@ rm -rf "$R/debootstrap"
 rm -f "$R/proc"
 mkdir -p "$R/proc" "$R/sys" "$R/dev" "$R/run" "$R/tmp"
 
-# What the maintainer scripts would have made.
+# What the maintainer scripts would have made: the alternatives' links
+# (the first package's wins: awk is mawk, libblas.so.3 the reference BLAS
+# nmap links), the users and groups, hosts.
+while read -r link path; do
+	[ -e "$R$link" ] || [ -L "$R$link" ] || ln -s "$path" "$R$link"
+done <"$TMP/alternatives"
 cp "$R/usr/share/base-passwd/passwd.master" "$R/etc/passwd"
 cp "$R/usr/share/base-passwd/group.master" "$R/etc/group"
-ln -sf mawk "$R/usr/bin/awk"
-[ -e "$R/usr/bin/which" ] || ln -sf which.debianutils "$R/usr/bin/which"
+[ -e "$R/usr/bin/awk" ] || ln -s mawk "$R/usr/bin/awk"
 printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$R/etc/hosts"
 printf 'passwd: files\ngroup: files\nhosts: files dns\n' >"$R/etc/nsswitch.conf"
 [ -x "$R/bin/busybox" ] || die "busybox-static was not unpacked"
