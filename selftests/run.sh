@@ -96,14 +96,15 @@ run_suite() {
 # forwards real traffic on both stock amd64 kernels (NAT through tc on
 # e1000e and XDP on virtio, a port forward, IPv6, PPPoE, a VLAN WAN). make
 # check-arm64 (SLUICE_ARM64_PART=more) runs the arm64 guests' other core
-# suites: bridge, rules, a mixed box.
+# suites: bridge and rules.
 # guest_skips SUITE: prints why $LABEL skips it, or nothing.
 guest_skips() {
 	case ${SLUICE_ARM64_PART:-check}:$1:$LABEL in
-	check:test_nat:arm64-6.1 | check:test_route:arm64-6.1 | check:test_shape:arm64-6.12) ;;
+	check:test_route:arm64-6.1 | check:test_shape:arm64-6.12) ;;
 	more:test_bridge:arm64-6.1 | more:test_rules:arm64-6.12) ;;
 	check:test_bridge:arm64-* | check:test_rules:arm64-*) echo "make check-arm64 runs it" ;;
-	*:test_bridge:arm64-* | *:test_nat:arm64-* | *:test_route:arm64-*) echo "arm64-6.1 runs it" ;;
+	*:test_nat:arm64-*) echo "arm64-6.1 runs it on a mixed box (tcmode)" ;;
+	*:test_bridge:arm64-* | *:test_route:arm64-*) echo "arm64-6.1 runs it" ;;
 	*:test_shape:arm64-* | *:test_rules:arm64-*) echo "arm64-6.12 runs it" ;;
 	*:arm64-*) echo "an arm64 guest runs the core suites (bridge, route, NAT, rules, shaping: what arm64 changes is the build, the JIT and the drivers, not these features' logic); the host and the amd64 guests run the rest" ;;
 	esac
@@ -118,7 +119,8 @@ guest_skips() {
 	test_service:*) echo "the daemon's life cycle: runs on the host" ;;
 	test_hosts:*) echo "the accounting is the daemon's (it reads the connection entries every kernel fills alike, and the bridge stage's counters, whose fixtures run in unit/xdp): runs on the host" ;;
 	test_container:*) echo "runs on the host, twice (tcmode), with a VM on the box" ;;
-	test_nat:6.1 | test_route:6.1) echo "the arm64-6.1 guest runs it on the same kernel release" ;;
+	test_nat:6.1) echo "the arm64-6.1 guest runs it on the same kernel release, on a mixed box (tcmode)" ;;
+	test_route:6.1) echo "the arm64-6.1 guest runs it on the same kernel release" ;;
 	test_nat:6.12) echo "arm64-6.1 runs it; the Debian 13 box translates through XDP and tc on 6.12 (check-box)" ;;
 	test_route:6.12) echo "arm64-6.1 runs it; the Debian 13 box routes IPv4 and IPv6 through XDP and tc on 6.12 (check-box)" ;;
 	test_shape:*) echo "the arm64-6.12 guest shapes live traffic; the arm64 guests run the shaper's fixtures (unit/xdp) and its simulator (unit/shape)" ;;
@@ -168,7 +170,7 @@ run_local() {
 			[ "$LABEL" = 6.12 ] && runs=mixed:vlan
 			# (an arm64 board is a mixed box: stmmac native, r8152 tc)
 			case ${SLUICE_ARM64_PART:-check}:$LABEL in
-			more:arm64-6.1) runs=mixed:nat ;;
+			check:arm64-6.1) runs=mixed:nat ;;
 			*:arm64-*) runs= ;;
 			esac
 			for r in $runs; do
@@ -187,7 +189,10 @@ run_local() {
 			arm64-*)
 				run_suite package/installed "$SUITE_TIMEOUT" bash "$TOP/selftests/package/test_installed.sh"
 				# the later suites run what the package installed
-				grep -q "^FAIL \[$LABEL\] package" "$LOG" || export SLUICE=/usr/sbin/sluice ;;
+				if ! grep -q "^FAIL \[$LABEL\] package" "$LOG"; then
+					export SLUICE=/usr/sbin/sluice
+					echo "# [$LABEL] the suites below run $SLUICE, the installed package's"
+				fi ;;
 			esac
 			;;
 		*) echo "FAIL [$LABEL] $s: no such suite" | tee -a "$LOG" ;;

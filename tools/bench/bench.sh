@@ -900,8 +900,20 @@ s10() {
 			na 10 "PPPoE" "make bench only: it boots a Debian guest of its own (minutes)"
 			return
 		fi
-		# (a case takes a minute there, mostly benchgen starting under
-		# emulation: 2 runs of each, in at most 30 minutes)
+		# Per core: the guest's clock counts instructions (qemu -icount,
+		# which takes single-threaded TCG), so a packet's CPU time is the
+		# instructions its whole path took on the generator's CPU, the
+		# same in every run, and the harness's own share comes off
+		# exactly. Under the wall clock it cannot: the emulated generator
+		# costs more than the router, with a spread larger than the
+		# router's share. One run a case.
+		SLUICE_QEMU_ICOUNT=shift=2 SLUICE_GUEST_ENV="BENCH_RUNS BENCH_STAT_RUNS BENCH_S10" \
+			BENCH_S10=percore BENCH_RUNS=1 BENCH_STAT_RUNS=1 \
+			BENCH_GUEST_TIMEOUT=${BENCH_GUEST_TIMEOUT:-1800} guest_run 6.1 10 "6.1 icount"
+		# The spread over cores: multi-threaded TCG, so that the guest's
+		# two vCPUs are two host threads (a case takes a minute there,
+		# mostly benchgen starting under emulation: 2 runs of each, in at
+		# most 30 minutes)
 		SLUICE_QEMU_ACCEL=tcg,thread=multi SLUICE_GUEST_ENV="BENCH_RUNS BENCH_STAT_RUNS" \
 			BENCH_RUNS=2 BENCH_STAT_RUNS=2 BENCH_GUEST_TIMEOUT=${BENCH_GUEST_TIMEOUT:-1800} \
 			guest_run 6.1 10
@@ -940,6 +952,19 @@ s10() {
 	fi
 	ip netns exec "$RTR" nft flush ruleset 2>/dev/null
 	ct_flush
+	if [ "${BENCH_S10:-}" = percore ]; then	# (all on one CPU: the one counted)
+		if pppoe_sluice off; then
+			pppoe_prime "${up[@]}"
+			measure 10 "sluice serving the session, upload" "${up[@]}"
+			progstat 10 "sluice serving the session, upload" "$(sluice_prog_id)" "${up[@]}"
+			measure 10 "sluice serving the session, download" "${down[@]}"
+			progstat 10 "sluice serving the session, download" "$(sluice_prog_id)" "${down[@]}"
+			rsluice down >/dev/null 2>&1
+		else
+			na 10 "sluice serving the session" "sluice did not serve ppp0: $(tail -1 "$WORK/sluice.log")"
+		fi
+		return
+	fi
 	if pppoe_sluice on; then
 		pppoe_prime "${up[@]}"
 		measure 10 "sluice serving the session, upload" "${up[@]}"
@@ -1036,19 +1061,22 @@ pppoe_prime() {
 
 # ---- guest runs ----------------------------------------------------------------------------
 
-# guest_run KERNEL SCENARIO: run one scenario inside a stock Debian kernel
-# under qemu (selftests/qemu) and keep its result lines. TCG emulation makes
-# absolute figures meaningless there: only ratios within one guest run count.
+# guest_run KERNEL SCENARIO [LABEL]: run one scenario inside a stock Debian
+# kernel under qemu (selftests/qemu) and keep its result lines, tagged with
+# LABEL (default: KERNEL). TCG emulation makes absolute figures meaningless
+# there: only ratios within one guest run count.
 guest_run() {
-	local k=$1 sc=$2
+	local k=$1 sc=$2 label=${3:-$1}
 	progress "  scenario $sc in the Debian $k guest (qemu TCG; ratios only)"
-	"$TOP/selftests/qemu/run-in-guest.sh" -t "${BENCH_GUEST_TIMEOUT:-1200}" "$k" -- \
-		"$TOP/tools/bench/bench.sh" --inner "$sc" $([ "$QUICK" = 1 ] && echo --quick) \
+	# (from the tree: an arm64 guest shares the working directory, with
+	# build/arm64 as its build)
+	(cd "$TOP" && "$TOP/selftests/qemu/run-in-guest.sh" -t "${BENCH_GUEST_TIMEOUT:-1200}" "$k" -- \
+		"$TOP/tools/bench/bench.sh" --inner "$sc" $([ "$QUICK" = 1 ] && echo --quick)) \
 		> "$WORK/guest.out" 2> "$WORK/guest.err"
 	local rc=$?
 	# only whole lines: a console line cut or interleaved by the kernel's
 	# messages is reported, never written
-	/usr/bin/python3 - "$k" "$WORK/guest.out" >> "$RES" <<'EOF'
+	/usr/bin/python3 - "$label" "$WORK/guest.out" >> "$RES" <<'EOF'
 import json, sys
 for line in open(sys.argv[2], errors="replace"):
     if not line.startswith('{"scenario"'):
@@ -1062,6 +1090,48 @@ for line in open(sys.argv[2], errors="replace"):
 EOF
 	if [ $rc != 0 ]; then
 		na "$sc" "guest $k run" "the guest run failed (status $rc): $(tail -1 "$WORK/guest.err" | cut -c1-120)"
+	fi
+}
+
+# ---- 2 and 3 on an arm64 board ----------------------------------------------------------
+# The bridge and NAT rows, kernel path against sluice, 64 B, inside the
+# arm64 guest (Debian 13's arm64 kernel on the emulated two-core board,
+# the arm64 build): what an arm64 board's ratios look like. The full
+# scenarios' other rows (modes, 1518 B, new connections, routing) stay on
+# the host: the guest's run has a deadline.
+s_board() {
+	local flows=1000 args
+	bench_topo_up
+	args=(--gen-ns "$H1" --gen-if eth0 --dst-mac "$H2_MAC" --src-ip 192.168.10.11
+	      --dst-ip 192.168.10.12 --sink-ns "$H2" --sink-if eth0 --flows 100 --size 64)
+	ip netns exec "$H1" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1
+	measure 2 "kernel bridge, 64 B" "${args[@]}"
+	if sluice_up; then
+		ip netns exec "$H1" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1
+		measure 2 "sluice bridge fast path, 64 B" "${args[@]}"
+		progstat 2 "sluice bridge fast path, 64 B" "$(sluice_prog_id)" "${args[@]}"
+		sluice_down
+	else
+		na 2 "sluice bridge fast path, 64 B" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
+	fi
+	topo_down
+	bench_topo_up 0
+	# shellcheck disable=SC2207
+	args=($(lan_wan_args $flows))
+	if nft_box "" ""; then
+		prime_lan_wan $flows
+		measure 3 "nftables masquerade + ct state" "${args[@]}"
+	else
+		na 3 "nftables masquerade + ct state" "nft failed: $(head -1 "$WORK/nft.err")"
+	fi
+	nft_off
+	if sluice_up; then
+		prime_lan_wan $flows
+		measure 3 "sluice NAT" "${args[@]}"
+		progstat 3 "sluice NAT" "$(sluice_prog_id)" "${args[@]}"
+		sluice_down
+	else
+		na 3 "sluice NAT" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
 	fi
 }
 
@@ -1105,6 +1175,7 @@ if [ -n "$INNER" ]; then	# inside a guest: one scenario, lines on stdout
 	3) s3 ;;
 	8) s8 ;;
 	10) s10 ;;
+	board) s_board ;;
 	*) echo "bench: --inner $INNER: no such guest scenario" >&2; exit 2 ;;
 	esac
 	exit 0
@@ -1136,7 +1207,11 @@ for sc in $SCENARIOS; do
 	1) s1 ;;
 	2) s2 ;;
 	# (--quick runs the guest harness once, with scenario 8's shaping)
-	3) s3; topo_down; [ "$QUICK" = 1 ] || guest_run 6.12 3 ;;
+	3) s3; topo_down; [ "$QUICK" = 1 ] || guest_run 6.12 3
+	   # (the arm64 board's bridge and NAT rows: a full run only)
+	   if [ "$QUICK" = 1 ]; then :
+	   elif [ -x "$TOP/build/arm64/benchgen" ]; then guest_run arm64-6.12 board
+	   else na 3 "guest arm64-6.12 run" "no arm64 build: make ARCH=arm64"; fi ;;
 	4) s4 ;;
 	5) s5 ;;
 	6) s6 ;;
