@@ -31,10 +31,6 @@
 #                          "qemu" below before changing it)
 #   SLUICE_QEMU_ARGS       more qemu arguments, split at spaces (the box
 #                          suite's ISP: a NIC and a virtio serial port)
-#   SLUICE_QEMU_ICOUNT     qemu -icount value (e.g. shift=2): the guest's clocks
-#                          count instructions executed, not host time (make
-#                          bench's guest rows: a time per packet then measures
-#                          the instructions it took, the same in every run)
 #
 # In the guest: / is an overlay (lower: host / over 9p, read-only; upper:
 # tmpfs), so writes succeed but are thrown away.  /proc /sys /dev
@@ -367,7 +363,7 @@ run_qemu() { # image
 	: >"$RUN/console.log"
 	: >"$OUTLOG"
 	timeout -k 10 "$TIMEOUT" "$QEMU" \
-		-accel "$ACCEL" ${SLUICE_QEMU_ICOUNT:+-icount "$SLUICE_QEMU_ICOUNT"} \
+		-accel "$ACCEL" \
 		-smp 2 -m "$MEM" \
 		-nographic -nodefaults -no-user-config -no-reboot \
 		-nic none ${SLUICE_QEMU_ARGS:-} \

@@ -401,26 +401,31 @@ s1() {
 }
 
 # ---- 2: LAN to LAN --------------------------------------------------------------
+# bridge_rows SIZE: the kernel bridge, then sluice's bridge fast path, H1 to
+# H2 with SIZE-byte frames.
+bridge_rows() {
+	local size=$1 args
+	args=(--gen-ns "$H1" --gen-if eth0 --dst-mac "$H2_MAC" --src-ip 192.168.10.11
+	      --dst-ip 192.168.10.12 --sink-ns "$H2" --sink-if eth0 --flows 100 --size "$size")
+	ip netns exec "$H1" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1	# fresh FDB
+	measure 2 "kernel bridge, $size B" "${args[@]}"
+	if ! have_feature bridge; then
+		na 2 "sluice bridge fast path, $size B" "not available (bridge fast path)"
+	elif sluice_up; then
+		ip netns exec "$H1" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1
+		measure 2 "sluice bridge fast path, $size B" "${args[@]}"
+		progstat 2 "sluice bridge fast path, $size B" "$(sluice_prog_id)" "${args[@]}"
+		sluice_down
+	else
+		na 2 "sluice bridge fast path, $size B" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
+	fi
+}
+
 s2() {
-	local size args
 	progress "2/9 LAN to LAN: kernel bridge vs sluice's bridge fast path"
 	bench_topo_up
-	for size in 64 1518; do
-		args=(--gen-ns "$H1" --gen-if eth0 --dst-mac "$H2_MAC" --src-ip 192.168.10.11
-		      --dst-ip 192.168.10.12 --sink-ns "$H2" --sink-if eth0 --flows 100 --size "$size")
-		ip netns exec "$H1" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1	# fresh FDB
-		measure 2 "kernel bridge, $size B" "${args[@]}"
-		if ! have_feature bridge; then
-			na 2 "sluice bridge fast path, $size B" "not available (bridge fast path)"
-		elif sluice_up; then
-			ip netns exec "$H1" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1
-			measure 2 "sluice bridge fast path, $size B" "${args[@]}"
-			progstat 2 "sluice bridge fast path, $size B" "$(sluice_prog_id)" "${args[@]}"
-			sluice_down
-		else
-			na 2 "sluice bridge fast path, $size B" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
-		fi
-	done
+	bridge_rows 64
+	bridge_rows 1518
 	bench_modes 2 "sluice bridge fast path" sluice_up "64 B" --gen-ns "$H1" --gen-if eth0 \
 		--dst-mac "$H2_MAC" --src-ip 192.168.10.11 --dst-ip 192.168.10.12 --sink-ns "$H2" \
 		--sink-if eth0 --flows 100 --size 64
@@ -900,18 +905,8 @@ s10() {
 			na 10 "PPPoE" "make bench only: it boots a Debian guest of its own (minutes)"
 			return
 		fi
-		# Per core: the guest's clock counts instructions (qemu -icount,
-		# which takes single-threaded TCG), so a packet's CPU time is the
-		# instructions its whole path took on the generator's CPU, the
-		# same in every run, and the harness's own share comes off
-		# exactly. Under the wall clock it cannot: the emulated generator
-		# costs more than the router, with a spread larger than the
-		# router's share. One run a case.
-		SLUICE_QEMU_ICOUNT=shift=2 SLUICE_GUEST_ENV="BENCH_RUNS BENCH_STAT_RUNS BENCH_S10" \
-			BENCH_S10=percore BENCH_RUNS=1 BENCH_STAT_RUNS=1 \
-			BENCH_GUEST_TIMEOUT=${BENCH_GUEST_TIMEOUT:-1800} guest_run 6.1 10 "6.1 icount"
-		# The spread over cores: multi-threaded TCG, so that the guest's
-		# two vCPUs are two host threads (a case takes a minute there,
+		# (multi-threaded TCG, so that the guest's two vCPUs are two host
+		# threads and the session can spread; a case takes a minute there,
 		# mostly benchgen starting under emulation: 2 runs of each, in at
 		# most 30 minutes)
 		SLUICE_QEMU_ACCEL=tcg,thread=multi SLUICE_GUEST_ENV="BENCH_RUNS BENCH_STAT_RUNS" \
@@ -952,19 +947,6 @@ s10() {
 	fi
 	ip netns exec "$RTR" nft flush ruleset 2>/dev/null
 	ct_flush
-	if [ "${BENCH_S10:-}" = percore ]; then	# (all on one CPU: the one counted)
-		if pppoe_sluice off; then
-			pppoe_prime "${up[@]}"
-			measure 10 "sluice serving the session, upload" "${up[@]}"
-			progstat 10 "sluice serving the session, upload" "$(sluice_prog_id)" "${up[@]}"
-			measure 10 "sluice serving the session, download" "${down[@]}"
-			progstat 10 "sluice serving the session, download" "$(sluice_prog_id)" "${down[@]}"
-			rsluice down >/dev/null 2>&1
-		else
-			na 10 "sluice serving the session" "sluice did not serve ppp0: $(tail -1 "$WORK/sluice.log")"
-		fi
-		return
-	fi
 	if pppoe_sluice on; then
 		pppoe_prime "${up[@]}"
 		measure 10 "sluice serving the session, upload" "${up[@]}"
@@ -1061,12 +1043,11 @@ pppoe_prime() {
 
 # ---- guest runs ----------------------------------------------------------------------------
 
-# guest_run KERNEL SCENARIO [LABEL]: run one scenario inside a stock Debian
-# kernel under qemu (selftests/qemu) and keep its result lines, tagged with
-# LABEL (default: KERNEL). TCG emulation makes absolute figures meaningless
-# there: only ratios within one guest run count.
+# guest_run KERNEL SCENARIO: run one scenario inside a stock Debian kernel
+# under qemu (selftests/qemu) and keep its result lines. TCG emulation makes
+# absolute figures meaningless there: only ratios within one guest run count.
 guest_run() {
-	local k=$1 sc=$2 label=${3:-$1}
+	local k=$1 sc=$2
 	progress "  scenario $sc in the Debian $k guest (qemu TCG; ratios only)"
 	# (from the tree: an arm64 guest shares the working directory, with
 	# build/arm64 as its build)
@@ -1076,7 +1057,7 @@ guest_run() {
 	local rc=$?
 	# only whole lines: a console line cut or interleaved by the kernel's
 	# messages is reported, never written
-	/usr/bin/python3 - "$label" "$WORK/guest.out" >> "$RES" <<'EOF'
+	/usr/bin/python3 - "$k" "$WORK/guest.out" >> "$RES" <<'EOF'
 import json, sys
 for line in open(sys.argv[2], errors="replace"):
     if not line.startswith('{"scenario"'):
@@ -1102,18 +1083,7 @@ EOF
 s_board() {
 	local flows=1000 args
 	bench_topo_up
-	args=(--gen-ns "$H1" --gen-if eth0 --dst-mac "$H2_MAC" --src-ip 192.168.10.11
-	      --dst-ip 192.168.10.12 --sink-ns "$H2" --sink-if eth0 --flows 100 --size 64)
-	ip netns exec "$H1" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1
-	measure 2 "kernel bridge, 64 B" "${args[@]}"
-	if sluice_up; then
-		ip netns exec "$H1" ping -c1 -W1 192.168.10.12 >/dev/null 2>&1
-		measure 2 "sluice bridge fast path, 64 B" "${args[@]}"
-		progstat 2 "sluice bridge fast path, 64 B" "$(sluice_prog_id)" "${args[@]}"
-		sluice_down
-	else
-		na 2 "sluice bridge fast path, 64 B" "sluice up failed: $(tail -1 "$WORK/sluice.log")"
-	fi
+	bridge_rows 64
 	topo_down
 	bench_topo_up 0
 	# shellcheck disable=SC2207

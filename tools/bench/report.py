@@ -404,11 +404,7 @@ def main():
         else:
             wheres = sorted({k[0] for k in order if k[1] == sc}, key=lambda w: w != "host")
             for w in wheres:
-                if w.endswith(" icount"):
-                    md += ["", "In the Debian %s guest with its clock counting instructions (qemu "
-                           "-icount: each instruction takes 4 ns, the same in every run; ratios only):"
-                           % w[:-len(" icount")], ""]
-                elif w != "host":
+                if w != "host":
                     md += ["", "In the Debian %s guest (qemu TCG; ratios only):" % w, ""]
                 md += rate_table(w, sc, cases, order)
             if not wheres:
