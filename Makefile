@@ -174,12 +174,12 @@ check-box:
 
 # The arm64 guests' other core suites (make check runs the arm64 build in
 # Debian 12's and 13's arm64 kernels, the .deb installed, every fixture,
-# NAT on a mixed box, routing and shaping): the bridge and the rules, with
-# the installed sluice.
+# NAT on a mixed box and shaping): the bridge, routing, the rules and a
+# VLAN-filtering bridge on a mixed box, with the installed sluice.
 check-arm64:
 	@tools/deps.sh arm64
 	@$(MAKE) --no-print-directory all
-	@SLUICE_ARM64_PART=more selftests/run.sh --kernels "arm64-6.1 arm64-6.12" --suites "package netns"
+	@SLUICE_ARM64_PART=more selftests/run.sh --kernels "arm64-6.1 arm64-6.12" --suites "package netns tcmode"
 
 # The soak: the Debian 13 box under slub_debug, 10 minutes of mixed traffic
 # with reloads, link flaps and new WAN addresses, then 5 over PPPoE with
