@@ -124,8 +124,8 @@ guest_skips() {
 	test_container:*) echo "runs on the host, twice (tcmode), with a VM on the box" ;;
 	test_nat:6.1) echo "the arm64-6.1 guest runs it on the same kernel release, on a mixed box (tcmode)" ;;
 	test_route:6.1) echo "the arm64-6.1 guest runs it on the same kernel release (make check-arm64)" ;;
-	test_nat:6.12) echo "arm64-6.1 runs it; the Debian 13 box translates through XDP and tc on 6.12 (check-box)" ;;
-	test_route:6.12) echo "arm64-6.1 runs it; the Debian 13 box routes IPv4 and IPv6 through XDP and tc on 6.12 (check-box)" ;;
+	test_nat:6.12) echo "arm64-6.1 runs it on a mixed box; the Debian 13 box translates through XDP and tc on 6.12 (check-box)" ;;
+	test_route:6.12) echo "arm64-6.1 runs it (make check-arm64); the Debian 13 box routes IPv4 and IPv6 through XDP and tc on 6.12 (check-box)" ;;
 	test_shape:*) echo "the arm64-6.12 guest shapes live traffic; the arm64 guests run the shaper's fixtures (unit/xdp) and its simulator (unit/shape)" ;;
 	esac
 }
