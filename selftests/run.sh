@@ -274,7 +274,7 @@ ARM64_BUILT=$LOG.arm64-built ARM64_LOG=$LOG.arm64-build
 # kept, and shown when it fails; then ARM64_BUILT says how it went.
 build_arm64() {
 	local t0=$SECONDS b=build/arm64 what deb
-	what=("$b/sluice" "$b/test_xdp" "$b/test_config" "$b/test_loader" "$b/shapesim" "$b/xdp_foreign.bpf.o")
+	what=("$b/sluice" "$b/test_xdp" "$b/test_config" "$b/test_loader" "$b/shapesim" "$b/benchgen" "$b/xdp_foreign.bpf.o")
 	deb=$(ls "$TOP/$b"/deb/sluice_*_arm64.deb 2>/dev/null | head -n 1)
 	if make -C "$TOP" --no-print-directory ARCH=arm64 "${what[@]}" >"$ARM64_LOG" 2>&1 &&
 	   { { [ -n "$deb" ] && [ -z "$(find "$TOP/$b/sluice" "$TOP/debian" "$TOP/loader/man" \
