@@ -88,8 +88,10 @@ $(BUILD)/sluice: loader/main.c $(LOADER_SRC) $(LOADER_HDRS) $(BPF_HDRS) $(BUILD)
 	$(CC) $(ALL_CFLAGS) loader/main.c $(LOADER_SRC) $(BUILD)/web_assets.c -o $@ $(LDFLAGS) $(LIBS) -lcrypt
 
 # The config parser, which the unit tests build on its own.
-CONFIG_SRC := loader/config.c loader/config_lex.c loader/config_names.c loader/config_addr.c
-CONFIG_HDRS := loader/config.h loader/config_lex.h loader/config_names.h loader/config_addr.h
+CONFIG_SRC := loader/config.c loader/config_lex.c loader/config_names.c loader/config_addr.c \
+	loader/config_rule.c loader/config_opts.c
+CONFIG_HDRS := loader/config.h loader/config_lex.h loader/config_names.h loader/config_addr.h \
+	loader/config_stmt.h
 
 TEST_XDP_SRC := loader/util.c $(CONFIG_SRC) loader/rules.c loader/rules_write.c \
 	loader/rules_maps.c loader/rules_table.c

@@ -10,6 +10,10 @@
  * amortised O(1): configs with 100k rules and set files with millions of
  * lines must stay linear.
  *
+ * This file has the zones, forwards, port forwards and port modes and reads
+ * the whole file; the rules are in config_rule.c, shaping and the options
+ * in config_opts.c.
+ *
  * Every parse function looks at the current token, validates it and only
  * then advances, so an error is always reported at the token that caused
  * it and never at whatever follows.
@@ -20,10 +24,10 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <strings.h>
 #include "config_addr.h"
 #include "config_lex.h"
 #include "config_names.h"
+#include "config_stmt.h"
 
 #define IFNAME_MAX	(IF_NAMESIZE - 1)
 #define MSS_MIN		536
@@ -41,9 +45,6 @@ static const char *const zone_items[Z_COUNT] = {
 	[Z_FILTERING] = "filtering",
 	[Z_BOGONS] = "bogons",
 };
-
-/* In enum cfg_action order. */
-static const char *const actions[] = { "accept", "drop", "reject" };
 
 /* In enum cfg_filtering order. */
 static const char *const filterings[] = {
@@ -125,7 +126,7 @@ static int parse_zone_item(struct parser *p, struct cfg_zone *z, unsigned *seen)
 	case Z_INTERFACES:
 		return parse_interfaces(p, z);
 	case Z_INPUT:
-		if (take_choice(p, actions, 2, &v))	/* reject makes no sense here */
+		if (take_choice(p, rule_actions, 2, &v))	/* reject makes no sense here */
 			return -1;
 		z->input = v;
 		z->input_loc = at;
@@ -144,7 +145,7 @@ static int parse_zone_item(struct parser *p, struct cfg_zone *z, unsigned *seen)
 		z->filtering_loc = at;
 		return 0;
 	case Z_BOGONS:
-		if (take_choice(p, actions, 2, &v))
+		if (take_choice(p, rule_actions, 2, &v))
 			return -1;
 		z->bogons = v == CFG_DROP ? CFG_BOGONS_DROP : CFG_BOGONS_ACCEPT;
 		z->bogons_loc = at;
@@ -268,595 +269,6 @@ static int parse_port_forward(struct parser *p, struct cfg_loc at)
 	return 0;
 }
 
-/* ---- rule ------------------------------------------------------------------- */
-
-enum match_slot { M_SRC, M_DST, M_PROTO, M_SPORT, M_DPORT, M_TYPE, M_COUNT };
-
-/* Each slot may be given once; the protocol keywords share one. */
-static const struct match {
-	const char *word;
-	enum match_slot slot;
-	int proto;		/* M_PROTO: fixed protocol, -1 when a number follows */
-} matches[] = {
-	{ "src", M_SRC, 0 },
-	{ "dst", M_DST, 0 },
-	{ "tcp", M_PROTO, IPPROTO_TCP },
-	{ "udp", M_PROTO, IPPROTO_UDP },
-	{ "icmp", M_PROTO, IPPROTO_ICMP },
-	{ "icmpv6", M_PROTO, IPPROTO_ICMPV6 },
-	{ "proto", M_PROTO, -1 },
-	{ "sport", M_SPORT, 0 },
-	{ "dport", M_DPORT, 0 },
-	{ "type", M_TYPE, 0 },		/* reads as "icmp type 8" */
-};
-
-enum rule_opt { O_LIMIT, O_LOG, O_COMMENT, O_COUNT };
-
-static const char *const rule_opts[O_COUNT] = {
-	[O_LIMIT] = "limit", [O_LOG] = "log", [O_COMMENT] = "comment",
-};
-
-/* Where things were given, for the checks that need the whole rule. */
-struct rule_ctx {
-	struct cfg_loc at[M_COUNT];	/* the keyword of each match */
-	struct cfg_loc addr_at[2];	/* the src and dst values */
-	bool opt_seen[O_COUNT];
-};
-
-static const struct match *find_match(const struct token *t)
-{
-	for (int i = 0; i < ARRAY_SIZE(matches); i++)
-		if (tok_is(t, matches[i].word))
-			return &matches[i];
-	return NULL;
-}
-
-static int parse_match(struct parser *p, struct cfg_rule *r, struct rule_ctx *c,
-		       const struct match *m)
-{
-	if (c->at[m->slot].line)
-		return lex_err(p, p->tok.loc, "duplicate %s%s", m->slot == M_PROTO ? "protocol " : "",
-			    lex_qtok(p, &p->tok));
-	c->at[m->slot] = p->tok.loc;
-	if (lex_next(p))
-		return -1;
-	switch (m->slot) {
-	case M_SRC:
-	case M_DST:
-		c->addr_at[m->slot] = p->tok.loc;
-		return take_addr_match(p, m->slot == M_SRC ? &r->src : &r->dst);
-	case M_PROTO:
-		if (m->proto < 0)
-			return take_number(p, 0, 255, "protocol number", &r->proto);
-		r->proto = m->proto;
-		return 0;
-	case M_SPORT:
-		return take_ports(p, &r->sport_lo, &r->sport_hi);
-	case M_DPORT:
-		return take_ports(p, &r->dport_lo, &r->dport_hi);
-	case M_TYPE:
-		return take_number(p, 0, 255, "icmp type", &r->icmp_type);
-	case M_COUNT:
-		break;
-	}
-	return -1;
-}
-
-/* N/second or N/minute */
-static int take_limit(struct parser *p, struct cfg_rule *r)
-{
-	const struct token *t = &p->tok;
-	const char *slash = t->type == T_WORD ? memchr(t->s, '/', t->len) : NULL;
-	uint64_t n;
-
-	if (t->type != T_WORD)
-		return lex_expected(p, "N/second or N/minute");
-	if (slash && parse_u64(t->s, slash - t->s, UINT32_MAX, &n) && n) {
-		struct token unit = { .type = T_WORD, .s = slash + 1,
-				      .len = t->s + t->len - slash - 1 };
-
-		r->limit = (uint32_t)n;
-		r->limit_unit = tok_is(&unit, KW_SECOND) ? CFG_LIMIT_SECOND :
-				tok_is(&unit, KW_MINUTE) ? CFG_LIMIT_MINUTE : CFG_LIMIT_NONE;
-		if (r->limit_unit != CFG_LIMIT_NONE)
-			return lex_next(p);
-	}
-	return lex_err(p, t->loc, "invalid limit %s (expected N/second or N/minute)", lex_qtok(p, t));
-}
-
-static int parse_rule_opts(struct parser *p, struct cfg_rule *r, struct rule_ctx *c)
-{
-	int o;
-
-	while ((o = word_index(&p->tok, rule_opts, O_COUNT)) >= 0) {
-		if (c->opt_seen[o])
-			return lex_err(p, p->tok.loc, "duplicate %s", lex_qtok(p, &p->tok));
-		c->opt_seen[o] = true;
-		if (lex_next(p))
-			return -1;
-		if (o == O_LIMIT && take_limit(p, r))
-			return -1;
-		if (o == O_LOG)
-			r->log = 1;
-		if (o == O_COMMENT) {
-			if (p->tok.type != T_STRING)
-				return lex_expected(p, "a quoted string");
-			r->comment = unescape(&p->tok);
-			if (!r->comment)
-				return lex_oom(p, p->tok.loc);
-			if (lex_next(p))
-				return -1;
-		}
-	}
-	return 0;
-}
-
-static const char *family_name(int family)
-{
-	return family == AF_INET ? "IPv4" : "IPv6";
-}
-
-/* A prefix's family must agree with the other address and with icmp/icmpv6;
- * such a rule could never match. */
-static int check_families(struct parser *p, const struct cfg_rule *r, const struct rule_ctx *c)
-{
-	const struct cfg_addr_match *a[2] = { &r->src, &r->dst };
-	static const char *const side[2] = { "src", "dst" };
-	int late;
-
-	for (int i = 0; i < 2; i++) {
-		int f = a[i]->prefix.family;
-
-		if (a[i]->kind != CFG_ADDR_PREFIX)
-			continue;
-		if (r->proto == IPPROTO_ICMP && f == AF_INET6)
-			return lex_err(p, c->addr_at[i], "icmp cannot match an IPv6 address (use icmpv6)");
-		if (r->proto == IPPROTO_ICMPV6 && f == AF_INET)
-			return lex_err(p, c->addr_at[i], "icmpv6 cannot match an IPv4 address (use icmp)");
-	}
-	if (a[0]->kind != CFG_ADDR_PREFIX || a[1]->kind != CFG_ADDR_PREFIX ||
-	    a[0]->prefix.family == a[1]->prefix.family)
-		return 0;
-	/* the address given second is the one that conflicts */
-	late = loc_before(c->addr_at[0], c->addr_at[1]);
-	return lex_err(p, c->addr_at[late], "%s is %s but %s is %s", side[late],
-		    family_name(a[late]->prefix.family), side[!late],
-		    family_name(a[!late]->prefix.family));
-}
-
-static int check_rule(struct parser *p, const struct cfg_rule *r, const struct rule_ctx *c)
-{
-	bool ports = r->proto == IPPROTO_TCP || r->proto == IPPROTO_UDP;
-	bool icmp = r->proto == IPPROTO_ICMP || r->proto == IPPROTO_ICMPV6;
-
-	if (c->at[M_SPORT].line && !ports)
-		return lex_err(p, c->at[M_SPORT], "sport needs tcp or udp");
-	if (c->at[M_DPORT].line && !ports)
-		return lex_err(p, c->at[M_DPORT], "dport needs tcp or udp");
-	if (c->at[M_TYPE].line && !icmp)
-		return lex_err(p, c->at[M_TYPE], "icmp type needs icmp or icmpv6");
-	return check_families(p, r, c);
-}
-
-static int parse_rule_body(struct parser *p, struct cfg_rule *r)
-{
-	struct rule_ctx c = { .opt_seen = { false } };
-	const struct match *m;
-	int action;
-
-	if (zone_ref(p, true, &r->from) || lex_take(p, T_ARROW, "\"->\"") ||
-	    zone_ref(p, true, &r->to))
-		return -1;
-	while ((m = find_match(&p->tok)))
-		if (parse_match(p, r, &c, m))
-			return -1;
-	if (take_choice(p, actions, ARRAY_SIZE(actions), &action))
-		return -1;
-	r->action = action;
-	return parse_rule_opts(p, r, &c) || check_rule(p, r, &c) ? -1 : 0;
-}
-
-static int parse_rule(struct parser *p, struct cfg_loc at)
-{
-	struct cfg_rule r = { .loc = at, .proto = -1, .icmp_type = -1 };
-	struct sluice_config *cfg = p->cfg;
-	struct cfg_rule *v;
-
-	if (parse_rule_body(p, &r))
-		goto fail;
-	v = lex_reserve(p, cfg->rules, cfg->n_rules, &p->cap_rules, sizeof(*v));
-	if (!v)
-		goto fail;
-	cfg->rules = v;
-	v[cfg->n_rules++] = r;
-	return 0;
-fail:
-	free(r.comment);
-	return -1;
-}
-
-/* ---- shape ------------------------------------------------------------------ */
-
-static const struct unit {
-	const char *name;
-	uint64_t scale;
-} rate_units[] = {
-	{ "", 1 }, { "bit", 1 }, { "kbit", 1000 }, { "mbit", 1000000 }, { "gbit", 1000000000 },
-};
-
-/* DIGITS[.DIGITS][UNIT], exact in integer arithmetic: 2.5mbit is 2500000. */
-static bool parse_rate(const char *s, size_t len, uint64_t *out);
-
-int cfg_parse_rate(const char *s, uint64_t *out)
-{
-	return parse_rate(s, strlen(s), out);
-}
-
-static bool parse_rate(const char *s, size_t len, uint64_t *out)
-{
-	size_t i = 0, int_len, frac_len = 0;
-	uint64_t whole, frac = 0, div = 1;
-
-	while (i < len && is_digit(s[i]))
-		i++;
-	int_len = i;
-	if (!parse_u64(s, int_len, UINT64_MAX, &whole))
-		return false;
-	if (i < len && s[i] == '.') {
-		const char *f = s + ++i;
-
-		while (i < len && is_digit(s[i]))
-			i++;
-		frac_len = s + i - f;
-		if (frac_len > 9 || !parse_u64(f, frac_len, UINT64_MAX, &frac))
-			return false;
-		while (frac_len--)
-			div *= 10;
-	}
-	for (int u = 0; u < ARRAY_SIZE(rate_units); u++) {
-		uint64_t scale = rate_units[u].scale;
-
-		if (strlen(rate_units[u].name) != len - i ||
-		    strncasecmp(s + i, rate_units[u].name, len - i))
-			continue;
-		if (whole > (UINT64_MAX - scale) / scale)
-			return false;
-		*out = whole * scale + frac * scale / div;
-		return true;
-	}
-	return false;
-}
-
-static int take_rate(struct parser *p, uint64_t *bps)
-{
-	const struct token *t = &p->tok;
-
-	if (t->type != T_WORD)
-		return lex_expected(p, "a rate");
-	if (!parse_rate(t->s, t->len, bps))
-		return lex_err(p, t->loc, "invalid rate %s (expected a number and bit, kbit, mbit or gbit)",
-			    lex_qtok(p, t));
-	if (!*bps)
-		return lex_err(p, t->loc, "rate %s must be greater than 0", lex_qtok(p, t));
-	return lex_next(p);
-}
-
-/* In enum cfg_overhead_kind order, from CFG_OH_ETHERNET on. */
-static const char *const overheads[] = {
-	"ethernet", "docsis", "pppoe-ptm", "bridged-ptm", "pppoe-llcsnap",
-};
-
-/* Cell framing on top of a byte count, in enum cfg_framing order from
- * CFG_FRAME_ATM (the presets bring their own). */
-static const char *const framings[] = { "atm", "ptm" };
-
-static int take_overhead(struct parser *p, struct cfg_shape *s)
-{
-	int i = word_index(&p->tok, overheads, ARRAY_SIZE(overheads));
-
-	if (i >= 0) {
-		s->overhead = CFG_OH_ETHERNET + i;
-	} else if (p->tok.type == T_WORD &&
-		   parse_int(p->tok.s, p->tok.len, -64, 256, &s->overhead_bytes)) {
-		s->overhead = CFG_OH_BYTES;	/* the range tc-cake(8) accepts */
-	} else {
-		return expected_choice(p, overheads, ARRAY_SIZE(overheads),
-				       "a byte count (-64..256)");
-	}
-	if (lex_next(p))
-		return -1;
-	/* cell framing on top: `N atm`, `N ptm` */
-	int f = word_index(&p->tok, framings, 2);
-
-	if (f < 0)
-		return 0;
-	s->framing = CFG_FRAME_ATM + f;
-	return lex_next(p);
-}
-
-enum shape_opt { S_OVERHEAD, S_MPU, S_ISOLATION, S_ECN, S_COUNT };
-
-static const char *const shape_opts[S_COUNT] = {
-	[S_OVERHEAD] = "overhead", [S_MPU] = "mpu", [S_ISOLATION] = "isolation", [S_ECN] = "ecn",
-};
-
-static const char *const isolations[] = { "hosts", "flows" };	/* enum order */
-static const char *const ecn_modes[] = { "off", "on" };
-
-static int parse_shape_opt(struct parser *p, struct cfg_shape *s, enum shape_opt o)
-{
-	int v;
-
-	switch (o) {
-	case S_OVERHEAD:
-		return take_overhead(p, s);
-	case S_MPU:
-		return take_number(p, 0, 256, "mpu", &s->mpu);
-	case S_ISOLATION:
-		if (take_choice(p, isolations, 2, &v))
-			return -1;
-		s->isolation = v;
-		return 0;
-	case S_ECN:
-		return take_choice(p, ecn_modes, 2, &s->ecn);
-	case S_COUNT:
-		break;
-	}
-	return -1;
-}
-
-static int parse_shape(struct parser *p, struct cfg_loc at)
-{
-	struct cfg_shape s = { .loc = at, .ecn = 1 };
-	struct sluice_config *cfg = p->cfg;
-	struct cfg_shape *v;
-	unsigned seen = 0;
-	int o;
-
-	if (zone_ref(p, false, &s.zone) || take_keyword(p, KW_UPLOAD) ||
-	    take_rate(p, &s.upload_bps) || take_keyword(p, KW_DOWNLOAD) ||
-	    take_rate(p, &s.download_bps))
-		return -1;
-	while ((o = word_index(&p->tok, shape_opts, S_COUNT)) >= 0) {
-		if (seen & 1u << o)
-			return lex_err(p, p->tok.loc, "duplicate %s", lex_qtok(p, &p->tok));
-		seen |= 1u << o;
-		if (lex_next(p) || parse_shape_opt(p, &s, o))
-			return -1;
-	}
-	v = lex_reserve(p, cfg->shapes, cfg->n_shapes, &p->cap_shapes, sizeof(*v));
-	if (!v)
-		return -1;
-	cfg->shapes = v;
-	v[cfg->n_shapes++] = s;
-	return 0;
-}
-
-/* ---- fdb-size ---------------------------------------------------------------- */
-
-/* fdb-size N: entries in the bridge fast path's forwarding database. */
-static int parse_fdb_size(struct parser *p, struct cfg_loc at)
-{
-	struct sluice_config *cfg = p->cfg;
-
-	if (cfg->fdb_size)
-		return lex_err(p, at, "duplicate fdb-size (first on line %d)", cfg->fdb_size_loc.line);
-	if (p->tok.type != T_WORD)
-		return lex_expected(p, "a number of entries");
-	if (!parse_int(p->tok.s, p->tok.len, CFG_FDB_SIZE_MIN, CFG_FDB_SIZE_MAX, &cfg->fdb_size))
-		return lex_err(p, p->tok.loc, "invalid fdb-size %s (expected %d..%d)",
-			    lex_qtok(p, &p->tok), CFG_FDB_SIZE_MIN, CFG_FDB_SIZE_MAX);
-	cfg->fdb_size_loc = at;
-	return lex_next(p);
-}
-
-/* nat-ports LO-HI: masquerade's external ports. Port preservation may use
- * any port outside the router's own ephemeral range; new ports come from
- * here. The range must stay clear of net.ipv4.ip_local_port_range (checked
- * when the config is applied, where the sysctl is read). */
-static int parse_nat_ports(struct parser *p, struct cfg_loc at)
-{
-	struct sluice_config *cfg = p->cfg;
-	int ret;
-
-	if (cfg->nat_port_min)
-		return lex_err(p, at, "duplicate nat-ports (first on line %d)", cfg->nat_ports_loc.line);
-	ret = take_ports(p, &cfg->nat_port_min, &cfg->nat_port_max);
-	if (ret)
-		return ret;
-	if (cfg->nat_port_max - cfg->nat_port_min < 63)
-		return lex_err(p, at, "nat-ports %u-%u: at least 64 ports needed", cfg->nat_port_min,
-			    cfg->nat_port_max);
-	cfg->nat_ports_loc = at;
-	return 0;
-}
-
-/* nat-host-ports N: the external ports one inside host may hold at once
- * (its NAT mappings), so that no host can take NAT away from the others.
- * The default is in write_config (mapwrite.c). */
-static int parse_nat_host_ports(struct parser *p, struct cfg_loc at)
-{
-	struct sluice_config *cfg = p->cfg;
-
-	if (cfg->nat_host_ports)
-		return lex_err(p, at, "duplicate nat-host-ports (first on line %d)",
-			    cfg->nat_host_ports_loc.line);
-	if (p->tok.type != T_WORD)
-		return lex_expected(p, "a number of ports");
-	if (!parse_int(p->tok.s, p->tok.len, 16, 65535, &cfg->nat_host_ports))
-		return lex_err(p, p->tok.loc, "invalid nat-host-ports %s (expected 16..65535)",
-			    lex_qtok(p, &p->tok));
-	cfg->nat_host_ports_loc = at;
-	return lex_next(p);
-}
-
-/* host-flows N: the connections one host may have tracked at once (those
- * it opened), so that no host can fill the table for the others. The
- * default is in write_config (mapwrite.c). */
-static int parse_host_flows(struct parser *p, struct cfg_loc at)
-{
-	struct sluice_config *cfg = p->cfg;
-
-	if (cfg->host_flows)
-		return lex_err(p, at, "duplicate host-flows (first on line %d)",
-			    cfg->host_flows_loc.line);
-	if (p->tok.type != T_WORD)
-		return lex_expected(p, "a number of connections");
-	if (!parse_int(p->tok.s, p->tok.len, 16, CFG_CT_SIZE_MAX, &cfg->host_flows))
-		return lex_err(p, p->tok.loc, "invalid host-flows %s (expected 16..%d)",
-			    lex_qtok(p, &p->tok), CFG_CT_SIZE_MAX);
-	cfg->host_flows_loc = at;
-	return lex_next(p);
-}
-
-/* month-start N: the day of the month the per-host monthly totals begin
- * (as the ISP bills); 1..28, so that every month has it. */
-static int parse_month_start(struct parser *p, struct cfg_loc at)
-{
-	struct sluice_config *cfg = p->cfg;
-
-	if (cfg->month_start)
-		return lex_err(p, at, "duplicate month-start (first on line %d)",
-			    cfg->month_start_loc.line);
-	if (p->tok.type != T_WORD)
-		return lex_expected(p, "a day of the month");
-	if (!parse_int(p->tok.s, p->tok.len, 1, 28, &cfg->month_start))
-		return lex_err(p, p->tok.loc, "invalid month-start %s (expected 1..28)",
-			    lex_qtok(p, &p->tok));
-	cfg->month_start_loc = at;
-	return lex_next(p);
-}
-
-/* leases "FILE": a DHCP server's lease file (dnsmasq's or isc-dhcp-server's)
- * to name hosts from, in place of where Debian's packages keep them. */
-static int parse_leases(struct parser *p, struct cfg_loc at)
-{
-	struct sluice_config *cfg = p->cfg;
-
-	if (cfg->n_leases == CFG_LEASES_MAX)
-		return lex_err(p, at, "too many leases files (at most %d)", CFG_LEASES_MAX);
-	if (p->tok.type != T_STRING)
-		return lex_expected(p, "a quoted file name");
-	cfg->leases[cfg->n_leases] = unescape(&p->tok);
-	if (!cfg->leases[cfg->n_leases])
-		return lex_err(p, at, "out of memory");
-	if (cfg->leases[cfg->n_leases++][0] != '/')
-		return lex_err(p, p->tok.loc, "leases: %s is not an absolute path", lex_qtok(p, &p->tok));
-	return lex_next(p);
-}
-
-/* web-port N: the port `sluice web` serves the status page on. */
-static int parse_web_port(struct parser *p, struct cfg_loc at)
-{
-	struct sluice_config *cfg = p->cfg;
-
-	if (cfg->web_port)
-		return lex_err(p, at, "duplicate web-port (first on line %d)", cfg->web_port_loc.line);
-	if (p->tok.type != T_WORD)
-		return lex_expected(p, "a port");
-	if (!parse_int(p->tok.s, p->tok.len, 1, 65535, &cfg->web_port))
-		return lex_err(p, p->tok.loc, "invalid web-port %s (expected 1..65535)",
-			    lex_qtok(p, &p->tok));
-	cfg->web_port_loc = at;
-	return lex_next(p);
-}
-
-/* web-password "HASH": the status page asks for a password, checked
- * against HASH as crypt(3) makes it (mkpasswd, openssl passwd -6). */
-static int parse_web_password(struct parser *p, struct cfg_loc at)
-{
-	struct sluice_config *cfg = p->cfg;
-
-	if (cfg->web_password)
-		return lex_err(p, at, "duplicate web-password (first on line %d)",
-			    cfg->web_password_loc.line);
-	if (p->tok.type != T_STRING)
-		return lex_expected(p, "a quoted password hash");
-	cfg->web_password = unescape(&p->tok);
-	if (!cfg->web_password)
-		return lex_err(p, at, "out of memory");
-	cfg->web_password_loc = at;
-	if (cfg->web_password[0] != '$' || strlen(cfg->web_password) < 13)
-		return lex_err(p, p->tok.loc, "web-password: %s is no crypt(3) hash (make one with "
-			       "mkpasswd or openssl passwd -6; the password itself never goes here)",
-			       lex_qtok(p, &p->tok));
-	return lex_next(p);
-}
-
-/* on-stop keep|down: what the daemon leaves behind on SIGTERM. */
-static const char *const on_stop_words[] = { "keep", "down" };	/* CFG_ON_STOP_* order */
-
-static int parse_on_stop(struct parser *p, struct cfg_loc at)
-{
-	struct sluice_config *cfg = p->cfg;
-
-	if (cfg->on_stop_loc.line)
-		return lex_err(p, at, "duplicate on-stop (first on line %d)", cfg->on_stop_loc.line);
-	cfg->on_stop_loc = at;
-	return take_choice(p, on_stop_words, ARRAY_SIZE(on_stop_words), &cfg->on_stop);
-}
-
-static const char *const spread_words[] = { "on", "off" };	/* CFG_SPREAD_* order */
-
-static int parse_spread(struct parser *p, struct cfg_loc at)
-{
-	struct sluice_config *cfg = p->cfg;
-
-	if (cfg->spread_loc.line)
-		return lex_err(p, at, "duplicate spread (first on line %d)", cfg->spread_loc.line);
-	cfg->spread_loc = at;
-	return take_choice(p, spread_words, ARRAY_SIZE(spread_words), &cfg->spread);
-}
-
-/* ---- conntrack ----------------------------------------------------------------- */
-
-/* conntrack { size N  tcp-established S  tcp-transitory S  tcp-closing S
- *             udp S  udp-unreplied S  icmp S }
- * RFC 5382 REQ-5 and RFC 4787 REQ-5 set floors for some timeouts; below
- * them is allowed (tests need short ones) but warned about by `check`. */
-static const char *const ct_items[] = {
-	"tcp-established", "tcp-transitory", "tcp-closing", "udp", "udp-unreplied", "icmp",
-	"size",
-};
-
-static int parse_conntrack(struct parser *p, struct cfg_loc at)
-{
-	struct cfg_conntrack *ct = &p->cfg->ct;
-	unsigned seen = 0;
-	int item;
-
-	if (ct->loc.line)
-		return lex_err(p, at, "duplicate conntrack (first on line %d)", ct->loc.line);
-	ct->loc = at;
-	if (lex_take(p, T_LBRACE, "\"{\""))
-		return -1;
-	while (p->tok.type != T_RBRACE) {
-		if (p->tok.type == T_EOF)
-			return lex_expected(p, "\"}\"");
-		item = word_index(&p->tok, ct_items, ARRAY_SIZE(ct_items));
-		if (item < 0)
-			return expected_choice(p, ct_items, ARRAY_SIZE(ct_items), "\"}\"");
-		if (seen & 1u << item)
-			return lex_err(p, p->tok.loc, "duplicate %s", lex_qtok(p, &p->tok));
-		seen |= 1u << item;
-		if (lex_next(p))
-			return -1;
-		if (p->tok.type != T_WORD)
-			return lex_expected(p, item == CFG_CT_TIMEOUTS ? "a number of flows" : "seconds");
-		if (item == CFG_CT_TIMEOUTS) {
-			if (!parse_int(p->tok.s, p->tok.len, CFG_CT_SIZE_MIN, CFG_CT_SIZE_MAX, &ct->size))
-				return lex_err(p, p->tok.loc, "invalid conntrack size %s (expected %d..%d)",
-					    lex_qtok(p, &p->tok), CFG_CT_SIZE_MIN, CFG_CT_SIZE_MAX);
-		} else if (!parse_int(p->tok.s, p->tok.len, 1, CFG_CT_TIMEOUT_MAX, &ct->timeout[item])) {
-			return lex_err(p, p->tok.loc, "invalid %s timeout %s (expected 1..%d seconds)",
-				    ct_items[item], lex_qtok(p, &p->tok), CFG_CT_TIMEOUT_MAX);
-		}
-		if (lex_next(p))
-			return -1;
-	}
-	return lex_next(p);
-}
-
 /* ---- port ----------------------------------------------------------------------- */
 
 /* In enum cfg_port_mode order, from CFG_MODE_XDP. */
@@ -929,7 +341,7 @@ static int parse_statement(struct parser *p)
 	return statement_fns[i](p, at);
 }
 
-/* The earliest reference to a name that was never defined, if any. */
+/* A zone shaped twice, or more shaped zones than the datapath holds. */
 static int check_shapes(struct parser *p)
 {
 	const struct sluice_config *cfg = p->cfg;
@@ -1087,8 +499,9 @@ void cfg_free(struct sluice_config *cfg)
 
 /* ---- the keyword tables, for the docs ------------------------------------------- */
 
-/* Every table the parser matches words against: a new one goes here too,
- * or test_docs.sh cannot hold sluice.conf(5) to it. */
+/* Every table the parser matches words against: a new one goes here (or
+ * in rule_keywords() or opt_keywords(), next to the table), or
+ * test_docs.sh cannot hold sluice.conf(5) to it. */
 /* The words matched one at a time (config_names.h). */
 static const char *const fixed_words[] = {
 	KW_ANY, KW_ROUTER, KW_AUTO, KW_FILE, KW_UPLOAD, KW_DOWNLOAD, KW_MODE, KW_SECOND,
@@ -1104,30 +517,17 @@ static const struct {
 } keyword_tables[] = {
 	KW_TABLE("statement", statement_words),
 	KW_TABLE("zone item", zone_items),
-	KW_TABLE("action", actions),
 	KW_TABLE("filtering", filterings),
 	KW_TABLE("port-forward protocol", pf_protos),
-	KW_TABLE("rule option", rule_opts),
-	KW_TABLE("shape option", shape_opts),
-	KW_TABLE("overhead", overheads),
-	KW_TABLE("framing", framings),
-	KW_TABLE("isolation", isolations),
-	KW_TABLE("ecn", ecn_modes),
-	KW_TABLE("conntrack item", ct_items),
 	KW_TABLE("port mode", port_modes),
-	KW_TABLE("on-stop", on_stop_words),
-	KW_TABLE("spread", spread_words),
 	KW_TABLE("fixed word", fixed_words),
 };
 
-void cfg_keywords(void (*fn)(const char *table, const char *word, void *arg), void *arg)
+void cfg_keywords(keyword_fn *fn, void *arg)
 {
 	for (int t = 0; t < ARRAY_SIZE(keyword_tables); t++)
 		for (int i = 0; i < keyword_tables[t].n; i++)
 			fn(keyword_tables[t].name, keyword_tables[t].words[i], arg);
-	for (int i = 0; i < ARRAY_SIZE(matches); i++)
-		fn("rule match", matches[i].word, arg);
-	for (int i = 0; i < ARRAY_SIZE(rate_units); i++)
-		if (rate_units[i].name[0])	/* "" is a bare number */
-			fn("rate unit", rate_units[i].name, arg);
+	rule_keywords(fn, arg);
+	opt_keywords(fn, arg);
 }

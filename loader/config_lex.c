@@ -2,7 +2,7 @@
 /* The config parser's lexer: tokens with their line and column, the
  * FILE:LINE:COL error messages, the helpers that take a token of a kind
  * (a keyword, a choice from a table, a number), and reading a file whole.
- * The statements are parsed in config.c. */
+ * The statements are parsed in config.c, config_rule.c and config_opts.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

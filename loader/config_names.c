@@ -26,8 +26,9 @@ static bool name_ok(const char *s, size_t len)
 
 /* The words the grammar matches one at a time, not as a choice from a
  * table. Named so that cfg_keywords() lists them with the tables: every
- * word the parser matches must come from keyword_tables[] (config.c, at
- * its end), which sluice.conf(5) is checked against. */
+ * word the parser matches must be one cfg_keywords() lists (config.c's
+ * keyword_tables[], rule_keywords(), opt_keywords()), which sluice.conf(5)
+ * is checked against. */
 const char KW_ANY[] = "any", KW_ROUTER[] = "router", KW_AUTO[] = "auto",
 	KW_FILE[] = "file", KW_UPLOAD[] = "upload", KW_DOWNLOAD[] = "download",
 	KW_MODE[] = "mode", KW_SECOND[] = "second", KW_MINUTE[] = "minute";

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for the config parser (loader/config.c).
+/* Unit tests for the config parser (loader/config*.c).
  *
  *   gcc -Iloader selftests/unit/test_config.c loader/config*.c -o /tmp/test_config
  *
