@@ -330,12 +330,14 @@ sluice_fw_up() {	# [FLOWS [MODE]]: a table that holds them (the default holds 26
 	rsluice up -c "$WORK/fw.conf" >"$WORK/sluice.log" 2>&1
 }
 sluice_fw_mode() { sluice_fw_up 0 "$1"; }
-# sluice_rules_up FILE: the NAT box with FILE's rules and nothing else.
+# sluice_rules_up FILE: the NAT box with FILE's rules and nothing else, its
+# ports in native XDP as in the other rows (a veth with no port line runs tc).
 sluice_rules_up() {
 	printf 'zone lan {\n interfaces br-lan\n}\nzone wan {\n interfaces wan0\n input drop\n masquerade\n}\nforward lan -> wan\n' \
 		> "$WORK/rules.conf"
 	cat "$1" >> "$WORK/rules.conf"
 	open_limits "$WORK/rules.conf"
+	topo_modes "$WORK/rules.conf"
 	headroom_for
 	cp "$WORK/rules.conf" "$WORK/rules-up.conf"
 	rsluice up -c "$WORK/rules-up.conf" >"$WORK/sluice.log" 2>&1

@@ -326,6 +326,23 @@ HEADLINE = [
 ]
 
 
+def generator_note(cases):
+    """What sent the frames, where the kernel refused live frames (benchgen
+    falls back to a packet socket and says so in each result)."""
+    where = sorted({w for (w, _, _), c in cases.items()
+                    if any(r.get("generator") == "packet socket" for r in c["runs"])})
+    if not where:
+        return []
+    return ["**Generator in this run:** the kernel of %s refused XDP live frames" % " and ".join(
+                "the host" if w == "host" else "the %s guest" % w for w in where),
+            "(`BPF_PROG_TEST_RUN` returned EPERM), so `benchgen` sent the same frames from a packet",
+            "socket (`sendmmsg`, 64 frames a call) on those rows. The harness then costs more per",
+            "frame, which compresses the whole-path ratios (the router-only ones take it out), and",
+            "each frame reaches the router as the socket's skb, not with the driver's headroom: a",
+            "veth running native XDP first copies it into a page with XDP's headroom, a cost the",
+            "kernel paths do not pay, so the native rows here understate sluice.", ""]
+
+
 def headline(cases):
     rows = ["| scenario (one core, packets/s) | kernel path | sluice | sluice / kernel | per core, router only |",
             "|---|---|---|---|---|"]
@@ -393,6 +410,7 @@ def main():
           "guest, and runs multi-threaded TCG, so the guest's two vCPUs are two host threads: with",
           "`spread on` a PPPoE session's frames are judged on both (a veth receives on the",
           "sender's CPU, so the generator's CPU keeps the frames hashed to it).", ""]
+    md += generator_note(cases)
     for sc in ("1", "2", "3", "4", "5", "6", "7", "8", "9", "10"):
         md += ["## %s. %s" % (sc, TITLES[sc]), ""]
         if sc == "7":
