@@ -1162,6 +1162,27 @@ bench_commit() {
 	echo "$c"
 }
 
+# Whether this kernel lets an XDP program call bpf_xdp_adjust_meta() (the
+# loader's own probe, util.c: a kernel built to refuse it rejects the
+# program with EINVAL). Where it does not, sluice's XDP ports hand every
+# frame to tc, and the report says what its native rows measure then.
+xdp_meta_works() {
+	/usr/bin/python3 - <<'EOF'
+import ctypes, os, platform, struct
+insn = lambda code, regs, imm: struct.pack("<BBhi", code, regs, 0, imm)
+prog = insn(0xb7, 0x2, -4) + insn(0x85, 0, 54) + insn(0xb7, 0, 2) + insn(0x95, 0, 0)
+buf, lic = ctypes.create_string_buffer(prog, len(prog)), ctypes.create_string_buffer(b"GPL")
+attr = struct.pack("<IIQQ", 6, 4, ctypes.addressof(buf), ctypes.addressof(lic)).ljust(128, b"\0")
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {"x86_64": 321, "aarch64": 280}.get(platform.machine(), 321)
+fd = libc.syscall(nr, 5, ctypes.create_string_buffer(attr, len(attr)), len(attr))
+err = ctypes.get_errno()
+if fd >= 0:
+    os.close(fd)
+print("true" if fd >= 0 or err != 22 else "false")
+EOF
+}
+
 START=$SECONDS
 # Packet rates are measured with BPF statistics off: they add two clock
 # reads to every program run. progstat turns them on for its own runs only.
@@ -1171,7 +1192,7 @@ sysctl -qw kernel.bpf_stats_enabled=0
 	echo "{\"machine\": {\"cpu\": \"$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)\","
 	echo " \"cores\": $(nproc), \"kernel\": \"$(uname -r)\","
 	echo " \"os\": \"$(. /etc/os-release; echo "$PRETTY_NAME")\","
-	echo " \"commit\": \"$(bench_commit)\","
+	echo " \"commit\": \"$(bench_commit)\", \"xdp_meta\": $(xdp_meta_works),"
 	echo " \"date\": \"$(date -u +%Y-%m-%dT%H:%MZ)\", \"quick\": $QUICK, \"runs\": $RUNS, \"seconds\": $SECS}}"
 } | tr -d '\n' > "$OUT/machine.json"
 for sc in $SCENARIOS; do
