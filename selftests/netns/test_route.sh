@@ -676,6 +676,9 @@ t_traceroute() {
 # at 256 flows; the evasion suite tests that.)
 t_pressure() {
 	local wan br s1 ev ok round gen=$TOP/build/benchgen
+	if [ ! -x "$gen" ]; then
+		fail "table pressure: $gen is not built (make)"; return
+	fi
 	rsluice down >/dev/null 2>&1
 	write_cfg "forward lan -> wan
 forward wan -> lan
