@@ -268,15 +268,14 @@ case " $KERNELS " in
 	done ;;
 esac
 ARM64_BUILT=$LOG.arm64-built ARM64_LOG=$LOG.arm64-build
-# build_arm64: what the arm64 guests run (cross-built: the programs, not
+# build_arm64: what the arm64 guests run (cross-built: `make programs`, not
 # the man pages) and the .deb, built again only when its program or its
 # packaging changed (dpkg-buildpackage builds everything anew); its output
 # kept, and shown when it fails; then ARM64_BUILT says how it went.
 build_arm64() {
-	local t0=$SECONDS b=build/arm64 what deb
-	what=("$b/sluice" "$b/test_xdp" "$b/test_config" "$b/test_loader" "$b/shapesim" "$b/benchgen" "$b/xdp_foreign.bpf.o")
+	local t0=$SECONDS b=build/arm64 deb
 	deb=$(ls "$TOP/$b"/deb/sluice_*_arm64.deb 2>/dev/null | head -n 1)
-	if make -C "$TOP" --no-print-directory ARCH=arm64 "${what[@]}" >"$ARM64_LOG" 2>&1 &&
+	if make -C "$TOP" --no-print-directory ARCH=arm64 programs >"$ARM64_LOG" 2>&1 &&
 	   { { [ -n "$deb" ] && [ -z "$(find "$TOP/$b/sluice" "$TOP/debian" "$TOP/loader/man" \
 				"$TOP/loader/sluice.conf.example" -newer "$deb" 2>/dev/null)" ]; } ||
 	     make -C "$TOP" --no-print-directory ARCH=arm64 deb >>"$ARM64_LOG" 2>&1; }; then
