@@ -13,7 +13,8 @@
 # package with Debian 13's clang/libbpf, host only), package (make deb,
 # lintian, install and removal in a Debian 12 tree on the host; in an arm64
 # guest, the arm64 .deb installed with dpkg, whose sluice the guest's later
-# suites then run).
+# suites then run), qemu (the guests' kernel downloads on an empty cache of
+# their own, at once and with no way to the archive; host only).
 #
 # A suite prints PASS/FAIL/SKIP lines; a suite that dies or times out
 # without saying FAIL counts as one failure. Guest kernels run this same
@@ -22,7 +23,7 @@
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 KERNELS=${KERNELS:-"host 6.1 6.12 arm64-6.1 arm64-6.12"}
-SUITES=${SUITES:-"unit netns tcmode toolchain package"}
+SUITES=${SUITES:-"unit netns tcmode toolchain package qemu"}
 LABEL=host
 SUITE_TIMEOUT=${SUITE_TIMEOUT:-600}
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800}	# a whole guest run: boot and every suite (1300-1500 s lately)
@@ -71,9 +72,12 @@ run_suite() {
 	if { [ "$rc" = 124 ] || [ "$rc" = 125 ]; } && grep -q '^GUEST FAILURE: ' "$out"; then
 		# (with the kernel's complaint and the guest's last test line:
 		# the end of the output may be all a CI log keeps)
-		echo "FAIL [$LABEL] $name: $(grep -m1 '^GUEST FAILURE: ' "$out")" \
-			"$(sed -n 's/^GUEST OOPS: /-- /p' "$out" | head -n1)" \
-			"-- last guest line: $(grep -E '^(PASS|FAIL|SKIP|#) ' "$out" | tail -n1)" | tee -a "$LOG"
+		# (a run that failed before its guest booted has no guest line)
+		local oops last
+		oops=$(sed -n 's/^GUEST OOPS: /-- /p' "$out" | head -n1)
+		last=$(grep -E '^(PASS|FAIL|SKIP|#) ' "$out" | tail -n1)
+		echo "FAIL [$LABEL] $name: $(grep -m1 '^GUEST FAILURE: ' "$out")${oops:+ $oops}${last:+ -- last guest line: $last}" |
+			tee -a "$LOG"
 	elif [ "$rc" != 0 ] && ! grep -q '^FAIL ' "$out"; then
 		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 			echo "FAIL [$LABEL] $name: timed out after ${limit}s" | tee -a "$LOG"
@@ -199,6 +203,10 @@ run_local() {
 				fi ;;
 			esac
 			;;
+		qemu)	# the harness's downloads: what a guest run needs first
+			[ "$LABEL" = host ] &&
+				run_suite qemu/fetch "$SUITE_TIMEOUT" bash "$TOP/selftests/qemu/test_fetch.sh"
+			;;
 		*) echo "FAIL [$LABEL] $s: no such suite" | tee -a "$LOG" ;;
 		esac
 	done
@@ -241,10 +249,11 @@ if [ "$(id -u)" != 0 ]; then
 	exit 2
 fi
 # Order, for make check's half hour on two cores: the host-only suites
-# that build in Debian roots (toolchain, package: mostly downloads and
-# unpacking) start first, niced, beside the host's other suites (which
-# mostly wait: their deadlines are the host's, so they keep full priority),
-# and so does the arm64 build the arm64 guests run; then the guests, in two
+# that are mostly downloads and unpacking (toolchain and package, which
+# build in Debian roots; qemu, the guests' kernel downloads) start first,
+# niced, beside the host's other suites (which mostly wait: their
+# deadlines are the host's, so they keep full priority), and so does the
+# arm64 build the arm64 guests run; then the guests, in two
 # lanes side by side (one single-threaded TCG process each): 6.1 then
 # arm64-6.1, 6.12 then arm64-6.12.
 # Measured on a fresh machine: the root suites in front of the guests
@@ -262,7 +271,7 @@ case " $KERNELS " in
 *" host "*)
 	for s in $SUITES; do
 		case $s:$LABEL in
-		toolchain:host | package:host) beside="$beside $s" ;;
+		toolchain:host | package:host | qemu:host) beside="$beside $s" ;;
 		*) fg="$fg $s" ;;	# (in a guest, in order: package first)
 		esac
 	done ;;
@@ -287,18 +296,25 @@ build_arm64() {
 		echo failed >"$ARM64_BUILT"
 	fi | tee -a "$LOG"
 }
+# prefetch CMD...: a download for the guests, quiet unless it fails
+prefetch() {
+	local out
+	out=$("$@" 2>&1) && return 0
+	echo "# [$LABEL] $(basename "$1") ${*:2} failed: $(grep -m1 ': ERROR: ' <<<"$out" || tail -n 1 <<<"$out")"
+}
 if [ -n "$beside$guests" ]; then
 	# (the guests' kernels are fetched here too, on a fresh machine a
 	# minute of downloads the guests need not wait for: fetch-kernel.sh
-	# locks, so a guest that starts first waits for it)
+	# locks, so a guest that starts first waits for it; a failure is
+	# said here, and the guest that needs the download tries it again)
 	beside=${beside:- }
 	: >"$LOG.beside.out"
 	rm -f "$ARM64_BUILT"
 	( LOG="$LOG.beside"; SUITE_TIMEOUT=$((SUITE_TIMEOUT * 3 / 2)); trap on_interrupt INT TERM
 	  renice -n 10 -p $BASHPID >/dev/null
 	  [ -n "$arm64" ] && build_arm64
-	  for k in $guests; do "$TOP/selftests/qemu/fetch-kernel.sh" "$k" >/dev/null 2>&1; done
-	  [ -n "$arm64" ] && "$TOP/selftests/qemu/fetch-root.sh" arm64 >/dev/null 2>&1
+	  for k in $guests; do prefetch "$TOP/selftests/qemu/fetch-kernel.sh" "$k"; done
+	  [ -n "$arm64" ] && prefetch "$TOP/selftests/qemu/fetch-root.sh" arm64
 	  SUITES=$beside run_local ) >"$LOG.beside.out" 2>&1 &
 	bpid=$!
 	trap 'kill -TERM $bpid 2>/dev/null; on_interrupt' INT TERM

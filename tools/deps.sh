@@ -15,7 +15,7 @@ PKGS="make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev li
       qemu-system-x86 qemu-system-arm busybox-static kmod xz-utils zstd cpio debootstrap
       ethtool nftables conntrack gnuplot-nox traceroute coturn nmap groff-base
       build-essential debhelper dpkg-dev fakeroot lintian wireguard-tools
-      dnsmasq-base pppoe isc-dhcp-server radvd tmux chromium curl"
+      dnsmasq-base pppoe isc-dhcp-server isc-dhcp-client radvd tmux chromium curl"
 PKGS="$PKGS $CROSS_PKGS"
 missing=""
 for p in $PKGS; do

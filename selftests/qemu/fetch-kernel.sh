@@ -23,7 +23,9 @@
 #
 # --refresh (or SLUICE_KERNEL_REFRESH=1) re-resolves the newest package and
 # replaces the cache if a newer one exists.  Never installs anything, never
-# touches /boot.
+# touches /boot.  Any number of callers may run it at once (the locks are
+# below and in selftests/qemu/README.md); it needs the Debian archive
+# reachable from the caller's network namespace.
 set -euo pipefail
 
 usage() { echo "usage: $0 {6.1|6.12|arm64-6.1|arm64-6.12} [--refresh]" >&2; exit 2; }
@@ -57,12 +59,26 @@ for t in apt-get apt-cache dpkg-deb dpkg depmod xz zstd flock od grep; do
 done
 
 mkdir -p "$KROOT"
+# Locks. kernels/NAME is this script's alone: $KROOT/.NAME.lock (fd 9).
+# The apt lists a fetch resolves and downloads from are not: a private
+# list dir ($CACHE/apt/DIST[-ARCH]) serves any kernel of that release and
+# architecture, the host's lists (6.1) any apt on the machine. apt's own
+# locks do not order such users: a second `apt-get update` of the same
+# lists fails at once instead of waiting, and apt-cache and apt-get
+# download take no lock, so they could read lists an update is rewriting.
+# So each list dir has a lock of ours too (fd 8), held from its update to
+# the end of the download: $CACHE/apt/.DIST[-ARCH].lock, or
+# $CACHE/apt/.host.lock. The name's lock is always taken first. apt gets
+# neither descriptor, so no child of apt that outlives this script can
+# keep a lock.
 exec 9>"$KROOT/.$NAME.lock"
 flock 9
 # Someone else may have completed it while we waited for the lock.
 if [ -f "$KDIR/.complete" ] && [ "$REFRESH" != 1 ]; then
 	exit 0
 fi
+# Holding the lock, what an earlier run killed midway left is stale.
+rm -rf "$KROOT/.$NAME.tmp."* "$KROOT/.$NAME.old."*
 
 avail_kb=$(df -Pk "$KROOT" | awk 'NR==2 {print $4}')
 if [ "${avail_kb:-0}" -lt $((1200 * 1024)) ]; then
@@ -72,9 +88,50 @@ fi
 # ---------------------------------------------------------------- apt setup
 # shellcheck source=selftests/apt_sources.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../apt_sources.sh"
+# apt's options for the lists in use; the host's lists (6.1) are updated
+# as the host's apt would update them, without APT_OPTS
 APT_OPTS=(-o APT::Sandbox::User=root)
+UPDATE_OPTS=()
 SEC_URI=""
 MAIN_URI=""
+ADIR=""		# the private lists' dir; empty: the host's lists
+UPDATE_LOG=""	# the last apt-get update's output
+CACHE_LOG=""	# apt-cache's complaints while resolving
+
+lock_lists() { # LOCKFILE
+	mkdir -p "$CACHE/apt"
+	exec 8>"$1"
+	if ! flock -n 8; then
+		msg "waiting for another fetch that uses the same apt lists ($1)"
+		flock 8
+	fi
+}
+
+# apt_said LOG: apt's last words in LOG, on one line: its errors and
+# warnings if it printed any, else its last lines.
+apt_said() {
+	local s
+	s=$(grep -E '^(E|W|Err):' "$1" 2>/dev/null | tail -n 3)
+	[ -n "$s" ] || s=$(tail -n 3 "$1" 2>/dev/null)
+	printf '%s' "${s:-(no output)}" | tr -s '\n' ' ' | sed 's/ *$//'
+}
+
+# apt_update LOG: `apt-get update` of the lists UPDATE_OPTS name, its output
+# in LOG. --error-on=any: by default apt exits 0 when no index could be
+# fetched (no route to the archive, no DNS), with empty lists and
+# warnings only. apt-get update does not wait for another apt that holds
+# the lists (the host's: make deps, unattended-upgrades): that is
+# retried for up to two minutes.
+apt_update() {
+	local log=$1
+	UPDATE_LOG=$log
+	for _ in $(seq 24); do
+		apt-get -q "${UPDATE_OPTS[@]}" --error-on=any update >"$log" 2>&1 8>&- 9>&- && return 0
+		grep -q '^E: Could not get lock' "$log" || return 1
+		sleep 5
+	done
+	return 1
+}
 
 setup_private_apt() { # DIST
 	local dist=$1 srcs uri suite
@@ -100,20 +157,22 @@ setup_private_apt() { # DIST
 		esac
 	fi
 
-	local adir=$CACHE/apt/$dist
-	[ "$KARCH" = amd64 ] || adir=$adir-$KARCH
-	mkdir -p "$adir/state/lists/partial" "$adir/cache/archives/partial" "$adir/etc"
+	ADIR=$CACHE/apt/$dist
+	[ "$KARCH" = amd64 ] || ADIR=$ADIR-$KARCH
+	lock_lists "$CACHE/apt/.${ADIR##*/}.lock"
+	mkdir -p "$ADIR/state/lists/partial" "$ADIR/cache/archives/partial" "$ADIR/etc"
 	APT_OPTS+=(
-		-o Dir::Etc::SourceList="$adir/etc/sources.list"
+		-o Dir::Etc::SourceList="$ADIR/etc/sources.list"
 		-o Dir::Etc::SourceParts=/dev/null
 		-o Dir::Etc::Preferences=/dev/null
 		-o Dir::Etc::PreferencesParts=/dev/null
-		-o Dir::State="$adir/state"
+		-o Dir::State="$ADIR/state"
 		-o Dir::State::status=/dev/null
-		-o Dir::Cache="$adir/cache"
+		-o Dir::Cache="$ADIR/cache"
 		-o APT::Architecture="$KARCH"
 		-o APT::Architectures::="$KARCH"
 	)
+	UPDATE_OPTS=("${APT_OPTS[@]}")
 	local key=/usr/share/keyrings/debian-archive-keyring.gpg
 	local so=""
 	[ -f "$key" ] && so="[signed-by=$key] "
@@ -122,24 +181,25 @@ setup_private_apt() { # DIST
 			echo "deb ${so}$MAIN_URI $dist main"
 			echo "deb ${so}$MAIN_URI $dist-updates main"
 			[ "$1" = nosec ] || [ -z "$SEC_URI" ] || echo "deb ${so}$SEC_URI $dist-security main"
-		} >"$adir/etc/sources.list"
+		} >"$ADIR/etc/sources.list"
 	}
 	write_list sec
-	msg "apt update (private lists in $adir): $MAIN_URI $dist $dist-updates${SEC_URI:+, $SEC_URI $dist-security}"
-	if ! apt-get -q "${APT_OPTS[@]}" update >"$adir/update.log" 2>&1; then
-		msg "apt update with $dist-security failed (see $adir/update.log); retrying with $dist + $dist-updates"
+	msg "apt update (private lists in $ADIR): $MAIN_URI $dist $dist-updates${SEC_URI:+, $SEC_URI $dist-security}"
+	if ! apt_update "$ADIR/update.log"; then
+		msg "apt update with $dist-security failed ($(apt_said "$ADIR/update.log")); retrying with $dist + $dist-updates"
 		write_list nosec
-		apt-get -q "${APT_OPTS[@]}" update >"$adir/update.log" 2>&1 ||
-			die "apt-get update for $dist failed: $(tail -n 3 "$adir/update.log")"
+		apt_update "$ADIR/update.log" ||
+			die "apt-get update for $dist failed: $(apt_said "$ADIR/update.log")"
 	fi
 }
 
 # newest_pkg REGEX: print "PACKAGE VERSION" of the newest candidate whose name
-# matches REGEX (compared by Debian version, not by name).
+# matches REGEX (compared by Debian version, not by name). apt-cache's
+# complaints go to CACHE_LOG.
 newest_pkg() {
 	local re=$1 best="" bestv="" p v
 	local names
-	names=$(apt-cache "${APT_OPTS[@]}" pkgnames linux-image- 2>/dev/null | grep -E "$re" || true)
+	names=$(apt-cache "${APT_OPTS[@]}" pkgnames linux-image- 2>>"$CACHE_LOG" 8>&- 9>&- | grep -E "$re" || true)
 	[ -n "$names" ] || return 1
 	# one apt-cache call for all candidates: "PACKAGE VERSION" lines
 	while read -r p v; do
@@ -147,23 +207,36 @@ newest_pkg() {
 		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$bestv"; then
 			best=$p bestv=$v
 		fi
-	done < <(apt-cache "${APT_OPTS[@]}" show --no-all-versions $names 2>/dev/null |
+	done < <(apt-cache "${APT_OPTS[@]}" show --no-all-versions $names 2>>"$CACHE_LOG" 8>&- 9>&- |
 		awk '/^Package: / {p = $2} /^Version: / {print p, $2}')
 	[ -n "$best" ] && echo "$best $bestv"
 }
 
 pkg_field() { # pkg field
-	apt-cache "${APT_OPTS[@]}" show --no-all-versions "$1" 2>/dev/null |
+	apt-cache "${APT_OPTS[@]}" show --no-all-versions "$1" 2>>"$CACHE_LOG" 8>&- 9>&- |
 		sed -n "s/^$2: //p" | head -n1
+}
+
+# resolve: PKG and PKGVER, the newest package matching RE in the lists.
+resolve() {
+	PKG="" PKGVER=""
+	read -r PKG PKGVER < <(newest_pkg "$RE" || true) || true
+	[ -n "$PKG" ]
+}
+
+# The host's lists: the lock keeps this script's update of them (below)
+# from rewriting them under another fetch's apt-cache; another apt on the
+# machine is waited for in apt_update. The log is kept beside the private
+# lists'.
+host_lists() {
+	lock_lists "$CACHE/apt/.host.lock"
+	UPDATE_LOG=$CACHE/apt/host-update.log
 }
 
 case $NAME in
 6.1)
 	RE='^linux-image-6\.1\.0-[0-9]+-amd64$'
-	if ! newest_pkg "$RE" >/dev/null; then
-		msg "no $RE in the apt lists; running apt-get update"
-		apt-get -q update >/dev/null || die "apt-get update failed"
-	fi
+	host_lists
 	;;
 6.12)
 	RE='^linux-image-6\.12\.[0-9]+\+deb13(\.[0-9]+)?-amd64$'
@@ -178,9 +251,28 @@ arm64-6.12)
 	setup_private_apt trixie
 	;;
 esac
+CACHE_LOG=$CACHE/apt/.$NAME.apt-cache.log
+: >"$CACHE_LOG"
 
-read -r PKG PKGVER < <(newest_pkg "$RE" || true) || true
-[ -n "${PKG:-}" ] || die "no package matching $RE found"
+# Not found: the lists are updated once more (the host's, or the private
+# ones from scratch) and the search repeated; then apt's own words say why.
+# (The host's lists may hold other sources, which may fail to update while
+# Debian's do: there, what decides is whether the package is found.)
+cache_said() { [ -s "$CACHE_LOG" ] && echo "; apt-cache: $(apt_said "$CACHE_LOG")"; }
+if ! resolve; then
+	if [ -z "$ADIR" ]; then
+		msg "no $RE in the host's apt lists; running apt-get update"
+		apt_update "$UPDATE_LOG" || msg "apt-get update: $(apt_said "$UPDATE_LOG")"
+	else
+		msg "no $RE in $ADIR$(cache_said); updating the lists from scratch"
+		rm -rf "$ADIR/state/lists"
+		mkdir -p "$ADIR/state/lists/partial"
+		apt_update "$UPDATE_LOG" ||
+			die "apt-get update of $ADIR failed: $(apt_said "$UPDATE_LOG")"
+	fi
+	resolve ||
+		die "no package matching $RE (apt-get update: $(apt_said "$UPDATE_LOG")$(cache_said))"
+fi
 
 # Is it the real image or a meta/transitional package?  The real one is
 # tens of MB; otherwise use the -unsigned package that carries the same files.
@@ -210,8 +302,9 @@ mkdir -p "$TMP/dl"
 trap 'rm -rf "$TMP"' EXIT
 
 msg "fetching $PKG $PKGVER ($(( ${size:-0} / 1024 / 1024 )) MB)"
-(cd "$TMP/dl" && apt-get -q "${APT_OPTS[@]}" download "$PKG=$PKGVER" >"$TMP/download.log" 2>&1) ||
-	die "apt-get download $PKG=$PKGVER failed: $(tail -n 3 "$TMP/download.log")"
+(cd "$TMP/dl" && apt-get -q "${APT_OPTS[@]}" download "$PKG=$PKGVER" >"$TMP/download.log" 2>&1 8>&- 9>&-) ||
+	die "apt-get download $PKG=$PKGVER failed: $(apt_said "$TMP/download.log")"
+flock -u 8	# (the lists are not read again)
 deb=$(ls "$TMP"/dl/*.deb)
 
 msg "unpacking $(basename "$deb")"

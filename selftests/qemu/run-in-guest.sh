@@ -31,6 +31,12 @@
 #                          "qemu" below before changing it)
 #   SLUICE_QEMU_ARGS       more qemu arguments, split at spaces (the box
 #                          suite's ISP: a NIC and a virtio serial port)
+#   SLUICE_QEMU_NETNS      the network namespace qemu runs in (a name in
+#                          /run/netns, or a path), for a tap or a socket of
+#                          SLUICE_QEMU_ARGS there; the rest of the run, the
+#                          downloads included, stays in the caller's, which
+#                          reaches the Debian archive (a test's namespace
+#                          seldom does: fetch-kernel.sh fails there)
 #
 # In the guest: / is an overlay (lower: host / over 9p, read-only; upper:
 # tmpfs), so writes succeed but are thrown away.  /proc /sys /dev
@@ -85,14 +91,38 @@ BUSYBOX=/bin/busybox # busybox-static: it runs before any library is reachable
 [ -x "$BUSYBOX" ] || BUSYBOX=$(command -v busybox)
 HOST_BUSYBOX=$BUSYBOX	# (makes the initramfs here)
 GROOT=/	# the guest's root
+QEMU_NETNS=()
+if [ -n "${SLUICE_QEMU_NETNS:-}" ]; then
+	ns=$SLUICE_QEMU_NETNS
+	case $ns in */*) ;; *) ns=/run/netns/$ns ;; esac
+	[ -e "$ns" ] || { log "no network namespace '$SLUICE_QEMU_NETNS' ($ns)"; exit 125; }
+	QEMU_NETNS=(nsenter "--net=$ns")
+fi
+
+# fetch WHAT CMD...: fill the cache (no-op when it is complete), progress
+# to stderr. A failed download fails the run before any guest starts, in a
+# GUEST FAILURE line with the download's own error (the line selftests/run.sh
+# puts in its summary).
+fetch() {
+	local what=$1 out rc err
+	shift
+	out=$(mktemp /tmp/sluice-fetch.XXXXXX) || exit 125
+	"$@" 2>&1 | tee "$out" >&2
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" != 0 ]; then
+		err=$(grep -m1 ': ERROR: ' "$out" || tail -n 1 "$out")
+		rm -f "$out"
+		echo "GUEST FAILURE: $what failed: ${err:-exit status $rc}" >&2
+		exit 125
+	fi
+	rm -f "$out"
+}
 if [ "$ARM64" = 1 ]; then
-	"$HERE/fetch-root.sh" arm64 >&2 || { log "fetch-root.sh arm64 failed"; exit 125; }
+	fetch "fetch-root.sh arm64" "$HERE/fetch-root.sh" arm64
 	GROOT=$CACHE/roots/arm64/root
 	BUSYBOX=$GROOT/bin/busybox
 fi
-
-# Kernel cache (no-op when complete); progress goes to stderr.
-"$HERE/fetch-kernel.sh" "$NAME" >&2 || { log "fetch-kernel.sh $NAME failed"; exit 125; }
+fetch "fetch-kernel.sh $NAME" "$HERE/fetch-kernel.sh" "$NAME"
 KDIR=$(cd "$KDIR" && pwd -P)
 # shellcheck disable=SC1091
 . "$KDIR/info"
@@ -362,7 +392,7 @@ fi
 run_qemu() { # image
 	: >"$RUN/console.log"
 	: >"$OUTLOG"
-	timeout -k 10 "$TIMEOUT" "$QEMU" \
+	timeout -k 10 "$TIMEOUT" "${QEMU_NETNS[@]}" "$QEMU" \
 		-accel "$ACCEL" \
 		-smp 2 -m "$MEM" \
 		-nographic -nodefaults -no-user-config -no-reboot \
