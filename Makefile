@@ -61,7 +61,7 @@ LOADER_HDRS := $(wildcard loader/*.h)
 # The programs: what the suites and the bench run (the arm64 guests' build
 # is this, cross-built; `all` adds the man pages).
 programs: $(BUILD)/sluice $(BUILD)/test_xdp $(BUILD)/test_config $(BUILD)/test_loader \
-	$(BUILD)/xdp_foreign.bpf.o $(BUILD)/benchgen $(BUILD)/xdp_pass.bpf.o $(BUILD)/shapesim
+	$(BUILD)/xdp_foreign.bpf.o $(BUILD)/xdp_forge.bpf.o $(BUILD)/benchgen $(BUILD)/xdp_pass.bpf.o $(BUILD)/shapesim
 all: programs
 
 $(BUILD):
@@ -71,6 +71,9 @@ $(BUILD)/sluice.bpf.o: $(BPF_SRC) $(BPF_HDRS) | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/xdp_foreign.bpf.o: selftests/netns/xdp_foreign.bpf.c | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/xdp_forge.bpf.o: selftests/netns/xdp_forge.bpf.c | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/sluice.skel.h: $(BUILD)/sluice.bpf.o

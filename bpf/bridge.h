@@ -143,9 +143,14 @@ static __always_inline void fdb_gen_bump(void)
  * not one for the learned cache. */
 #define FDB_GO_STATIC	(SLUICE_PASS_MAX + 1)
 
+/* A port learns at most this many entries (the loader: a quarter of the
+ * table), so no one port takes the table. */
+const volatile __u32 sluice_fdb_port_max = SLUICE_FDB_SIZE_DEFAULT / 4;
+
 static __always_inline int fdb_learn_entry(struct pkt *p, const struct sluice_fdb_key *k, __u64 now)
 {
 	struct sluice_fdb_entry *e, fresh = { .ifindex = p->ifindex, .last_seen = now };
+	__u32 slot = p->port->slot, *n;
 	struct sluice_gstats *g;
 	long err;
 
@@ -171,19 +176,24 @@ static __always_inline int fdb_learn_entry(struct pkt *p, const struct sluice_fd
 		}
 		return SLUICE_PASS_MAX;
 	}
-	err = bpf_map_update_elem(&sluice_fdb, k, &fresh, BPF_NOEXIST);
+	/* A new MAC: learned while its port is under its share and the
+	 * table has room; else the frame goes on unlearned (its replies
+	 * find no entry and go to the kernel bridge), so a new device
+	 * always gets through. */
+	n = bpf_map_lookup_elem(&sluice_fdb_learned, &slot);
+	err = n && *n >= sluice_fdb_port_max ? -E2BIG
+					    : bpf_map_update_elem(&sluice_fdb, k, &fresh, BPF_NOEXIST);
 	g = gstats();
 	if (!err) {
 		fdb_gen_bump();
+		if (n)
+			__sync_fetch_and_add(n, 1);
 		if (g)
 			g->fdb_learn++;
-		return SLUICE_PASS_MAX;
-	}
-	if (err == -EEXIST)	/* another CPU learned it meanwhile */
-		return SLUICE_PASS_MAX;
-	if (g)
+	} else if (err != -EEXIST && g) {	/* (-EEXIST: another CPU learned it) */
 		g->fdb_full++;
-	return SLUICE_PASS_FDB_FULL;
+	}
+	return SLUICE_PASS_MAX;
 }
 
 /* Learn the source MAC. Returns SLUICE_PASS_MAX when the frame may go on,
@@ -414,23 +424,15 @@ static __always_inline int bridge_l2(struct pkt *p, const int hook)
  * of a zone's bridge it needs no verdict, and the mark says so to the
  * backstop, whose forward hook sees such frames under br_netfilter (from
  * the bridge to itself) and honours the mark nowhere else. A broadcast or
- * multicast frame also reaches the router's own stack, where the ingress
- * zone's input policy decides (the backstop drops the router's copy
- * otherwise; the kernel bridge floods the frame all the same). Rules
- * towards `router` are the l3 stage's, for the frames it sees. */
-static __always_inline void bridge_pass_judge(struct pkt *p)
+ * multicast IP frame also reaches the router's own stack: 1, and the l3
+ * stage judges that copy as it judges a unicast one (l3_router_copy: the
+ * rules towards `router`, then the zone's input policy), whatever frame
+ * carries the datagram. The kernel bridge floods the frame all the same. */
+static __always_inline int bridge_pass_judge(struct pkt *p)
 {
-	const struct sluice_zone *z;
-	__u32 zone;
-
 	p->judged = SLUICE_JUDGED_BRIDGED;
-	if ((p->reason != SLUICE_PASS_BROADCAST && p->reason != SLUICE_PASS_MULTICAST) ||
-	    !p->f.l3 || !p->port)
-		return;
-	zone = p->port->zone;
-	z = bpf_map_lookup_elem(&sluice_zones, &zone);
-	if (z && !(z->flags & SLUICE_ZONE_INPUT_DROP))
-		p->judged = SLUICE_JUDGED_ACCEPT;
+	return (p->reason == SLUICE_PASS_BROADCAST || p->reason == SLUICE_PASS_MULTICAST) &&
+	       p->f.l3 && p->port;
 }
 
 #endif /* SLUICE_BRIDGE_H */

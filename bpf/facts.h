@@ -66,6 +66,15 @@ static __always_inline int l3_facts(struct pkt *p, const struct l3_call *c,
 	return 0;
 }
 
+/* Whether the bytes up to TO lie within the IP datagram (its length
+ * field's), not only within the frame: a quote is read from the datagram
+ * alone, never from bytes a sender put after it. */
+static __always_inline int l3_in_dgram(const struct pkt *p, const struct l3_facts *f,
+				       const void *to)
+{
+	return to >= p->f.l3 && (__u32)(to - p->f.l3) <= f->tot_len;
+}
+
 /* An ICMP error quotes the packet it is about: its IP header and at least
  * 8 bytes of L4, which hold the ports (a parser that wants more drops
  * fragmentation-needed, see nat.md). A quote that cannot be read leaves
@@ -81,7 +90,7 @@ static __always_inline void l3_quote(struct pkt *p, struct l3_facts *f)
 	if (!f->v6) {
 		struct iphdr *ip = inner;
 
-		if ((void *)(ip + 1) > end || ip->ihl < 5)
+		if ((void *)(ip + 1) > end || !l3_in_dgram(p, f, ip + 1) || ip->ihl < 5)
 			return;
 		ports = inner + ip->ihl * 4;
 		f->iproto = ip->protocol;
@@ -94,7 +103,7 @@ static __always_inline void l3_quote(struct pkt *p, struct l3_facts *f)
 		__u8 next;
 		int i;
 
-		if ((void *)(ip6 + 1) > end)
+		if ((void *)(ip6 + 1) > end || !l3_in_dgram(p, f, ip6 + 1))
 			return;
 		ports = (void *)(ip6 + 1);
 		next = ip6->nexthdr;
@@ -107,7 +116,7 @@ static __always_inline void l3_quote(struct pkt *p, struct l3_facts *f)
 			    next != IPPROTO_DSTOPTS)
 				break;
 			x = (void *)ports;
-			if ((void *)(x + 1) > end)
+			if ((void *)(x + 1) > end || !l3_in_dgram(p, f, x + 1))
 				return;
 			next = x->next;
 			ports = (void *)ports + ((x->len & 0x3f) + 1) * 8;
@@ -117,14 +126,14 @@ static __always_inline void l3_quote(struct pkt *p, struct l3_facts *f)
 		__builtin_memcpy(f->idst, &ip6->daddr, 16);
 	}
 	if (f->iproto == IPPROTO_TCP || f->iproto == IPPROTO_UDP) {
-		if ((void *)(ports + 1) > end)
+		if ((void *)(ports + 1) > end || !l3_in_dgram(p, f, ports + 1))
 			return;
 		f->isport = ports->source;
 		f->idport = ports->dest;
 	} else if (f->iproto == IPPROTO_ICMP || f->iproto == IPPROTO_ICMPV6) {
 		struct l4_icmp_head *ic = (void *)ports;
 
-		if ((void *)(ic + 1) > end)
+		if ((void *)(ic + 1) > end || !l3_in_dgram(p, f, ic + 1))
 			return;
 		f->isport = f->idport = ic->id;
 		f->iecho = l3_echo(f->iproto, ic->type);

@@ -197,8 +197,11 @@ static __always_inline int fc_run(void *data, void *end, struct l3_call *r, cons
 
 	ip = data + (r->l3_off & 0x3f);	/* Ethernet, no tag */
 	l4 = data + (r->l4_off & 0x3ff);
+	/* (a fragment, or a datagram too short for its L4 header, is the
+	 * pipeline's: its L4 fields may be the frame's padding, RFC 1858) */
 	if ((void *)(ip + 1) > end || ip->ihl != 5 || ip->ttl <= 1 || !r->l4_off ||
-	    (void *)(l4 + 8) > end)
+	    (void *)(l4 + 8) > end || (ip->frag_off & bpf_htons(0x3fff)) ||
+	    load_len16(&ip->tot_len) < 20 + (ip->protocol == IPPROTO_TCP ? 20 : 8))
 		return 0;
 	if (ip->protocol == IPPROTO_TCP) {
 		if ((void *)(l4 + 14) > end)

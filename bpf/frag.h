@@ -151,16 +151,37 @@ __attribute__((noinline)) int sluice_frag_hold_tc(struct __sk_buff *skb)
 	return frag_hold(skb, skb->len, skb->ingress_ifindex, SLUICE_HOOK_TC);
 }
 
-/* A held fragment the daemon runs through again: it carries the replay
- * word as metadata. */
-static __always_inline void frag_replay_count(struct xdp_md *ctx)
-{
-	__u16 *m = (void *)(long)ctx->data_meta;
-	struct sluice_gstats *g;
+/* What was in front of a frame as metadata when it met XDP. */
+enum meta_in {
+	META_IN_NONE = 0,
+	META_IN_REPLAY,		/* the daemon's replay word: a held fragment */
+	META_IN_STUCK,		/* metadata this kernel would not let go */
+};
 
-	if ((void *)(m + 2) > (void *)(long)ctx->data || *m != SLUICE_REPLAY_MAGIC)
-		return;
-	g = gstats();
+/* Metadata in front of a frame is never a verdict yet: the daemon's replay
+ * word (a held fragment it runs through again), or another program's (a
+ * container's XDP forging sluice's handoff into its veth), which tc would
+ * take for XDP's. Note which, and take it all off: whatever tc finds
+ * after this program is this program's own. */
+static __always_inline int xdp_meta_take(struct xdp_md *ctx)
+{
+	void *meta = (void *)(long)ctx->data_meta, *data = (void *)(long)ctx->data;
+	__u16 *w = meta;
+	int in;
+
+	if (meta >= data)
+		return META_IN_NONE;
+	in = (void *)(w + 2) <= data && *w == SLUICE_REPLAY_MAGIC ? META_IN_REPLAY : META_IN_NONE;
+	if (bpf_xdp_adjust_meta(ctx, (int)(data - meta)))
+		return META_IN_STUCK;
+	return in;
+}
+
+/* A held fragment the daemon ran through again, counted. */
+static __always_inline void frag_replay_count(void)
+{
+	struct sluice_gstats *g = gstats();
+
 	if (g)
 		g->nat_frag_replayed++;
 }

@@ -190,4 +190,28 @@ static __always_inline int l3_stage(struct pkt *p, const int hook)
 	return l3_call_out(p, c, v);
 }
 
+/* The router's copy of a broadcast or multicast IP frame that the bridge
+ * stage hands to the kernel bridge (bridge_pass_judge): the l3 stage
+ * judges it as traffic to the router (its destination MAC makes it local),
+ * and the mark carries that verdict; one the stage would drop gets the
+ * bridged mark, which the backstop's input hook refuses, so the router's
+ * copy is dropped while the flood goes on. The frame's own reason stays. */
+static __always_inline void l3_router_copy(struct pkt *p, const int hook)
+{
+	struct l3_call *c;
+	__u32 key0 = 0;
+	int v;
+
+	c = bpf_map_lookup_elem(&sluice_l3_calls, &key0);
+	if (!c)
+		return;	/* (the bridged mark: refused at the router's input) */
+	l3_call_in(p, c);
+	if (hook == SLUICE_HOOK_TC)
+		v = sluice_l3_tc(p->ctx, c);
+	else
+		v = sluice_l3_xdp(p->ctx, c);
+	if (v == SLUICE_VERDICT_PASS)
+		p->judged = c->judged;
+}
+
 #endif /* SLUICE_L3_STAGE_H */

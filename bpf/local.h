@@ -102,7 +102,7 @@ static __always_inline int input_reply(void *ctx, const struct l3_facts *f)
 
 static __always_inline int l3_local_accept(struct l3_facts *f)
 {
-	f->judged = SLUICE_JUDGED_ACCEPT;
+	f->judged = SLUICE_JUDGED_LOCAL;
 	return L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_LOCAL);
 }
 
@@ -110,19 +110,24 @@ static __always_inline int l3_local_accept(struct l3_facts *f)
  * `router`, then the zone's input policy; what they refuse may still be a
  * reply to the router's own traffic (input_reply). Not tracked here (the
  * kernel's own sockets and conntrack take it from here), so the rules see
- * every packet. A later fragment has nothing to be judged on: the kernel
+ * every packet; its source is checked first (src_other_link). A later
+ * fragment has nothing to be judged on: the kernel
  * reassembles it with its first, whose verdict the datagram then carries. */
 static __always_inline int l3_local(void *ctx, struct l3_facts *f)
 {
 	const struct sluice_dp_config *cfg;
 	__u32 zone = f->zone_in, key0 = 0;
 	struct sluice_zone *z;
+	struct l3_scratch *s;
 	int act = 0;
 
 	if (f->later_fragment)
 		return L3_VERDICT(SLUICE_VERDICT_PASS, SLUICE_PASS_FRAGMENT);
 	if (input_always(f))
 		return l3_local_accept(f);
+	s = bpf_map_lookup_elem(&sluice_l3_scratch, &key0);
+	if (!s || src_other_link(ctx, f, &s->rp))
+		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_SPOOFED_SRC);
 	f->zone_out = SLUICE_ZONE_ROUTER;
 	cfg = bpf_map_lookup_elem(&sluice_config, &key0);
 	if (cfg) {

@@ -99,7 +99,8 @@ struct {
 } sluice_meta SEC(".maps");
 
 /* Preallocated: an insert into a full table fails at once (counted as
- * fdb_full) instead of allocating under a flood of new source MACs. The
+ * fdb_full, the frame goes on unlearned) instead of allocating under a
+ * flood of new source MACs. The
  * loader sets max_entries from the config's fdb-size before loading. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -108,6 +109,18 @@ struct {
 	__type(value, struct sluice_fdb_entry);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sluice_fdb SEC(".maps");
+
+/* The entries each port learned (by its stats slot): the datapath counts
+ * up as it learns, the daemon's FDB sync sets the true count every second
+ * (it ages entries out). A port at sluice_fdb_port_max learns no more, so
+ * a flood of source MACs from one port leaves the table to the others. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SLUICE_MAX_PORTS);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sluice_fdb_learned SEC(".maps");
 
 /* Bridged traffic per host (sluice.h: struct sluice_l2_count): the
  * datapath adds, the daemon reads and deletes the entries of MACs the FDB

@@ -338,18 +338,52 @@ static __always_inline int frame_csum_partial(const struct frame *f, void *end)
 	return *(__u16 *)(l4 + off) == csum_fold64(sum);
 }
 
+/* How many bytes of the IP datagram lie from the L4 header on: what its
+ * length fields say, not what the frame holds. A frame may carry bytes
+ * after its datagram (Ethernet padding, or whatever a sender puts there),
+ * which the receiving host trims: an L4 field read there is not the one
+ * the host will see. */
+static __always_inline __u32 frame_l4_room(const struct frame *f, void *end)
+{
+	__u32 len, at;
+
+	if (!f->l3 || f->l4 < f->l3)
+		return 0;
+	at = (__u32)(f->l4 - f->l3);
+	if (f->eth_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = f->l3;
+
+		if ((void *)(ip + 1) > end)
+			return 0;
+		len = load_len16(&ip->tot_len);
+	} else {
+		struct ipv6hdr *ip6 = f->l3;
+
+		if ((void *)(ip6 + 1) > end)
+			return 0;
+		len = load_len16(&ip6->payload_len) + sizeof(*ip6);
+	}
+	return len > at ? len - at : 0;
+}
+
+/* Every L4 field is read within the datagram (frame_l4_room). A TCP
+ * header must be whole there, options included: the kernel drops a
+ * segment that is not, and a first fragment that is not (RFC 1858's tiny
+ * fragment) would be judged on flags that the next fragment overwrites. */
 static __always_inline int parse_l4(const struct frame *f, void *end, struct l4_info *l4)
 {
 	void *h = f->l4;
+	__u32 room;
 
 	__builtin_memset(l4, 0, sizeof(*l4));
 	if (!h)
 		return PARSE_OK;
+	room = frame_l4_room(f, end);
 	switch (f->l4_proto) {
 	case IPPROTO_TCP: {
 		struct l4_tcp_head *t = h;
 
-		if (h + 20 > end || (t->doff_res >> 4) < 5)
+		if (h + 20 > end || (t->doff_res >> 4) < 5 || (t->doff_res >> 4) * 4 > room)
 			return PARSE_MALFORMED;
 		l4->sport = t->source;
 		l4->dport = t->dest;
@@ -359,7 +393,7 @@ static __always_inline int parse_l4(const struct frame *f, void *end, struct l4_
 	case IPPROTO_UDP: {
 		struct l4_ports *u = h;
 
-		if ((void *)(u + 2) > end)	/* 8-byte UDP header */
+		if ((void *)(u + 2) > end || room < 8)	/* 8-byte UDP header */
 			return PARSE_MALFORMED;
 		l4->sport = u->source;
 		l4->dport = u->dest;
@@ -369,7 +403,7 @@ static __always_inline int parse_l4(const struct frame *f, void *end, struct l4_
 	case IPPROTO_ICMPV6: {
 		struct l4_icmp_head *ic = h;
 
-		if ((void *)(ic + 1) > end)
+		if ((void *)(ic + 1) > end || room < sizeof(*ic))
 			return PARSE_MALFORMED;
 		l4->icmp_type = ic->type;
 		l4->icmp_code = ic->code;

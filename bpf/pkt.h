@@ -111,6 +111,11 @@ static __always_inline int pkt_parse(struct pkt *p)
 	ret = parse_eth(&c, &p->f);
 	if (ret == PARSE_MALFORMED)
 		return pkt_drop(p, SLUICE_DROP_MALFORMED_L2);
+	/* A stack deeper than the walk under a priority tag (VLAN 0): the
+	 * kernel strips priority tags to any depth and takes the frame as
+	 * this port's own, which nothing would then have judged. */
+	if (ret == PARSE_UNSUPPORTED && p->f.vlan_depth && !p->f.vlan_id[0])
+		return pkt_drop(p, SLUICE_DROP_VLAN_PRIO);
 	if (ret == PARSE_UNSUPPORTED)
 		return pkt_pass(p, SLUICE_PASS_UNSUPPORTED);
 	if (p->f.eth_proto == bpf_htons(ETH_P_IP)) {

@@ -97,6 +97,64 @@ static __always_inline int src_reaches_back(void *ctx, const struct l3_facts *f,
 	       fib->ifindex == f->l3_ifindex;
 }
 
+/* Whether the source of a packet for the router itself is one this
+ * interface cannot carry: an address of the router's own, or one on the
+ * connected prefix of another interface (a LAN host's address arriving
+ * from the WAN). The kernel's conntrack pairs such a packet with that
+ * host's conversation with a router service whatever the interface, so
+ * the check comes before anything that lets replies in. Only positive
+ * evidence counts: a source reached through a gateway (the internet, a
+ * second uplink's) or not at all passes on. Link-local and unspecified
+ * sources are the link's own (DHCP, neighbour discovery). */
+static __always_inline int src_other_link(void *ctx, const struct l3_facts *f,
+					  struct bpf_fib_lookup *fib)
+{
+	__u32 s = bpf_ntohl(f->src[0]);
+	long rc;
+
+	if (f->v6 ? (s >> 22) == (0xfe80 >> 6) ||
+		    !(f->src[0] | f->src[1] | f->src[2] | f->src[3]) : !s)
+		return 0;
+	__builtin_memset(fib, 0, sizeof(*fib));
+	fib->ifindex = f->l3_ifindex;
+	if (!f->v6) {
+		fib->family = AF_INET;
+		fib->ipv4_src = f->dst[0];
+		fib->ipv4_dst = f->src[0];
+	} else {
+		fib->family = AF_INET6;
+		__builtin_memcpy(fib->ipv6_src, f->dst, 16);
+		__builtin_memcpy(fib->ipv6_dst, f->src, 16);
+	}
+	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), 0);
+	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED) {
+		/* The router's own address (RTN_LOCAL), or no route at all (a
+		 * box whose WAN waits for its first DHCP lease hears its
+		 * server's offer so): the kernel answers both alike, and with
+		 * no custom rules its main table holds the local routes too.
+		 * An address beside the source tells them apart: an own
+		 * address lies on a prefix the router routes (or behind its
+		 * default route), a source that no route reaches does not. */
+		__u32 *last = f->v6 ? &fib->ipv6_dst[3] : &fib->ipv4_dst;
+		__u32 near = bpf_ntohl(*last) ^ 1;
+
+		if ((near & 0xff) == 0 || (near & 0xff) == 0xff)
+			near ^= 3;	/* (not a prefix's first or last address) */
+		*last = bpf_htonl(near);
+		fib->ifindex = f->l3_ifindex;
+		rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), 0);
+		return rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH;
+	}
+	if ((rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH) ||
+	    fib->ifindex == f->l3_ifindex)
+		return 0;
+	/* on a connected prefix the next hop is the address itself */
+	if (!f->v6)
+		return fib->ipv4_dst == f->src[0];
+	return fib->ipv6_dst[0] == f->src[0] && fib->ipv6_dst[1] == f->src[1] &&
+	       fib->ipv6_dst[2] == f->src[2] && fib->ipv6_dst[3] == f->src[3];
+}
+
 /* The rules' verdict on a new connection (or an untracked packet) as its
  * originator sends it: 0 when no rule matches, else 1 + the action; the
  * rule in F->rule. */

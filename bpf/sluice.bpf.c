@@ -65,8 +65,8 @@ static __always_inline int sluice_stages(struct pkt *p, const int hook)
 	/* (an established flow's packet, decided lately: l3_stage.h) */
 	if (hook != SLUICE_HOOK_XDP || !l3_fc_first(p)) {
 		v = bridge_l2(p, hook);
-		if (v == SLUICE_VERDICT_PASS)
-			bridge_pass_judge(p);
+		if (v == SLUICE_VERDICT_PASS && bridge_pass_judge(p))
+			l3_router_copy(p, hook);
 		if (v != PKT_CONTINUE)
 			return v;
 		v = l3_stage(p, hook);	/* routing, conntrack, zone policy, NAT, rules */
@@ -123,6 +123,7 @@ static __always_inline int xdp_exit(struct pkt *p, int v, __u32 len)
  * spread to (its ingress_ifindex still the lower port's): the frame's CPU. */
 static __always_inline int xdp_main(struct xdp_md *ctx, const int cpumap)
 {
+	int meta = xdp_meta_take(ctx);	/* (first: it moves the packet's pointers) */
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	__u32 len = data_end - data;	/* as received, before any rewrite */
 	struct pkt p;
@@ -130,6 +131,17 @@ static __always_inline int xdp_main(struct xdp_md *ctx, const int cpumap)
 
 	pkt_init(&p, ctx, data, data_end, ctx->ingress_ifindex, SLUICE_HOOK_XDP);
 	p.port = port_in(p.ifindex);
+	if (meta == META_IN_STUCK) {	/* (tc would read it as this program's) */
+		p.reason = SLUICE_DROP_MALFORMED_L2;
+		return xdp_exit(&p, SLUICE_VERDICT_DROP, len);
+	}
+	/* A port without XDP meets this program only in the daemon's replay
+	 * of a fragment its tc program held: the frame goes up as it came,
+	 * and tc, which trusts no metadata on such a port, judges it. */
+	if (meta == META_IN_REPLAY)
+		frag_replay_count();
+	if (p.port && p.port->mode == SLUICE_MODE_TC)
+		return XDP_PASS;
 	/* (native only: generic XDP's frames are skbs, and the CPUMAP's skb
 	 * path of 6.1 to 6.13 lets a batch's rest past its program after one
 	 * drop or redirect) */
@@ -141,10 +153,9 @@ static __always_inline int xdp_main(struct xdp_md *ctx, const int cpumap)
 		if (cpu >= 0 && bpf_redirect_map(&sluice_cpus, cpu, XDP_PASS) == XDP_REDIRECT)
 			return XDP_REDIRECT;
 	}
-	/* (not a fragment the daemon replays: its metadata says so, and it
-	 * must be translated here) */
+	/* (not a fragment the daemon replays: it must be translated here) */
 	if (p.port && (p.port->flags & (SLUICE_PORT_TC_RX | SLUICE_PORT_PASS_ALL)) &&
-	    (void *)(long)ctx->data_meta >= data)
+	    meta != META_IN_REPLAY)
 		return XDP_PASS;	/* tc does it all, and counts it */
 	v = sluice_stages(&p, SLUICE_HOOK_XDP);
 	/* (no answers into a PPPoE session, and no fragments held for a
@@ -161,8 +172,6 @@ static __always_inline int xdp_main(struct xdp_md *ctx, const int cpumap)
 	if (v == SLUICE_VERDICT_DROP && p.reason == SLUICE_DROP_FRAG_HELD &&
 	    (port_is_pppoe_up(&p) || !sluice_frag_hold_xdp(ctx)))
 		p.reason = SLUICE_DROP_FRAG_NO_FIRST;
-	if (p.f.fragment == FRAG_LATER)
-		frag_replay_count(ctx);
 	if (v != SLUICE_VERDICT_DROP)
 		v = xdp_apply(&p, v);	/* translate, clamp, rewrite, tag, redirect (apply.h) */
 	if (v == PKT_HANDOFF)
@@ -229,10 +238,14 @@ int sluice_tc(struct __sk_buff *skb)
 		tc_mark(skb, SLUICE_JUDGED_NONE);
 		return TC_ACT_OK;
 	}
-	/* XDP decided already: on a port with XDP beside, or a held
-	 * fragment the daemon replayed through XDP (its metadata says so) */
-	if (p.port && ((p.port->flags & SLUICE_PORT_TC_TOO) ||
-		       (void *)(long)skb->data_meta < p.data)) {
+	/* XDP decided already: on a port with XDP beside, or where XDP runs
+	 * for redirects alone and judged a held fragment the daemon replayed
+	 * (its metadata says so). Only where sluice's XDP runs: it takes off
+	 * whatever metadata a frame brought, so what is there now is its own;
+	 * on a tc port it would be another program's (a container's XDP
+	 * redirecting into its veth), and the frame is judged as without. */
+	if (p.port && p.port->mode != SLUICE_MODE_TC &&
+	    ((p.port->flags & SLUICE_PORT_TC_TOO) || (void *)(long)skb->data_meta < p.data)) {
 		v = tc_finish(&p, skb);
 		if (v == PKT_HANDOFF) {
 			tc_mark(skb, p.judged);

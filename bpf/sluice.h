@@ -128,7 +128,6 @@ enum sluice_verdict {
 	X(BAD_SRC,       bad_src,       "bad-src")			\
 	X(VLAN,          vlan,          "vlan")				\
 	X(SRC_STATIC,    src_static,    "src-static")			\
-	X(FDB_FULL,      fdb_full,      "fdb-full")			\
 	X(BROADCAST,     broadcast,     "broadcast")			\
 	X(MULTICAST,     multicast,     "multicast")			\
 	X(UNKNOWN_DST,   unknown_dst,   "unknown-dst")			\
@@ -207,7 +206,7 @@ SLUICE_ASSERT(sizeof(struct sluice_port_stats) ==
 struct sluice_gstats {
 	__u64 fdb_learn;	/* new entries */
 	__u64 fdb_move;		/* a MAC seen on another port: entry moved */
-	__u64 fdb_full;		/* a new MAC found the table full (kernel took over) */
+	__u64 fdb_full;		/* a new MAC not learned: the table or its port's share full */
 	__u64 ct_new;		/* flows created */
 	__u64 ct_confirmed;	/* flows moved to the confirmed table */
 	__u64 ct_full;		/* confirmed table full: the flow stayed evictable */
@@ -342,7 +341,10 @@ SLUICE_ASSERT(sizeof(struct sluice_pass_meta) == 4, "struct sluice_pass_meta lay
 
 /* What the policy said of a frame passed to the kernel (docs/threat-model.md).
  * The kernel backstop (loader/backstop.c) lets a packet through its forward
- * and input hooks only with SLUICE_MARK_ACCEPT in skb->mark; one marked
+ * and input hooks only with SLUICE_MARK_ACCEPT in skb->mark, and through
+ * its input hook alone with SLUICE_MARK_LOCAL (accepted for the router
+ * itself: one the kernel then forwards, by a source route or a segment
+ * routing header, is judged as forwarded and dropped); one marked
  * SLUICE_MARK_REPLY reaches the router only as a reply to its own traffic
  * (the kernel's conntrack says established or related); one marked
  * SLUICE_MARK_BRIDGED only goes from a bridge back into it (what
@@ -354,11 +356,13 @@ enum sluice_judged {
 	SLUICE_JUDGED_ACCEPT,	/* the zone policy or a rule accepted it */
 	SLUICE_JUDGED_REPLY,	/* to the router, allowed only as a reply */
 	SLUICE_JUDGED_BRIDGED,	/* for the kernel bridge: within the bridge only */
+	SLUICE_JUDGED_LOCAL,	/* to the router: accepted for its own input only */
 };
 #define SLUICE_MARK_ACCEPT	0x10000000u
 #define SLUICE_MARK_REPLY	0x20000000u
 #define SLUICE_MARK_BRIDGED	0x30000000u
-#define SLUICE_MARK_MASK	0x30000000u
+#define SLUICE_MARK_LOCAL	0x40000000u
+#define SLUICE_MARK_MASK	0x70000000u
 
 /* The kernel's bridge port states (BR_STATE_*), named for bpftool. */
 enum sluice_stp_state {

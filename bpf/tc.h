@@ -196,6 +196,8 @@ static __always_inline void tc_mark(struct __sk_buff *skb, __u8 judged)
 		m |= SLUICE_MARK_REPLY;
 	else if (judged == SLUICE_JUDGED_BRIDGED)
 		m |= SLUICE_MARK_BRIDGED;
+	else if (judged == SLUICE_JUDGED_LOCAL)
+		m |= SLUICE_MARK_LOCAL;
 	if (m != skb->mark)
 		skb->mark = m;
 }

@@ -302,7 +302,7 @@ int dp_apply(struct dp *dp, const struct sluice_config *cfg)
 		restore_kept(a.w, &a.have, a.w->n, a.old[0], a.old[1]);
 	}
 	if (ret && a.backstop_new && dp->existed)	/* back to the ports that stay */
-		backstop_apply_pinned(dp_fd(dp, MAP_PORTS));
+		backstop_apply_pinned(dp_fd(dp, MAP_PORTS), true);
 	apply_free(&a);
 	if (ret && !dp->existed && dp->skel)	/* a failed first up leaves nothing */
 		dp_unload_fresh(dp);

@@ -17,7 +17,13 @@
  *    br_netfilter shows this hook a switched frame (bridged within a zone:
  *    no policy to apply). Everything else, above all anything from or to
  *    an interface that no zone names, is dropped.
- *  - input: loopback; what the datapath accepted; what it allowed only as
+ *    A broadcast's copies the kernel bridge floods carry the mark of the
+ *    router's own copy (local, say): from the bridge back into it, that
+ *    passes as bridged.
+ *  - input: loopback; what the datapath accepted, for the router (the local
+ *    mark, which forward refuses: a packet accepted for the router that the
+ *    kernel forwards instead, by a source route or a segment routing
+ *    header, is dropped there) or to be forwarded; what it allowed only as
  *    a reply, when the kernel's conntrack knows it as one (the `ct state`
  *    expression also loads the kernel's defragmentation, which puts later
  *    fragments together with their judged first); the link protocols a
@@ -32,7 +38,9 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -172,7 +180,9 @@ static void put_sets(struct text *t, const struct backstop_if *v, int n)
 	free(bridges.s);
 }
 
-int backstop_apply_pinned(int ports_fd)
+static int apply(const struct backstop_if *v, int n, bool keep);
+
+int backstop_apply_pinned(int ports_fd, bool keep)
 {
 	struct backstop_if v[SLUICE_MAX_PORTS];
 	struct sluice_port p;
@@ -190,33 +200,35 @@ int backstop_apply_pinned(int ports_fd)
 			continue;	/* (its bridge is going) */
 		n++;
 	}
-	return backstop_apply(v, n);
+	return apply(v, n, keep);
 }
 
-int backstop_apply(const struct backstop_if *v, int n)
+/* The table NAME's script for the N interfaces V: create, delete, create,
+ * one transaction whether or not it existed. OWNED: nftables' owner flag
+ * (the keeper's table, below). */
+static void put_table(struct text *t, const char *name, bool owned, const struct backstop_if *v,
+		      int n)
 {
-	char *const argv[] = { "nft", "-f", "-", NULL };
-	struct text t = { 0 };
-	char err[512];
-	int ret;
+	const char *flags = owned ? "\tflags owner\n" : "";
 
-	/* (create, delete, create: one transaction whether or not it existed) */
-	put(&t, "table inet " BACKSTOP_TABLE "\ndelete table inet " BACKSTOP_TABLE "\n");
-	put(&t, "table inet " BACKSTOP_TABLE " {\n");
-	put(&t, "\tcomment \"sluice: drops what its datapath passed without a verdict "
-		"(sluice status); put back by sluice run\"\n");
-	put_sets(&t, v, n);
-	put(&t, "\tcounter forward_unjudged {\n\t}\n\tcounter input_unjudged {\n\t}\n");
-	put(&t, "\tchain forward {\n"
+	put(t, "table inet %s {\n%s}\ndelete table inet %s\n", name, flags, name);
+	put(t, "table inet %s {\n%s", name, flags);
+	put(t, "\tcomment \"sluice: drops what its datapath passed without a verdict "
+		"(sluice status); %s\"\n", owned ? "held by sluice run, which owns it"
+						 : "put back by sluice run");
+	put_sets(t, v, n);
+	put(t, "\tcounter forward_unjudged {\n\t}\n\tcounter input_unjudged {\n\t}\n");
+	put(t, "\tchain forward {\n"
 		"\t\ttype filter hook forward priority filter - 5; policy accept;\n"
 		"\t\tmeta mark & 0x%x == 0x%x iifname @zones oifname @zones accept\n"
-		"\t\tmeta mark & 0x%x == 0x%x iifname . oifname @bridges accept\n"
+		"\t\tmeta mark & 0x%x == { 0x%x, 0x%x } iifname . oifname @bridges accept\n"
 		"\t\tcounter name forward_unjudged drop\n\t}\n",
-	    SLUICE_MARK_MASK, SLUICE_MARK_ACCEPT, SLUICE_MARK_MASK, SLUICE_MARK_BRIDGED);
-	put(&t, "\tchain input {\n"
+	    SLUICE_MARK_MASK, SLUICE_MARK_ACCEPT, SLUICE_MARK_MASK, SLUICE_MARK_BRIDGED,
+	    SLUICE_MARK_LOCAL);
+	put(t, "\tchain input {\n"
 		"\t\ttype filter hook input priority filter - 5; policy accept;\n"
 		"\t\tiif lo accept\n"
-		"\t\tmeta mark & 0x%x == 0x%x iifname @zones accept\n"
+		"\t\tmeta mark & 0x%x == { 0x%x, 0x%x } iifname @zones accept\n"
 		"\t\tmeta mark & 0x%x == 0x%x iifname @zones ct state established,related accept\n"
 		"\t\ticmpv6 type { nd-router-solicit, nd-router-advert, nd-neighbor-solicit, "
 		"nd-neighbor-advert, nd-redirect } ip6 hoplimit 255 iifname @zones accept\n"
@@ -224,7 +236,119 @@ int backstop_apply(const struct backstop_if *v, int n)
 		"mld-listener-done, mld2-listener-report } iifname @zones accept\n"
 		"\t\tip6 saddr fe80::/10 udp sport 547 udp dport 546 iifname @zones accept\n"
 		"\t\tcounter name input_unjudged drop\n\t}\n}\n",
-	    SLUICE_MARK_MASK, SLUICE_MARK_ACCEPT, SLUICE_MARK_MASK, SLUICE_MARK_REPLY);
+	    SLUICE_MARK_MASK, SLUICE_MARK_ACCEPT, SLUICE_MARK_LOCAL, SLUICE_MARK_MASK,
+	    SLUICE_MARK_REPLY);
+}
+
+/* ---- the keeper ---------------------------------------------------------------
+ *
+ * `nft flush ruleset` (what nftables.service and every nftables.conf start
+ * with) deletes the table above; the daemon puts it back within a second,
+ * and until then the kernel would take what the datapath passed unjudged
+ * or as a reply only. While the daemon runs, a second table with the same
+ * rules, `inet sluice_keep`, has nftables' owner flag: a flush leaves an
+ * owned table alone, and no other process may change or delete it (every
+ * kernel from 5.12: Debian 12's 6.1 on). The owner is a netlink socket, so
+ * the table lives exactly as long as its socket: that of an `nft -i` the
+ * daemon starts and feeds one line per change, a child that ends with the
+ * daemon, however it ends (its input closes; the parent-death signal), and
+ * takes the table with it. Both tables drop; a packet passes only what
+ * both accept, and they accept the same. */
+
+#define KEEP_TABLE	"sluice_keep"
+
+static pid_t keep_pid;
+static int keep_fd = -1;
+
+int backstop_keep_start(void)
+{
+	int in[2], null;
+	pid_t pid;
+
+	if (keep_fd >= 0)
+		return 0;
+	if (pipe2(in, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(in[0]);
+		close(in[1]);
+		return -errno;
+	}
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		null = open("/dev/null", O_WRONLY);
+		dup2(in[0], 0);
+		if (null >= 0)
+			dup2(null, 1);	/* (its prompts; errors stay on stderr) */
+		execlp("nft", "nft", "-i", (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	signal(SIGPIPE, SIG_IGN);	/* (a keeper gone: EPIPE, noticed below) */
+	keep_fd = in[1];
+	keep_pid = pid;
+	return 0;
+}
+
+void backstop_keep_stop(void)
+{
+	if (keep_fd < 0)
+		return;
+	close(keep_fd);	/* nft -i ends at the end of its input; the table with it */
+	keep_fd = -1;
+	for (int i = 0; i < 100 && waitpid(keep_pid, NULL, WNOHANG) == 0; i++)
+		usleep(10000);
+	if (waitpid(keep_pid, NULL, WNOHANG) == 0) {
+		kill(keep_pid, SIGKILL);
+		waitpid(keep_pid, NULL, 0);
+	}
+	keep_pid = 0;
+}
+
+/* The keeper's table for V, as one line: one transaction, and nft reads a
+ * line at a time (a newline and a semicolon separate statements alike).
+ * Whether the keeper took it. */
+static bool keep_send(const struct backstop_if *v, int n)
+{
+	struct text t = { 0 };
+	bool ok = false;
+
+	put_table(&t, KEEP_TABLE, true, v, n);
+	if (!t.err) {
+		for (size_t i = 0; i + 1 < t.len; i++)
+			if (t.s[i] == '\n')
+				t.s[i] = ';';
+		ok = write(keep_fd, t.s, t.len) == (ssize_t)t.len;
+	}
+	free(t.s);
+	return ok;
+}
+
+static void keep_write(const struct backstop_if *v, int n)
+{
+	if (keep_send(v, n))
+		return;
+	log_warn("the kernel backstop's owned table (nftables table inet " KEEP_TABLE
+		 "): its nft -i is gone; starting another");
+	backstop_keep_stop();
+	if (!backstop_keep_start())
+		keep_send(v, n);
+}
+
+int backstop_apply(const struct backstop_if *v, int n)
+{
+	return apply(v, n, true);
+}
+
+static int apply(const struct backstop_if *v, int n, bool keep)
+{
+	char *const argv[] = { "nft", "-f", "-", NULL };
+	struct text t = { 0 };
+	char err[512];
+	int ret;
+
+	put_table(&t, BACKSTOP_TABLE, false, v, n);
 	if (t.err) {
 		free(t.s);
 		log_err("the kernel backstop: %s", strerror(-t.err));
@@ -238,6 +362,8 @@ int backstop_apply(const struct backstop_if *v, int n)
 			ret < 0 ? strerror(-ret) : err[0] ? err : "nft failed");
 		return ret < 0 ? ret : -EIO;
 	}
+	if (keep && keep_fd >= 0)
+		keep_write(v, n);
 	return 0;
 }
 
@@ -268,9 +394,11 @@ static int genid_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+static const char *asked_table = BACKSTOP_TABLE;
+
 static void put_table_name(struct nlmsghdr *nlh)
 {
-	mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, BACKSTOP_TABLE);
+	mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, asked_table);
 }
 
 /* One nf_tables request TYPE (for the table: with its name), its answer
@@ -295,7 +423,23 @@ static int table_cb(const struct nlmsghdr *nlh, void *data)
 
 bool backstop_present(void)
 {
+	asked_table = BACKSTOP_TABLE;
 	return !nft_ask(NFT_MSG_GETTABLE, table_cb, NULL);
+}
+
+bool backstop_kept(void)
+{
+	bool ok;
+
+	asked_table = KEEP_TABLE;
+	ok = !nft_ask(NFT_MSG_GETTABLE, table_cb, NULL);
+	asked_table = BACKSTOP_TABLE;
+	return ok;
+}
+
+bool backstop_keeping(void)
+{
+	return keep_fd >= 0;
 }
 
 /* A named counter's packets, or -1 when the table or counter is missing. */
@@ -322,9 +466,9 @@ void backstop_report(FILE *out, bool json)
 
 	if (json) {
 		fprintf(out, "\"backstop\": {\"table\": \"inet %s\", \"present\": %s, "
-			"\"forward_dropped\": %lld, \"input_dropped\": %lld}",
-			BACKSTOP_TABLE, fwd >= 0 ? "true" : "false", fwd < 0 ? 0 : fwd,
-			in < 0 ? 0 : in);
+			"\"owned_copy\": %s, \"forward_dropped\": %lld, \"input_dropped\": %lld}",
+			BACKSTOP_TABLE, fwd >= 0 ? "true" : "false",
+			backstop_kept() ? "true" : "false", fwd < 0 ? 0 : fwd, in < 0 ? 0 : in);
 		return;
 	}
 	if (fwd < 0)

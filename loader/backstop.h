@@ -22,10 +22,12 @@ struct backstop_if {
 };
 
 /* The table for the N interfaces V, put in place, replacing any earlier
- * one in one nftables transaction. 0, or -errno with the reason logged. */
+ * one in one nftables transaction (and the owned copy, where this process
+ * keeps one). 0, or -errno with the reason logged. */
 int backstop_apply(const struct backstop_if *v, int n);
-/* The same, for the ports in the pinned ports map PORTS_FD. */
-int backstop_apply_pinned(int ports_fd);
+/* The same, for the ports in the pinned ports map PORTS_FD; KEEP: the
+ * owned copy too, where this process keeps one. */
+int backstop_apply_pinned(int ports_fd, bool keep);
 /* Removed (an absent table is no error). */
 int backstop_remove(void);
 /* The ruleset's generation (nftables' genid): it moves with every change
@@ -33,6 +35,14 @@ int backstop_remove(void);
 int backstop_genid(__u32 *gen);
 /* Whether the table is there. */
 bool backstop_present(void);
+/* The daemon's second copy, which `nft flush ruleset` leaves alone
+ * (nftables' owner flag; backstop.c): started, it is written with every
+ * backstop_apply() of this process, and ends with it. */
+int backstop_keep_start(void);
+void backstop_keep_stop(void);
+/* Whether this process keeps it; whether the owned table is there. */
+bool backstop_keeping(void);
+bool backstop_kept(void);
 /* For `sluice status`: whether the table is there, and what it dropped. */
 void backstop_report(FILE *out, bool json);
 

@@ -270,17 +270,23 @@ static void ct_tick(struct daemon *d, struct dp *dp)
 
 /* The kernel backstop stays in place whatever else happens to nftables
  * (`systemctl restart nftables`, `nft flush ruleset`): at every change of
- * the ruleset's generation it is written again (missing, with a notice). */
+ * the ruleset's generation it is written again (missing, with a notice);
+ * its owned copy only when it is missing (it is written asynchronously,
+ * and its own change of the generation must not start another). */
 static void backstop_tick(struct daemon *d, struct dp *dp)
 {
 	__u32 gen;
-	bool had;
+	bool had, kept;
 
 	if (backstop_genid(&gen) || (d->nft_gen_known && gen == d->nft_gen))
 		return;
 	had = backstop_present();
-	if (!backstop_apply_pinned(dp_fd(dp, MAP_PORTS)) && !had)
+	kept = !backstop_keeping() || backstop_kept();
+	if (!backstop_apply_pinned(dp_fd(dp, MAP_PORTS), !kept) && !had)
 		log_notice("the kernel backstop (nftables table inet sluice) was gone: put back");
+	if (!kept)
+		log_notice("the kernel backstop's owned copy (nftables table inet sluice_keep) "
+			   "was gone: put back");
 	d->nft_gen_known = !backstop_genid(&d->nft_gen);
 }
 
@@ -429,6 +435,7 @@ int cmd_run(struct args *a)
 {
 	struct daemon d = { .a = a };
 	struct mnl_socket *nl = NULL, *fdb_nl = NULL;
+	struct dp dp0;
 	sigset_t mask;
 	int lock, sfd = -1, ret = 1;
 
@@ -469,12 +476,21 @@ int cmd_run(struct args *a)
 	}
 	if (load_and_apply(a, &d.cfg, false, DP_FOLLOW) || read_generation(a->pin, &d.generation))
 		goto out;
+	/* the backstop's owned copy, which a flush of nftables leaves alone */
+	if ((ret = backstop_keep_start()))
+		log_warn("the kernel backstop's owned copy: cannot start nft -i: %s", strerror(-ret));
+	else if (!dp_open(&dp0, a->pin, DP_READ)) {
+		backstop_apply_pinned(dp_fd(&dp0, MAP_PORTS), true);
+		dp_close(&dp0);
+	}
+	ret = 1;
 	log_notice("%s applied; following interface changes (pid %d)", d.config, getpid());
 	service_notify("READY=1\nSTATUS=forwarding\nMAINPID=%d", getpid());
 	d.frags = frag_open(a->pin);
 	acct_start(&d);
 	ret = daemon_loop(&d, sfd, nl, fdb_nl);
 	acct_stop(&d);
+	backstop_keep_stop();	/* (the owned copy goes with it) */
 	service_notify("STOPPING=1");
 	if (ret == -ENOENT)
 		log_err("%s: the instance was removed; exiting", a->pin);

@@ -116,8 +116,25 @@ static void fdb_changed(struct dp *dp)
 			strerror(-ret), SLUICE_UNKNOWN_NS / 1000000);
 }
 
+/* Each port's learned entries, as counted now: the datapath only counts
+ * up (it learns; the entries the sync removed, and the MACs that moved
+ * away, it cannot see), and stops learning at a port's share. */
+static void fdb_count_learned(struct dp *dp, const struct port_ent *ports, int n_ports,
+			      const __u32 *learned)
+{
+	for (int i = 0; i < n_ports; i++) {
+		__u32 slot = ports[i].p.slot;
+
+		if (slot < SLUICE_MAX_PORTS &&
+		    bpf_map_update_elem(dp_fd(dp, MAP_FDB_LEARNED), &slot, &learned[slot], BPF_ANY) &&
+		    verbose)
+			log_info("sluice_fdb_learned: %s", strerror(errno));
+	}
+}
+
 int fdb_sync(struct dp *dp)
 {
+	__u32 learned[SLUICE_MAX_PORTS] = { 0 };
 	struct port_ent ports[SLUICE_MAX_PORTS];
 	int n_ports, n_br = 0, n_rows, n_kern = 0, n_added = 0, i, j, ret;
 	int bridges[SLUICE_MAX_PORTS];
@@ -162,7 +179,10 @@ int fdb_sync(struct dp *dp)
 			bpf_map_delete_elem(dp_fd(dp, MAP_FDB), &rows[i].key);
 		else if (k)
 			k->bridge = -1;	/* already mirrored */
+		else if (p && p->slot < SLUICE_MAX_PORTS)
+			learned[p->slot]++;
 	}
+	fdb_count_learned(dp, ports, n_ports, learned);
 	for (j = 0; j < n_kern; j++) {
 		struct sluice_fdb_key key = { .vlan = kern[j].vlan };
 		struct sluice_fdb_entry e = { .ifindex = kern[j].ifindex,

@@ -70,7 +70,8 @@ enum dp_follow {
 	X(PPPOE_IN, sluice_pppoe_in) \
 	X(PPPOE_OUT, sluice_pppoe_out) \
 	X(L2_ACCT, sluice_l2_acct) \
-	X(L2_PENDING, sluice_l2_pending)
+	X(L2_PENDING, sluice_l2_pending) \
+	X(FDB_LEARNED, sluice_fdb_learned)
 
 enum dp_map_id {
 #define DP_MAP_ID(id, name) MAP_##id,

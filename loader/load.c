@@ -302,6 +302,7 @@ int dp_load(struct dp *dp)
 	dp->skel->rodata->sluice_xdp_meta = xdp_meta_works();
 	fdb_size = dp->fdb_size ? dp->fdb_size : SLUICE_FDB_SIZE_DEFAULT;
 	bpf_map__set_max_entries(dp->skel->maps.sluice_fdb, fdb_size);
+	dp->skel->rodata->sluice_fdb_port_max = fdb_size / 4;
 	fdb_resize(dp, fdb_size);
 	ct_sizes(dp);
 	spread_prepare(dp);

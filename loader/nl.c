@@ -439,7 +439,7 @@ const struct nl_link *nl_by_index(const struct nl_links *links, int ifindex)
 
 struct chain_seen {
 	bool base;		/* a base chain: it has a hook */
-	bool ours;		/* in sluice's own table (backstop.c) */
+	bool ours;		/* in sluice's own tables (backstop.c) */
 };
 
 static int chain_attr_cb(const struct nlattr *attr, void *data)
@@ -450,11 +450,13 @@ static int chain_attr_cb(const struct nlattr *attr, void *data)
 		c->base = true;
 	else if (mnl_attr_get_type(attr) == NFTA_CHAIN_TABLE &&
 		 !mnl_attr_validate(attr, MNL_TYPE_NUL_STRING))
-		c->ours = !strcmp(mnl_attr_get_str(attr), "sluice");
+		c->ours = !strcmp(mnl_attr_get_str(attr), "sluice") ||
+			  !strcmp(mnl_attr_get_str(attr), "sluice_keep");
 	return MNL_CB_OK;
 }
 
-/* Base chains by family; not the kernel backstop's own, which passes what
+/* Base chains by family; not the kernel backstop's own (its table and the
+ * daemon's owned copy, backstop.c), which passes what
  * the bridge fast path would (a bridged frame's mark) and so needs no
  * frame of the bridge's. */
 static int chain_cb(const struct nlmsghdr *nlh, void *data)

@@ -226,7 +226,7 @@ static const struct {
 	{ "sluice_fdb_learned_total", G(fdb_learn), "FDB entries the fast path learned." },
 	{ "sluice_fdb_moved_total", G(fdb_move), "FDB entries moved: a MAC seen on another port." },
 	{ "sluice_fdb_table_full_total", G(fdb_full),
-	  "New MACs not learned because the FDB was full (the kernel bridge took over)." },
+	  "New MACs not learned: the FDB or their port's share of it was full (their frames go on)." },
 	{ "sluice_conntrack_created_total", G(ct_new), "Flows the connection tracker created." },
 	{ "sluice_conntrack_confirmed_total", G(ct_confirmed),
 	  "Flows moved to the confirmed table." },

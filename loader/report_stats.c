@@ -278,7 +278,7 @@ static void report_bridge(FILE *f, const struct dp_view *cur)
 	bool any = false;
 
 	fprintf(f, "\nbridge fast path: fdb %d of %u entries, %llu learned, %llu moved, "
-		"%llu not learned (table full)\n", cur->fdb_entries, cur->fdb_size,
+		"%llu not learned (table or port share full)\n", cur->fdb_entries, cur->fdb_size,
 		(unsigned long long)cur->g.fdb_learn, (unsigned long long)cur->g.fdb_move,
 		(unsigned long long)cur->g.fdb_full);
 	for (int i = 0; i < cur->n_ports; i++)

@@ -21,7 +21,11 @@
 # 802.1Q), v6 (plain), v6-hbh (one hop-by-hop header), v6-dst7 (seven
 # destination options headers), v6-frag-later, v6-frag-atomic (a fragment
 # header with offset 0 and no more fragments), v6-rthdr (a routing header,
-# segments left 0), v6-vlan0.
+# segments left 0), v6-vlan0; u4 and u6: a plain UDP datagram (MARKER its
+# payload), for frames of any destination MAC; v4-lsrr and v6-srh: a SYN
+# to the first hop with the rest of its way in a loose source route (IPv4
+# option 131) or a segment routing header (IPv6 routing type 4, one segment
+# left), DST given as FIRST-HOP,FINAL (the checksum is the final one's).
 import re, socket, struct, sys, time
 from inetsum import csum  # (this folder: python puts it on the path)
 
@@ -78,8 +82,35 @@ def frame(dmac, smac, ethertype, payload, tags=()):
     return out + struct.pack("!H", ethertype) + payload
 
 
+def source_routed(kind, src, dst, dport, payload, sport):
+    hop, final = dst.split(",")
+    if kind == "v4-lsrr":
+        sa, fa = socket.inet_aton(src), socket.inet_aton(final)
+        seg = tcp_syn(sport, dport, payload, lambda n, p: sa + fa + struct.pack("!BBH", 0, p, n))
+        opts = b"\x01" + struct.pack("!BBB", 131, 7, 4) + fa  # NOP, LSRR: the final hop
+        return 0x0800, ipv4(src, hop, 6, seg, opts), ()
+    sa = socket.inet_pton(socket.AF_INET6, src)
+    fa = socket.inet_pton(socket.AF_INET6, final)
+    ha = socket.inet_pton(socket.AF_INET6, hop)
+    seg = tcp_syn(sport, dport, payload, lambda n, p: sa + fa + struct.pack("!IxxxB", n, p))
+    # next header TCP, 2 segments (4 units), type 4, segments left 1, last
+    # entry 1; the list in reverse: the final destination first
+    srh = struct.pack("!BBBBBBH", 6, 4, 4, 1, 1, 0, 0) + fa + ha
+    return 0x86dd, ipv6(src, hop, 43, srh + seg), ()
+
+
 def build(kind, src, dst, dport, marker, sport):
     payload = marker.encode() + b" " * 8
+    if kind in ("v4-lsrr", "v6-srh"):
+        return source_routed(kind, src, dst, dport, payload, sport)
+    if kind in ("u4", "u6"):
+        fam = socket.AF_INET if kind == "u4" else socket.AF_INET6
+        sa, da = socket.inet_pton(fam, src), socket.inet_pton(fam, dst)
+        if kind == "u4":
+            seg = udp_dgram(sport, dport, payload, lambda n, p: sa + da + struct.pack("!BBH", 0, p, n))
+            return 0x0800, ipv4(src, dst, 17, seg), ()
+        seg = udp_dgram(sport, dport, payload, lambda n, p: sa + da + struct.pack("!IxxxB", n, p))
+        return 0x86dd, ipv6(src, dst, 17, seg), ()
     if kind.startswith("v4"):
         sa, da = socket.inet_aton(src), socket.inet_aton(dst)
         ph = lambda n, p: sa + da + struct.pack("!BBH", 0, p, n)

@@ -232,6 +232,9 @@ void baseline(void)
 	for (int p = P_LO; p < P_COUNT; p++)
 		snprintf(ports[p].name, sizeof(ports[p].name), "%s", port_dev[p]);
 	clear_map(bpf_map__fd(skel->maps.sluice_fdb), sizeof(struct sluice_fdb_key));
+	for (__u32 slot = 0, zero = 0; slot < SLUICE_MAX_PORTS; slot++)
+		bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_fdb_learned), &slot, &zero,
+				    BPF_ANY);
 	clear_map(bpf_map__fd(skel->maps.sluice_vlans), sizeof(struct sluice_vlan_key));
 	clear_map(bpf_map__fd(skel->maps.sluice_vlan_up), sizeof(struct sluice_vlan_key));
 	clear_map(bpf_map__fd(skel->maps.sluice_pppoe_in), sizeof(struct sluice_pppoe_key));
@@ -301,25 +304,25 @@ void write_config_gen(void)
 	bpf_map_update_elem(fd, &k, &c, BPF_ANY);
 }
 
-/* One frame from BUILD in by PORT through XDP or tc (META: with the
- * daemon's replay word in front); the action, the output frame, and for tc
- * the skb as the program left it (SKB_OUT, if not NULL). */
-int run_pkt(void (*build)(struct pkt *), enum port_id port, int tc, int meta,
-		   struct pkt *out, struct __sk_buff *skb_out)
+/* One frame from BUILD in by PORT through XDP or tc, with the MLEN bytes
+ * at M in front of it as metadata (XDP only); the action, the output frame,
+ * and for tc the skb as the program left it (SKB_OUT, if not NULL). */
+int run_pkt_meta(void (*build)(struct pkt *), enum port_id port, int tc, const void *m,
+		 unsigned int mlen, struct pkt *out, struct __sk_buff *skb_out)
 {
 	struct pkt in = {};
-	unsigned char buf[sizeof(in.b) + 4];
+	unsigned char buf[sizeof(in.b) + 32];
 	struct xdp_md ctx = {};
 	struct __sk_buff skb = {};
-	__u16 magic = SLUICE_REPLAY_MAGIC;
 	LIBBPF_OPTS(bpf_test_run_opts, o);
 
+	if (mlen > 32)
+		return -1;
 	build(&in);
-	memset(buf, 0, 4);
-	memcpy(buf, &magic, 2);
-	memcpy(buf + (meta ? 4 : 0), in.b, in.len);
+	memcpy(buf, m, mlen);
+	memcpy(buf + mlen, in.b, in.len);
 	o.data_in = buf;
-	o.data_size_in = in.len + (meta ? 4 : 0);
+	o.data_size_in = in.len + mlen;
 	o.data_out = out->b;
 	o.data_size_out = sizeof(out->b);
 	if (tc) {
@@ -329,7 +332,7 @@ int run_pkt(void (*build)(struct pkt *), enum port_id port, int tc, int meta,
 		o.ctx_out = skb_out;
 		o.ctx_size_out = skb_out ? sizeof(*skb_out) : 0;
 	} else {
-		ctx.data = meta ? 4 : 0;
+		ctx.data = mlen;
 		ctx.data_end = o.data_size_in;
 		ctx.ingress_ifindex = ifindex_of[port];
 		o.ctx_in = &ctx;
@@ -341,6 +344,15 @@ int run_pkt(void (*build)(struct pkt *), enum port_id port, int tc, int meta,
 		return -1;
 	out->len = o.data_size_out;
 	return (int)o.retval;
+}
+
+/* ... META: with the daemon's replay word in front. */
+int run_pkt(void (*build)(struct pkt *), enum port_id port, int tc, int meta,
+		   struct pkt *out, struct __sk_buff *skb_out)
+{
+	__u16 word[2] = { SLUICE_REPLAY_MAGIC, 0 };
+
+	return run_pkt_meta(build, port, tc, word, meta ? 4 : 0, out, skb_out);
 }
 
 static int mac_of(const char *dev, unsigned char *mac)

@@ -118,6 +118,8 @@ int read_slot(__u32 slot, struct sluice_port_stats *sum);
 void read_gstats(struct sluice_gstats *g);
 /* TC: 0 XDP, 1 tc, 2 tc with the outer tag in the skb's metadata first
  * (tc_vlan_meta.bpf.c); META: as a fragment the daemon replays. */
+int run_pkt_meta(void (*build)(struct pkt *), enum port_id port, int tc, const void *m,
+		 unsigned int mlen, struct pkt *out, struct __sk_buff *skb_out);
 int run_pkt(void (*build)(struct pkt *), enum port_id port, int tc, int meta,
 	    struct pkt *out, struct __sk_buff *skb_out);
 int make_ports(void);

@@ -147,6 +147,14 @@ static void both_isolated(void)
 static void in_isolated(void) { b_on_lan2(); ports[P_LAN1].flags |= SLUICE_PORT_ISOLATED; }
 static void out_down(void) { b_on_lan2(); ports[P_LAN2].flags &= ~SLUICE_PORT_UP; }
 static void out_no_xdp(void) { b_on_lan2(); ports[P_LAN2].flags &= ~SLUICE_PORT_XDP_TX; }
+/* lan1 has learned its share (the daemon's count, sluice_fdb_learned) */
+static void lan1_at_share(void)
+{
+	__u32 slot = ports[P_LAN1].slot, n = FDB_SIZE / 4;
+
+	b_on_lan2();
+	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_fdb_learned), &slot, &n, BPF_ANY);
+}
 static void fdb_full(void)
 {
 	unsigned char mac[6] = { 0x02, 0xff, 0, 0, 0, 0 };
@@ -215,7 +223,7 @@ static const struct fixture fixtures[] = {
 	  .ingress = P_LAN1, .learn = 1, .src_on = P_LAN1 },
 	{ "bridge: ipv4 multicast passes, to the router too (input accept)", mcast_ipv4,
 	  PASS_(MULTICAST), .ingress = P_LAN1, .learn = 1, .src_on = P_LAN1,
-	  .judged = JUDGED_(ACCEPT) },
+	  .judged = JUDGED_(LOCAL) },
 	{ "bridge: ipv6 multicast passes", mcast_ipv6, PASS_(MULTICAST), .ingress = P_LAN1,
 	  .learn = 1, .src_on = P_LAN1 },
 	{ "bridge: frame to the bridge's own MAC goes to l3 (a fake bridge: no route)", to_bridge,
@@ -275,8 +283,12 @@ static const struct fixture fixtures[] = {
 	  .ingress = P_LAN1, .setup = out_no_xdp, .learn = 1 },
 	{ "bridge: egress port missing from the devmap passes untouched", ipv4_udp,
 	  PASS_(EGRESS_NO_XDP), .ingress = P_LAN1, .setup = b_on_lan3, .learn = 1 },
-	{ "bridge: a full FDB passes the frame and counts it", ipv4_udp, PASS_(FDB_FULL),
-	  .ingress = P_LAN1, .setup = fdb_full, .full = 1, .src_on = SRC_NONE },
+	{ "bridge: a full FDB: the frame goes on unlearned, and it is counted", ipv4_udp,
+	  REDIRECT_, .ingress = P_LAN1, .setup = fdb_full, .egress = P_LAN2, .full = 1,
+	  .src_on = SRC_NONE },
+	{ "bridge: a port at its share of the FDB learns no more: the frame goes on, counted",
+	  ipv4_udp, REDIRECT_, .ingress = P_LAN1, .setup = lan1_at_share, .egress = P_LAN2,
+	  .full = 1, .src_on = SRC_NONE },
 	{ "bridge: from lan2 back to lan1 (a learned host)", ipv4_udp_back, REDIRECT_,
 	  .ingress = P_LAN2, .setup = a_known, .egress = P_LAN1, .src_on = P_LAN1 },
 

@@ -27,6 +27,20 @@ static int fc_state(struct sluice_fc *slot, struct sluice_ct_entry *e)
 	return !bpf_map_lookup_elem(bpf_map__fd(skel->maps.sluice_ct4), &k, e) && slot->at;
 }
 
+/* The flow's packet as a first fragment holding 4 bytes of UDP (RFC 1858:
+ * the rest of its header, the ports, is the frame's padding). */
+static void (*cut_of)(struct pkt *);
+static void fc_tiny_first(struct pkt *p)
+{
+	struct iphdr *ip = (void *)(p->b + sizeof(struct ethhdr));
+
+	cut_of(p);
+	ip->tot_len = htons(ip->ihl * 4 + 4);
+	ip->frag_off = htons(0x2000);
+	ip->check = 0;
+	ip->check = csum16(ip, ip->ihl * 4, 0);
+}
+
 /* An answered UDP flow: its next packet (the full pipeline) fills the
  * cache, the one after is forwarded from it byte for byte the same, counted
  * in the slot; a new policy generation sends the next through the pipeline,
@@ -78,6 +92,16 @@ void test_flow_cache(int tc, int nat, int vlan)
 		nat ? " (masquerade)" : "", ok0,
 		a1, s1.pk, (unsigned long long)e0.packets, (unsigned long long)e1.packets, a2,
 		(unsigned long long)e2.packets);
+	/* the slot is full again (a2): a tiny first fragment of the flow is
+	 * not taken from it but judged whole, and dropped */
+	cut_of = out_b;
+	a0 = run_pkt(fc_tiny_first, P_LAN5, tc, 0, &again, NULL);
+	a1 = run_pkt(out_b, P_LAN5, tc, 0, &hit, NULL);
+	frag_ok(a0 == (tc ? 2 /* TC_ACT_SHOT */ : XDP_DROP) && a1 == redirect,
+		"flow cache%s: a first fragment of the flow holding 4 bytes of UDP is not "
+		"forwarded from the slot but dropped (%d); the flow's next packet is (%d)",
+		vlan ? (nat ? " (masquerade, out of VLAN 7)" : " (out of VLAN 7)") :
+		nat ? " (masquerade)" : "", a0, a1);
 	baseline();
 	write_ports();
 }

@@ -120,6 +120,30 @@ L3(bogon_in, .from_wan = 1, .src = "10.1.2.3", .dst = LAN_HOST, .proto = IPPROTO
 L3(bogon6_in, .v6 = 1, .from_wan = 1, .src = "fd99::1", .dst = "fd00:10::20",
    .proto = IPPROTO_UDP, .sport = 53, .dport = 40000)
 
+/* RFC 1858: datagrams whose IP length ends inside their L4 header, the rest
+ * of the header left in the frame after them (padding, to the receiver).
+ * An in-window ACK of f_tcp_seq's connection from the WAN, cut to 8 bytes
+ * of TCP: as a first fragment (the real flags, a RST, would come in the
+ * next) and whole. A UDP datagram cut to 4 bytes of its header; a port
+ * unreachable whose quote lies after its datagram. */
+L3(ackw_in, .from_wan = 1, .src = INET_HOST, .dst = LAN_HOST, .proto = IPPROTO_TCP,
+   .sport = 443, .dport = 40001, .tcp_flags = 0x10, .seq = 5000, .ack = 1000, .payload = 10)
+static void ip_cut(struct pkt *p, unsigned int l4_len, int first_fragment)
+{
+	struct iphdr *ip = (void *)(p->b + sizeof(struct ethhdr));
+
+	ip->tot_len = htons(ip->ihl * 4 + l4_len);
+	if (first_fragment)
+		ip->frag_off = htons(0x2000);	/* MF, offset 0 */
+	ip->check = 0;
+	ip->check = csum16(ip, ip->ihl * 4, 0);
+}
+static void tiny_tcp_first_in(struct pkt *p) { ackw_in(p); ip_cut(p, 8, 1); }
+static void short_tcp_in(struct pkt *p) { ackw_in(p); ip_cut(p, 8, 0); }
+static void short_tcp_opts_in(struct pkt *p) { ackw_in(p); p->b[14 + 20 + 12] = 0x60; ip_cut(p, 20, 0); }
+static void short_udp_out(struct pkt *p) { u_out(p); ip_cut(p, 4, 0); }
+static void unreach_cut_in(struct pkt *p) { unreach_in(p); ip_cut(p, 8, 0); }
+
 /* ---- state: flows and policy changes, one function per fixture --------------- */
 
 static void f_udp_open(void)
@@ -303,6 +327,19 @@ static const struct fixture fixtures[] = {
 	  .egress = P_LAN5 },
 	{ "l3: an ICMP error about no flow dropped", unreach_in, DROP_(POLICY), .ingress = P_WAN,
 	  .setup = f_on_lan5 },
+	{ "l3: a TCP first fragment holding 8 bytes of TCP (RFC 1858), an in-window ACK's "
+	  "header in the frame after it, dropped", tiny_tcp_first_in, DROP_(MALFORMED_L4),
+	  .ingress = P_WAN, .setup = f_tcp_seq },
+	{ "l3: a TCP segment whose IP length ends inside its header dropped", short_tcp_in,
+	  DROP_(MALFORMED_L4), .ingress = P_WAN, .setup = f_tcp_seq },
+	{ "l3: ... and one whose IP length ends inside its options", short_tcp_opts_in,
+	  DROP_(MALFORMED_L4), .ingress = P_WAN, .setup = f_tcp_seq },
+	{ "l3: a UDP datagram whose IP length ends inside its header dropped (its ports are "
+	  "the frame's padding)", short_udp_out, DROP_(MALFORMED_L4), .ingress = P_LAN5,
+	  .learn = 1 },
+	{ "l3: a port unreachable whose quote lies after its datagram relates to nothing",
+	  unreach_cut_in, DROP_(POLICY), .ingress = P_WAN, .setup = f_udp_open },
+
 	{ "l3: an ICMP error quoting a flow but sent to another host dropped (the outer "
 	  "destination is the quoted source, as nf_conntrack checks)", unreach_in_other,
 	  DROP_(POLICY), .ingress = P_WAN, .setup = f_udp_open },
@@ -319,7 +356,7 @@ static const struct fixture fixtures[] = {
 	{ "l3: larger than the egress MTU passes (fragmentation needed)", big_out, PASS_(MTU),
 	  .ingress = P_LAN5, .learn = 1, .ct_new = 1 },
 	{ "l3: to the router from the LAN (input accept) passes", to_router_lan, PASS_(LOCAL),
-	  .ingress = P_LAN5, .learn = 1, .judged = JUDGED_(ACCEPT) },
+	  .ingress = P_LAN5, .learn = 1, .judged = JUDGED_(LOCAL) },
 	{ "l3: an echo reply to the router from the WAN (input drop) passes as a reply only",
 	  echo_reply_wan, PASS_(LOCAL_REPLY), .ingress = P_WAN, .judged = JUDGED_(REPLY) },
 	{ "l3: an echo request to the router from the WAN (input drop) dropped",
@@ -334,7 +371,7 @@ static const struct fixture fixtures[] = {
 	{ "l3: DHCP to the router's WAN client passes despite input drop, as a reply only",
 	  dhcp_wan, PASS_(LOCAL_REPLY), .ingress = P_WAN, .judged = JUDGED_(REPLY) },
 	{ "l3: IPv6 neighbour solicitation to the router passes despite input drop", ns_wan,
-	  PASS_(LOCAL), .ingress = P_WAN, .judged = JUDGED_(ACCEPT) },
+	  PASS_(LOCAL), .ingress = P_WAN, .judged = JUDGED_(LOCAL) },
 	{ "l3: ... not with a hop limit below 255 (from off the link)", ns_wan_routed,
 	  DROP_(INPUT_POLICY), .ingress = P_WAN },
 	{ "l3: towards an interface in no zone dropped", dmz_out, DROP_(NO_ZONE),

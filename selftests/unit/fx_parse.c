@@ -207,6 +207,18 @@ static void vlan_three_tags(struct pkt *p)
 	pkt_udp(p, 1, 2, 0);
 }
 
+/* Three priority tags (VLAN 0), which the kernel strips all: a SYN to a
+ * LAN host behind them. */
+static void vlan_three_prio(struct pkt *p)
+{
+	pkt_eth(p, ETH_P_8021Q);
+	pkt_vlan(p, 0, ETH_P_8021Q);
+	pkt_vlan(p, 0, ETH_P_8021Q);
+	pkt_vlan(p, 0, ETH_P_IP);
+	pkt_ipv4(p, IPPROTO_TCP, 20, 0);
+	pkt_tcp(p, 40000, 22);
+}
+
 static void vlan_truncated(struct pkt *p)
 {
 	pkt_eth(p, ETH_P_8021Q);
@@ -241,6 +253,8 @@ static const struct fixture fixtures[] = {
 	{ "802.1q malformed ipv4 dropped", vlan_ipv4_malformed, DROP_(MALFORMED_IPV4) },
 	{ "802.1ad+802.1q ipv6 passes", qinq_ipv6, PASS_(L3_VLAN) },
 	{ "three vlan tags left to kernel", vlan_three_tags, PASS_(UNSUPPORTED) },
+	{ "three priority tags (the kernel strips them all) dropped", vlan_three_prio,
+	  DROP_(VLAN_PRIO) },
 	{ "truncated vlan tag dropped", vlan_truncated, DROP_(MALFORMED_L2) },
 	{ "unknown ingress port counted in slot 0", ipv4_udp, PASS_(UNKNOWN_PORT),
 	  .unknown_port = 1 },

@@ -82,6 +82,26 @@ RULES(r_icmp_other, "rule lan -> wan icmp type 13 drop\n")
 RULES(r_wan_ssh, "rule wan -> lan tcp dport 22 accept\n")
 RULES(r_router_open, "rule wan -> router udp dport 5000 accept\n")
 RULES(r_router_drop, "rule lan -> router udp dport 53 drop\n")
+/* The datagram of to_router_lan in an Ethernet broadcast frame, and an IPv6
+ * datagram to the router in an IPv6 multicast frame (33:33:...) on the
+ * bridge: the rule binds them as it binds a unicast frame. */
+static const unsigned char ALL_MAC[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+static const unsigned char ALL_NODES_MAC[6] = { 0x33, 0x33, 0, 0, 0, 0x01 };
+/* To the router from the WAN with a source the WAN cannot carry: a LAN
+ * host's (on br0's connected prefix) and the router's own; and a DHCP
+ * client's discover from 0.0.0.0 on the LAN. */
+L3(to_router_lan_src_wan, .from_wan = 1, .src = LAN_HOST, .dst = "203.0.113.2",
+   .proto = IPPROTO_UDP, .sport = 40000, .dport = 5000)
+L3(to_router_own_src_wan, .from_wan = 1, .src = "203.0.113.2", .dst = "203.0.113.2",
+   .proto = IPPROTO_UDP, .sport = 40000, .dport = 5000)
+L3(dhcp_discover_lan, .src = "0.0.0.0", .dst = "255.255.255.255", .proto = IPPROTO_UDP,
+   .sport = 68, .dport = 67, .dst_mac = ALL_MAC)
+L3(to_router_bcast, .src = LAN_HOST, .dst = "192.168.10.1", .proto = IPPROTO_UDP,
+   .sport = 40000, .dport = 53, .dst_mac = ALL_MAC)
+L3(to_router_bcast_open, .src = LAN_HOST, .dst = "192.168.10.1", .proto = IPPROTO_UDP,
+   .sport = 40000, .dport = 54, .dst_mac = ALL_MAC)
+L3(to_router_mcast6, .v6 = 1, .src = "fd00:10::20", .dst = "ff02::1", .proto = IPPROTO_UDP,
+   .sport = 40000, .dport = 53, .dst_mac = ALL_NODES_MAC)
 RULES(r_reject, "rule lan -> wan udp dport 53 reject\n")
 RULES(r_limit, "rule lan -> wan udp accept limit 1/minute\nrule lan -> wan drop\n")
 RULES(r_proto_any, "rule lan -> wan proto 17 drop\n")
@@ -299,8 +319,24 @@ static const struct fixture fixtures[] = {
 	  .setup = r_wan_ssh },
 	{ "rules: to the router: accept opens a port the input policy drops", to_router_wan,
 	  PASS_(LOCAL), .ingress = P_WAN, .setup = r_router_open },
+	{ "rules: to the router: ... but not from a LAN host's address arriving on the WAN",
+	  to_router_lan_src_wan, DROP_(SPOOFED_SRC), .ingress = P_WAN, .setup = r_router_open },
+	{ "rules: to the router: ... nor from the router's own address", to_router_own_src_wan,
+	  DROP_(SPOOFED_SRC), .ingress = P_WAN, .setup = r_router_open },
+	{ "rules: to the router: a DHCP discover from 0.0.0.0 in a broadcast frame goes up "
+	  "accepted", dhcp_discover_lan, PASS_(BROADCAST), .ingress = P_LAN5,
+	  .setup = r_router_drop, .judged = JUDGED_(LOCAL) },
 	{ "rules: to the router: a drop rule on the LAN", to_router_lan, DROP_(RULE),
 	  .ingress = P_LAN5, .setup = r_router_drop },
+	{ "rules: to the router: ... binds the datagram in a broadcast frame too (flooded "
+	  "for the bridge, the router's copy refused)", to_router_bcast, PASS_(BROADCAST),
+	  .ingress = P_LAN5, .setup = r_router_drop, .judged = JUDGED_(BRIDGED) },
+	{ "rules: to the router: ... and in an IPv6 multicast frame", to_router_mcast6,
+	  PASS_(MULTICAST), .ingress = P_LAN5, .setup = r_router_drop,
+	  .judged = JUDGED_(BRIDGED) },
+	{ "rules: to the router: a broadcast the rule does not match goes up accepted (input "
+	  "accept)", to_router_bcast_open, PASS_(BROADCAST), .ingress = P_LAN5,
+	  .setup = r_router_drop, .judged = JUDGED_(LOCAL) },
 #define REJECTED XDP_REDIRECT, SLUICE_VERDICT_DROP, SLUICE_DROP_RULE_REJECT
 	{ "rules: reject: UDP answered with ICMP port unreachable from the destination", u_out,
 	  REJECTED, .ingress = P_LAN5, .setup = r_reject, .expect = rej_u_out },

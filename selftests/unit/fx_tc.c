@@ -43,6 +43,22 @@ void test_tc_rx(void)
 	frag_ok(a == XDP_REDIRECT && after.redirect.packets == before.redirect.packets + 1,
 		"no metadata (native>tc): ... but a frame the daemon replays runs XDP's pipeline "
 		"(action %d)", a);
+	/* Another program's metadata in front (a container's XDP forging
+	 * "XDP judged: accept" into its veth): taken off, so tc finds none;
+	 * where the kernel would not let it go, the frame is dropped */
+	{
+		struct sluice_pass_meta forged[8] = { [0] = { SLUICE_PASS_META_MAGIC,
+							      SLUICE_JUDGED_ACCEPT, 0 } };
+
+		a = run_pkt_meta(ipv4_udp, P_LAN1, 0, forged, sizeof(forged), &out, NULL);
+		frag_ok(xdp_meta_ok ? a == XDP_PASS && out.len == in.len &&
+				      !memcmp(out.b, in.b, in.len)
+				    : a == XDP_DROP,
+			"no metadata (native>tc): 32 bytes of another program's metadata with "
+			"\"judged: accept\" in front: %s (action %d, %u bytes out)",
+			xdp_meta_ok ? "taken off, the frame passes bare" :
+				      "this kernel keeps it: dropped", a, out.len);
+	}
 	baseline();
 	write_ports();
 }

@@ -9,13 +9,17 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1069,6 +1073,188 @@ static bool test_parse_file(void)
 	return true;
 }
 
+/* ---- files that are not a config's or a set's to read ----------------------- */
+
+/* A folder of its own for the FIFO, the sub-folder and the sparse files. */
+static char special_dir[64];
+
+static const char *special(const char *name)
+{
+	static char paths[8][128];
+	static int n;
+	char *path = paths[n++ % ARRAY_SIZE(paths)];
+
+	if (!special_dir[0]) {
+		snprintf(special_dir, sizeof(special_dir), "/tmp/sluice-test-XXXXXX");
+		if (!mkdtemp(special_dir)) {
+			perror(special_dir);
+			exit(2);
+		}
+	}
+	snprintf(path, sizeof(paths[0]), "%s/%s", special_dir, name);
+	return path;
+}
+
+/* A file of SIZE bytes that takes no disk (a hole). */
+static const char *sparse(const char *name, off_t size)
+{
+	const char *path = special(name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0 || ftruncate(fd, size)) {
+		perror(path);
+		exit(2);
+	}
+	close(fd);
+	return path;
+}
+
+static const char *fifo(void)
+{
+	const char *path = special("fifo");
+
+	if (mkfifo(path, 0600) && errno != EEXIST) {
+		perror(path);
+		exit(2);
+	}
+	return path;
+}
+
+static void special_cleanup(void)
+{
+	static const char *const names[] = { "fifo", "dir", "big.set", "limit.set", "big.conf" };
+
+	if (!special_dir[0])
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (unlink(special(names[i])))
+			rmdir(special(names[i]));
+	rmdir(special_dir);
+}
+
+/* A reader that blocks on a FIFO or eats /dev/zero must fail the case, not
+ * hang the suite or wake the OOM killer: each such case runs under an
+ * alarm (10 s, stretched by SLUICE_TEST_SLOWDOWN) and with at most 1 GiB
+ * more address space than it started with (not under valgrind, which
+ * reserves its own). */
+static const char *bounded_case;
+static unsigned int bounded_s;
+static struct rlimit saved_as;
+
+static void on_alarm(int sig)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof(msg), "FAIL config: %s: still reading after %u s\n",
+			 bounded_case, bounded_s);
+
+	(void)sig;
+	if (write(1, msg, n) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+static void bound(const char *name)
+{
+	const char *slow = getenv("SLUICE_TEST_SLOWDOWN");	/* (as time_limit()) */
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = 0;
+
+	bounded_case = name;
+	bounded_s = 10 * (slow && atoi(slow) > 1 ? atoi(slow) : 1);
+	signal(SIGALRM, on_alarm);
+	alarm(bounded_s);
+	if (f && fscanf(f, "%ld", &pages) == 1 && !RUNNING_ON_VALGRIND &&
+	    !getrlimit(RLIMIT_AS, &saved_as)) {
+		struct rlimit r = saved_as;
+
+		r.rlim_cur = (rlim_t)pages * sysconf(_SC_PAGESIZE) + (1ull << 30);
+		if (r.rlim_cur < saved_as.rlim_cur)
+			setrlimit(RLIMIT_AS, &r);
+	}
+	if (f)
+		fclose(f);
+}
+
+static bool unbound(bool ok)
+{
+	alarm(0);
+	if (saved_as.rlim_cur)
+		setrlimit(RLIMIT_AS, &saved_as);
+	return ok;
+}
+
+/* `set s file PATH` gives REASON at the file name (1:12). */
+static bool set_file_refused(const char *path, const char *reason)
+{
+	char text[256], want[512];
+
+	snprintf(text, sizeof(text), "set s file %s\n", path);
+	snprintf(want, sizeof(want), "t.conf:1:12: cannot read set file \"%s\": %s", path, reason);
+	return check_parse("t.conf", text, want);
+}
+
+static bool test_set_file_special(void)
+{
+	const char *dir = special("dir");
+
+	bound("set file not a regular file");
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		perror(dir);
+		exit(2);
+	}
+	return unbound(set_file_refused("/dev/zero", "not a regular file") &&
+		       set_file_refused(fifo(), "not a regular file") &&
+		       set_file_refused(dir, "Is a directory"));
+}
+
+static bool test_set_file_limit(void)
+{
+	const char *big = sparse("big.set", CFG_SET_FILE_MAX + 1);
+	const char *limit = sparse("limit.set", CFG_SET_FILE_MAX);
+	char text[256], want[512];
+	bool ok;
+
+	bound("set file size limit");
+	ok = set_file_refused(big, "larger than 64 MiB");
+	/* as large as allowed: read, and its first byte (a NUL) is the error */
+	snprintf(text, sizeof(text), "set s file %s\n", limit);
+	snprintf(want, sizeof(want), "%s:1:1: invalid address \"?", limit);
+	{
+		struct sluice_config cfg;
+		char err[1024];
+
+		if (ok && (!cfg_parse_string("t.conf", text, &cfg, err, sizeof(err)) ||
+			   strncmp(err, want, strlen(want)))) {
+			fail_at(__LINE__, "expected \"%s...\", got \"%s\"", want, err);
+			ok = false;
+		}
+	}
+	return unbound(ok);
+}
+
+/* cfg_parse_file(PATH) fails with "PATH: REASON", leaving the config zeroed. */
+static bool config_refused(const char *path, const char *reason)
+{
+	struct sluice_config cfg;
+	char err[512], want[512];
+
+	EXPECT_INT(cfg_parse_file(path, &cfg, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "%s: %s", path, reason);
+	EXPECT_STR(err, want);
+	EXPECT(is_zeroed(&cfg));
+	return true;
+}
+
+static bool test_config_special(void)
+{
+	const char *big = sparse("big.conf", CFG_FILE_MAX + 1);
+
+	bound("config not a regular file, or too large");
+	return unbound(config_refused("/dev/zero", "not a regular file") &&
+		       config_refused(fifo(), "not a regular file") &&
+		       config_refused(big, "larger than 16 MiB"));
+}
+
 /* ---- scale ------------------------------------------------------------------- */
 
 static double now(void)
@@ -1226,6 +1412,9 @@ static const struct value_case {
 	{ "set file", test_set_file },
 	{ "set file errors", test_set_file_errors },
 	{ "parse file", test_parse_file },
+	{ "set file not a regular file", test_set_file_special },
+	{ "set file size limit", test_set_file_limit },
+	{ "config not a regular file, or too large", test_config_special },
 	{ "100000 rules", test_many_rules },
 	{ "huge set file", test_huge_set_file },
 };
@@ -1249,5 +1438,6 @@ int main(int argc, char **argv)
 		report(value_cases[i].name, value_cases[i].fn());
 	for (int i = 0; i < n_tmp; i++)
 		unlink(tmp_paths[i]);
+	special_cleanup();
 	return failures ? 1 : 0;
 }

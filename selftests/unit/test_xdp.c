@@ -313,7 +313,8 @@ static void run_fixture(const struct fixture *orig, int bench, int tc)
 
 		judged = m == SLUICE_MARK_ACCEPT ? SLUICE_JUDGED_ACCEPT
 			 : m == SLUICE_MARK_REPLY ? SLUICE_JUDGED_REPLY
-			 : m == SLUICE_MARK_BRIDGED ? SLUICE_JUDGED_BRIDGED : 0;
+			 : m == SLUICE_MARK_BRIDGED ? SLUICE_JUDGED_BRIDGED
+			 : m == SLUICE_MARK_LOCAL ? SLUICE_JUDGED_LOCAL : 0;
 	} else if (opts.retval == XDP_PASS && ctx_out.data == sizeof(struct sluice_pass_meta) &&
 		   opts.data_size_out >= ctx_out.data) {
 		struct sluice_pass_meta m;
@@ -490,6 +491,7 @@ int main(int argc, char **argv)
 	bpf_object__for_each_map(m, skel->obj)
 		bpf_map__set_pin_path(m, NULL);
 	bpf_map__set_max_entries(skel->maps.sluice_fdb, FDB_SIZE);
+	skel->rodata->sluice_fdb_port_max = FDB_SIZE / 4;	/* (as the loader sets it) */
 	bpf_map__set_max_entries(skel->maps.sluice_cpus, ncpu);
 	xdp_meta_ok = xdp_meta_works();
 	skel->rodata->sluice_xdp_meta = xdp_meta_ok;
