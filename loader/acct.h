@@ -168,8 +168,9 @@ int64_t acct_month_of(time_t t, int month_start);
 /* ---- the state file (acct_state.c) ------------------------------------------- */
 
 /* Write A to PATH at once (a temporary file renamed over it, fsync'd).
- * LIVE: with the live figures (the run folder's copy for the CLI). 0 or
- * -errno. */
+ * LIVE: with the live figures (the run folder's copy for the CLI and the
+ * status page: 0640 with group SLUICE_PAGE_GROUP, run.h), else the state
+ * (0600). 0 or -errno. */
 int acct_save(const struct acct *a, const char *path, bool live);
 
 /* Read PATH into A (initialised). 0; -ENOENT when it is not there; -EINVAL

@@ -115,7 +115,9 @@ int acct_save(const struct acct *a, const char *path, bool live)
 	fprintf(f, "end %d\n", a->n_hosts);
 	if (fclose(f))
 		return -errno;
-	ret = write_text(path, text);
+	/* (the run folder's copy is the status page's to read too; the
+	 * state's is root's alone) */
+	ret = live ? dp_run_write_private(path, text) : write_text_private(path, text, -1);
 	free(text);
 	return ret;
 }

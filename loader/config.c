@@ -20,7 +20,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,6 +451,7 @@ static int parse_text(const char *name, const char *text, size_t len,
 
 int cfg_parse_file(const char *path, struct sluice_config *cfg, char *err, size_t errlen)
 {
+	char why[128];
 	size_t len;
 	char *text;
 	int ret;
@@ -459,10 +459,10 @@ int cfg_parse_file(const char *path, struct sluice_config *cfg, char *err, size_
 	memset(cfg, 0, sizeof(*cfg));
 	if (errlen)
 		err[0] = 0;
-	text = read_all(path, &len);
+	text = read_all(path, CFG_FILE_MAX, &len, why, sizeof(why));
 	if (!text) {
 		if (errlen)
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			snprintf(err, errlen, "%s: %s", path, why);
 		return -1;
 	}
 	ret = parse_text(path, text, len, cfg, err, errlen);

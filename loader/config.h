@@ -18,6 +18,12 @@
 #define CFG_ZONE_IFS	16	/* interfaces listed in one zone */
 #define CFG_FDB_SIZE_MIN	16	/* = SLUICE_FDB_SIZE_MIN (bpf/sluice.h) */
 #define CFG_FDB_SIZE_MAX	(1 << 20)
+/* The largest files read: a config (100,000 rules of test_config's take
+ * 6 MiB), and a set file, room for a full set (SLUICE_SET_ENTRIES_MAX,
+ * 2^20 prefixes of each family) one a line at their longest, 63 MiB.
+ * Anything larger is refused rather than read into memory without end. */
+#define CFG_FILE_MAX		(16u << 20)
+#define CFG_SET_FILE_MAX	(64u << 20)
 
 /* Zone references in rules: an index into cfg->zones, or one of these. */
 #define CFG_ZONE_ANY	(-1)

@@ -215,14 +215,15 @@ static char *set_file_path(const char *cfg_path, const char *name)
 static int load_set_file(struct parser *p, int set, const char *path, struct cfg_loc at)
 {
 	const char *saved = p->file;
+	char why[128];
 	size_t len;
 	char *buf;
 	int ret;
 
-	buf = read_all(path, &len);
+	buf = read_all(path, CFG_SET_FILE_MAX, &len, why, sizeof(why));
 	if (!buf)
 		return lex_err(p, at, "cannot read set file %s: %s", lex_quote(p, path, strlen(path)),
-			    strerror(errno));
+			    why);
 	p->file = path;		/* errors inside are reported against the set file */
 	ret = parse_set_lines(p, set, buf, len);
 	p->file = saved;

@@ -353,24 +353,63 @@ char *unescape(const struct token *t)
 
 /* ---- reading a file ---------------------------------------------------------- */
 
-/* The whole file, NUL-terminated; NULL with errno set on failure. */
-char *read_all(const char *path, size_t *len)
+/* Only a regular file is read: a FIFO or a device (a mistyped path,
+ * /dev/zero) would block the reader or feed it without end until the OOM
+ * killer ended `sluice check` or the daemon. stat() first, so a device is
+ * not even opened (opening some has effects of its own); the fstat() of
+ * the file opened is the one that counts. O_NONBLOCK: a FIFO put there in
+ * between does not block the open, and is refused. */
+static int open_regular(const char *path, char *why, size_t whylen)
 {
+	struct stat st;
+	int fd;
+
+	if (!stat(path, &st) && !S_ISREG(st.st_mode))
+		goto special;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (S_ISREG(st.st_mode))
+		return fd;
+	close(fd);
+special:
+	snprintf(why, whylen, "%s", S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+	return -1;
+}
+
+static char *too_large(char *buf, size_t limit, char *why, size_t whylen)
+{
+	snprintf(why, whylen, "larger than %zu MiB", limit >> 20);
+	free(buf);
+	return NULL;
+}
+
+/* FD's content, at most LIMIT bytes, into a buffer grown as it comes:
+ * st_size refuses a file already too large unread, but is only a hint, as
+ * the file may grow while it is read. One byte past LIMIT is asked for to
+ * tell "exactly LIMIT" from "more". */
+static char *read_fd(int fd, size_t limit, size_t *len, char *why, size_t whylen)
+{
+	struct stat st;
 	size_t cap = 4096, n = 0;
 	char *buf = NULL, *v;
-	struct stat st;
-	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (size_t)st.st_size >= cap)
-		cap = (size_t)st.st_size + 1;	/* one read in the usual case */
+	if (fstat(fd, &st))
+		goto fail;
+	if ((uint64_t)st.st_size > limit)
+		return too_large(NULL, limit, why, whylen);
+	if ((size_t)st.st_size >= cap)
+		cap = (size_t)st.st_size + 2;
 	for (;;) {
 		ssize_t r;
 
 		if (!buf || n + 1 >= cap) {
-			cap = buf ? cap * 2 : cap;
+			if (buf)
+				cap = cap * 2 < limit + 2 ? cap * 2 : limit + 2;
 			v = realloc(buf, cap);
 			if (!v)
 				goto fail;
@@ -381,18 +420,29 @@ char *read_all(const char *path, size_t *len)
 			continue;
 		if (r < 0)
 			goto fail;
-		if (!r)
-			break;
 		n += r;
+		if (!r || n > limit)
+			break;
 	}
-	close(fd);
+	if (n > limit)
+		return too_large(buf, limit, why, whylen);
 	buf[n] = 0;
 	*len = n;
 	return buf;
 fail:
-	err = errno;
+	snprintf(why, whylen, "%s", strerror(errno));
 	free(buf);
-	close(fd);
-	errno = err;
 	return NULL;
+}
+
+char *read_all(const char *path, size_t limit, size_t *len, char *why, size_t whylen)
+{
+	int fd = open_regular(path, why, whylen);
+	char *buf;
+
+	if (fd < 0)
+		return NULL;
+	buf = read_fd(fd, limit, len, why, whylen);
+	close(fd);
+	return buf;
 }

@@ -117,6 +117,9 @@ int take_number(struct parser *p, int min, int max, const char *what, int *out);
 
 void *lex_reserve(struct parser *p, void *arr, int n, int *cap, size_t size);
 char *unescape(const struct token *t);
-char *read_all(const char *path, size_t *len);
+/* The whole of PATH, NUL-terminated, when it is a regular file of at most
+ * LIMIT bytes (CFG_FILE_MAX, CFG_SET_FILE_MAX); else NULL and WHY says
+ * why: strerror's words, "not a regular file", "larger than N MiB". */
+char *read_all(const char *path, size_t limit, size_t *len, char *why, size_t whylen);
 
 #endif

@@ -99,7 +99,7 @@ void publish_status(struct publisher **pp, struct dp *dp)
 	fputs(",\"log\":", f);
 	log_json(f);
 	fputs("}\n", f);
-	if (!fclose(f) && write_text(path, text) && verbose)
+	if (!fclose(f) && dp_run_write_private(path, text) && verbose)
 		log_info("the status page's figures: %s: %s", path, strerror(errno));
 	free(p->prev);
 	p->prev = cur;

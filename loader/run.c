@@ -3,6 +3,7 @@
 #define _GNU_SOURCE	/* F_OFD_SETLK */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,15 @@ int dp_run_path(const char *pin, const char *what, char *buf, size_t len)
 	if (mkdir(SLUICE_RUN_DIR, 0755) && errno != EEXIST)
 		return -1;
 	return fmt_path(buf, len, "%s/%s-%s", SLUICE_RUN_DIR, what, esc);
+}
+
+/* Looked up at every write: the package may make the group while the
+ * daemon runs. */
+int dp_run_write_private(const char *path, const char *text)
+{
+	struct group *g = getgrnam(SLUICE_PAGE_GROUP);
+
+	return write_text_private(path, text, g ? g->gr_gid : (gid_t)-1);
 }
 
 static int daemon_lock_path(const char *pin, char *buf, size_t len)

@@ -235,22 +235,12 @@ char *read_text(const char *path, size_t *len)
 	return buf;
 }
 
-/* Replace PATH's content with TEXT at once (a temporary file beside it,
- * renamed over it), keeping its mode. */
-int write_text(const char *path, const char *text)
+/* TEXT into FD, the temporary file TMP, then TMP renamed over PATH. */
+static int tmp_commit(int fd, const char *tmp, const char *path, const char *text)
 {
-	char tmp[PATH_MAX];
-	struct stat st;
 	size_t len = strlen(text);
-	int fd, ret = 0;
+	int ret = 0;
 
-	if (fmt_path(tmp, sizeof(tmp), "%s.sluice-tmp", path))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (!stat(path, &st))
-		fchmod(fd, st.st_mode & 07777);
 	if (write(fd, text, len) != (ssize_t)len || fsync(fd))
 		ret = errno ? -errno : -EIO;
 	close(fd);
@@ -259,6 +249,56 @@ int write_text(const char *path, const char *text)
 	if (ret)
 		unlink(tmp);
 	return ret;
+}
+
+/* Replace PATH's content with TEXT at once (a temporary file beside it,
+ * renamed over it), keeping its mode. */
+int write_text(const char *path, const char *text)
+{
+	char tmp[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (fmt_path(tmp, sizeof(tmp), "%s.sluice-tmp", path))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (!stat(path, &st))
+		fchmod(fd, st.st_mode & 07777);
+	return tmp_commit(fd, tmp, path, text);
+}
+
+/* The temporary file is made afresh, never a stale one reused (someone may
+ * hold it open from when its mode was wider), and has its mode and group
+ * before it holds anything: the rename makes the file visible as it is. */
+int write_text_private(const char *path, const char *text, gid_t gid)
+{
+	static bool warned;
+	char tmp[PATH_MAX];
+	bool shared;
+	int fd, err;
+
+	if (fmt_path(tmp, sizeof(tmp), "%s.sluice-tmp", path))
+		return -ENAMETOOLONG;
+	if (unlink(tmp) && errno != ENOENT)
+		return -errno;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	shared = gid != (gid_t)-1 && !fchown(fd, -1, gid);
+	if (gid != (gid_t)-1 && !shared && !warned) {
+		warned = true;	/* (once: it would be every walk's) */
+		log_warn("%s: giving it to group %u: %s; it is root's alone", path, (unsigned)gid,
+			 strerror(errno));
+	}
+	if (fchmod(fd, shared ? 0640 : 0600)) {	/* (whatever the umask made it) */
+		err = errno;
+		close(fd);
+		unlink(tmp);
+		return -err;
+	}
+	return tmp_commit(fd, tmp, path, text);
 }
 
 /* Whether this kernel lets an XDP program call bpf_xdp_adjust_meta(): every

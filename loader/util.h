@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
+#include <sys/types.h>
 
 extern int verbose;	/* -v: info messages and libbpf's own */
 
@@ -34,6 +35,11 @@ char *read_text(const char *path, size_t *len);
 /* Replace PATH's content with TEXT at once (a temporary file beside it,
  * renamed over it), keeping its mode. 0 or -errno. */
 int write_text(const char *path, const char *text);
+
+/* The same for a file not everyone may read: mode 0600, or 0640 with
+ * group GID when GID is not -1 (a warning, once, when the group cannot be
+ * given: the file is then 0600). 0 or -errno. */
+int write_text_private(const char *path, const char *text, gid_t gid);
 
 /* snprintf that reports truncation as an error (-1). */
 int fmt_path(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -8,10 +8,13 @@
  * them as they change; the zone policy still decides who reaches it. An
  * optional password (config `web-password`, a crypt(3) hash) is asked for
  * with HTTP Basic authentication. One process, one poll loop, a request
- * per connection: a home router's page has a handful of viewers. */
+ * per connection: a home router's page has a handful of viewers. So that
+ * a web site cannot read it through the user's browser, or a peer hold or
+ * burn that loop, web_guard.c answers only a Host that names the box,
+ * throttles wrong passwords, and this file keeps a peer from holding the
+ * connection slots. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <crypt.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -34,16 +37,21 @@
 #include "run.h"
 #include "util.h"
 #include "web.h"
+#include "web_guard.h"
 
 #define WEB_PORT	8080
 #define MAX_LISTEN	16
 #define MAX_CLIENTS	32
+#define SOURCE_CLIENTS	6	/* one address's at a time: a browser opens up to six */
 #define REQ_MAX		8192
-#define CLIENT_MS	10000	/* a request must arrive whole within this */
+#define HEADER_MS	5000	/* a request must arrive whole within this (a browser
+				 * sends it at once; one it opened ahead opens again) */
+#define ACCEPT_BURST	16	/* connections taken per wakeup */
 #define REBIND_MS	5000	/* how often the addresses are looked at again */
 
 struct client {
 	int fd;
+	struct sockaddr_storage peer;
 	long long since;	/* ms */
 	size_t len;
 	char req[REQ_MAX];
@@ -58,6 +66,7 @@ struct listener {
 struct web {
 	struct sluice_config cfg;
 	const char *pin;
+	struct auth auth;
 	int port;
 	int n_listen;
 	struct listener listen[MAX_LISTEN];
@@ -203,60 +212,23 @@ static void respond(int fd, int code, const char *type, const char *body, size_t
 {
 	static const char *const why[] = { [200] = "OK", [400] = "Bad Request",
 					   [401] = "Unauthorized", [404] = "Not Found",
-					   [405] = "Method Not Allowed", [503] = "Service Unavailable" };
+					   [405] = "Method Not Allowed",
+					   [421] = "Misdirected Request",
+					   [429] = "Too Many Requests",
+					   [503] = "Service Unavailable" };
 	char hdr[1024];
 	int n = snprintf(hdr, sizeof(hdr),
 			 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
 			 "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
 			 "X-Frame-Options: DENY\r\nReferrer-Policy: no-referrer\r\n"
 			 "Content-Security-Policy: default-src 'self'; img-src 'self' data:\r\n"
-			 "%sConnection: close\r\n\r\n", code, code < 600 && why[code] ? why[code] : "",
+			 "%sConnection: close\r\n\r\n", code,
+			 code < (int)(sizeof(why) / sizeof(why[0])) && why[code] ? why[code] : "",
 			 type, len, extra ? extra : "");
 
 	send_all(fd, hdr, n);
 	if (!head)
 		send_all(fd, body, len);
-}
-
-static int b64_val(char c)
-{
-	return c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 :
-	       c >= '0' && c <= '9' ? c - '0' + 52 : c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-/* Whether the request carries the password (Basic: any user name). */
-static bool authorized(const struct web *w, const char *req)
-{
-	const char *h = strcasestr(req, "\r\nAuthorization: Basic ");
-	char dec[256], *colon;
-	size_t o = 0;
-	unsigned int acc = 0, bits = 0;
-	struct crypt_data cd;
-	const char *got;
-
-	if (!w->cfg.web_password)
-		return true;
-	if (!h)
-		return false;
-	for (h += 23; *h && *h != '\r' && o + 1 < sizeof(dec); h++) {
-		int v = b64_val(*h);
-
-		if (v < 0)
-			continue;	/* ('=' padding) */
-		acc = acc << 6 | v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			dec[o++] = (char)(acc >> bits);
-		}
-	}
-	dec[o] = 0;
-	colon = strchr(dec, ':');
-	if (!colon)
-		return false;
-	memset(&cd, 0, sizeof(cd));
-	got = crypt_r(colon + 1, w->cfg.web_password, &cd);
-	return got && !strcmp(got, w->cfg.web_password);
 }
 
 /* The run folder's file WHAT, whole; NULL when the daemon has not
@@ -307,27 +279,66 @@ static void want(const struct web *w)
 	}
 }
 
+/* Whether the request is for this box (its Host) and carries the password
+ * if one is set; answers it when not. */
+static bool admitted(struct web *w, struct client *c, const char *version, bool head)
+{
+	struct sockaddr_storage local;
+	socklen_t len = sizeof(local);
+	enum host_verdict host;
+	struct source src;
+	char extra[64];
+	int wait_s = 0;
+
+	if (getsockname(c->fd, (struct sockaddr *)&local, &len))
+		return false;
+	host = host_check(c->req, &local);
+	/* (HTTP/1.0 may leave Host out: no browser does, so no web site's
+	 * script can send such a request) */
+	if (host == HOST_BAD || (host == HOST_NONE && strcmp(version, "HTTP/1.0"))) {
+		respond(c->fd, 400, "text/plain", "one Host header is needed\n", 26, false, NULL);
+		return false;
+	}
+	if (host == HOST_OTHER) {	/* (no figures, no password prompt) */
+		respond(c->fd, 421, "text/plain", "not a name of this box\n", 23, head, NULL);
+		return false;
+	}
+	source_of(&src, &c->peer, SOURCE_PREFIX);
+	switch (auth_check(&w->auth, c->req, &src, now_ms(), &wait_s)) {
+	case AUTH_OK:
+		return true;
+	case AUTH_NEEDED:
+		respond(c->fd, 401, "text/plain", "password needed\n", 16, head,
+			"WWW-Authenticate: Basic realm=\"sluice\", charset=\"UTF-8\"\r\n");
+		return false;
+	case AUTH_WAIT:
+		snprintf(extra, sizeof(extra), "Retry-After: %d\r\n", wait_s);
+		respond(c->fd, 429, "text/plain", "too many wrong passwords: wait\n", 31, head, extra);
+		return false;
+	}
+	return false;
+}
+
 static void answer(struct web *w, struct client *c)
 {
-	char method[8], path[256];
+	char method[8], path[256], version[16] = "", *end;
 	const struct web_asset *asset;
 	bool head;
 
 	c->req[c->len] = 0;
-	if (sscanf(c->req, "%7s %255s", method, path) != 2) {
+	end = strstr(c->req, "\r\n\r\n");
+	if (!end || sscanf(c->req, "%7s %255s %15s", method, path, version) < 2) {
 		respond(c->fd, 400, "text/plain", "bad request\n", 12, false, NULL);
 		return;
 	}
+	end[2] = 0;	/* (the headers only: nothing after them is read as one) */
 	head = !strcmp(method, "HEAD");
 	if (!head && strcmp(method, "GET")) {	/* read-only: nothing else */
 		respond(c->fd, 405, "text/plain", "read-only\n", 10, false, "Allow: GET, HEAD\r\n");
 		return;
 	}
-	if (!authorized(w, c->req)) {
-		respond(c->fd, 401, "text/plain", "password needed\n", 16, head,
-			"WWW-Authenticate: Basic realm=\"sluice\", charset=\"UTF-8\"\r\n");
+	if (!admitted(w, c, version, head))
 		return;
-	}
 	path[strcspn(path, "?")] = 0;
 	if (!strcmp(path, "/api/hosts")) {
 		answer_hosts(w, c->fd, head);
@@ -352,22 +363,6 @@ static void answer(struct web *w, struct client *c)
 
 /* ---- the loop ------------------------------------------------------------------- */
 
-static void accept_one(struct web *w, int lfd)
-{
-	int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	for (int i = 0; i < MAX_CLIENTS; i++)
-		if (!w->clients[i] && (w->clients[i] = malloc(sizeof(struct client)))) {
-			w->clients[i]->fd = fd;
-			w->clients[i]->len = 0;
-			w->clients[i]->since = now_ms();
-			return;
-		}
-	close(fd);	/* (full: the browser tries again) */
-}
-
 static void drop(struct web *w, int i)
 {
 	close(w->clients[i]->fd);
@@ -375,17 +370,77 @@ static void drop(struct web *w, int i)
 	w->clients[i] = NULL;
 }
 
+/* A slot for a connection from PEER. Every open one is still waiting for
+ * its whole request (a whole one is answered at once), so whoever waited
+ * longest can go: past SOURCE_CLIENTS of PEER's address, its own oldest;
+ * in a full table, the oldest of all. Silent connections cannot hold the
+ * page; each new one takes the place of the stalest. */
+static int make_room(struct web *w, const struct sockaddr_storage *peer)
+{
+	int mine = 0, free_slot = -1, oldest = -1, oldest_mine = -1;
+	struct source src, other;
+
+	source_of(&src, peer, SOURCE_HOST);
+	for (int i = 0; i < MAX_CLIENTS; i++) {
+		const struct client *c = w->clients[i];
+
+		if (!c) {
+			free_slot = free_slot < 0 ? i : free_slot;
+			continue;
+		}
+		if (oldest < 0 || c->since < w->clients[oldest]->since)
+			oldest = i;
+		source_of(&other, &c->peer, SOURCE_HOST);
+		if (!source_eq(&src, &other))
+			continue;
+		mine++;
+		if (oldest_mine < 0 || c->since < w->clients[oldest_mine]->since)
+			oldest_mine = i;
+	}
+	if (mine >= SOURCE_CLIENTS)
+		free_slot = oldest_mine;
+	else if (free_slot < 0)
+		free_slot = oldest;
+	if (w->clients[free_slot])
+		drop(w, free_slot);
+	return free_slot;
+}
+
+/* Take a connection waiting on LFD; false when there is none. */
+static bool accept_one(struct web *w, int lfd)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+	int fd = accept4(lfd, (struct sockaddr *)&peer, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct client *c;
+
+	if (fd < 0)
+		return false;
+	c = malloc(sizeof(*c));
+	if (!c) {
+		close(fd);
+		return true;
+	}
+	c->fd = fd;
+	c->peer = peer;
+	c->len = 0;
+	c->since = now_ms();
+	w->clients[make_room(w, &peer)] = c;
+	return true;
+}
+
 static void client_read(struct web *w, int i)
 {
 	struct client *c = w->clients[i];
 	ssize_t n = recv(c->fd, c->req + c->len, REQ_MAX - 1 - c->len, 0);
 
-	if (n <= 0 && errno != EAGAIN) {
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {	/* (0: the peer's FIN, before a whole request: none to answer) */
 		drop(w, i);
 		return;
 	}
-	if (n > 0)
-		c->len += n;
+	c->len += n;
 	c->req[c->len] = 0;
 	if (strstr(c->req, "\r\n\r\n") || c->len == REQ_MAX - 1) {
 		answer(w, c);
@@ -412,7 +467,7 @@ static int web_loop(struct web *w)
 		for (int i = 0; i < MAX_CLIENTS; i++) {
 			if (!w->clients[i])
 				continue;
-			if (now_ms() - w->clients[i]->since > CLIENT_MS) {
+			if (now_ms() - w->clients[i]->since > HEADER_MS) {
 				drop(w, i);
 				continue;
 			}
@@ -425,7 +480,9 @@ static int web_loop(struct web *w)
 			if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			if (who[i] < 0)
-				accept_one(w, w->listen[-1 - who[i]].fd);
+				for (int k = 0; k < ACCEPT_BURST &&
+						accept_one(w, w->listen[-1 - who[i]].fd); k++)
+					;
 			else if (w->clients[who[i]])
 				client_read(w, who[i]);
 		}
@@ -435,7 +492,7 @@ static int web_loop(struct web *w)
 
 int cmd_web(struct args *a)
 {
-	struct web w = { .pin = a->pin };
+	struct web w = { .pin = a->pin };	/* (the guards' tables start empty) */
 	char err[1024];
 	int ret;
 
@@ -444,6 +501,7 @@ int cmd_web(struct args *a)
 		return 1;
 	}
 	w.port = w.cfg.web_port ? w.cfg.web_port : WEB_PORT;
+	w.auth.hash = w.cfg.web_password;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);

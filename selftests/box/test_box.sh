@@ -283,6 +283,17 @@ print(n)')
 		fail "sluice-web.service serves the page and its JSON to the LAN"
 		box "systemctl status sluice-web --no-pager; journalctl -u sluice-web --no-pager | tail -n 20" | indent
 	fi
+	# what the daemon writes about the LAN's hosts: root's and the page
+	# server's group's (the package's postinst makes it, the unit's
+	# SupplementaryGroups=) to read, no other user's; /api/status asks the
+	# daemon for page-*
+	in_ns "$L1" curl -s -m 3 -o /dev/null http://192.168.10.1:8080/api/status
+	wait_for $((15 * 1000)) run_files_shared
+	modes=$(run_files_modes)
+	out="$(in_ns "$L1" curl -s -m 3 -o /dev/null -w '%{http_code}' http://192.168.10.1:8080/api/status) $(box "runuser -u nobody -- cat /run/sluice/hosts-* /run/sluice/page-* >/dev/null 2>&1 && echo read || echo refused")"
+	[ "$modes" = "640 root:sluice-status" ] && [ "$out" = "200 refused" ] &&
+		pass "the hosts' and the page's files: 0640 root:sluice-status, the unit serves them, nobody else reads them" ||
+		fail "the hosts' and the page's files: 0640 root:sluice-status, the unit serves them, nobody else reads them ($modes; /api/status, nobody: $out)"
 	# (from the internet, with a route to the LAN through the box: the
 	# WAN address's 8080 is the port forward's)
 	ip -n "$ISP" route add 192.168.10.0/24 via "$BOX_WAN"
@@ -292,6 +303,9 @@ print(n)')
 		fail "the status page: no answer to the internet (HTTP $out)"
 	klog_clean "after LAN to internet traffic"
 }
+
+run_files_modes() { box "stat -c '%a %U:%G' /run/sluice/hosts-* /run/sluice/page-* 2>&1" | sort -u | paste -sd ';'; }
+run_files_shared() { [ "$(run_files_modes)" = "640 root:sluice-status" ]; }
 
 lan_hosts_counted() {
 	json_get "$(box "sluice hosts --json")" \
@@ -657,7 +671,9 @@ isp_guest_up() {
 	local port=$((20000 + RANDOM % 20000))
 	mkdir -p "$ISPD"
 	LINK="socket:connect=127.0.0.1:$port"
-	in_ns "$WIRE" env SLUICE_QEMU_ARGS="-netdev socket,id=w,listen=127.0.0.1:$port
+	# (qemu in the wire's namespace; the kernel is fetched from here, where
+	# the Debian archive is reachable)
+	SLUICE_QEMU_NETNS=$WIRE SLUICE_QEMU_ARGS="-netdev socket,id=w,listen=127.0.0.1:$port
 		-device virtio-net-pci,netdev=w,mac=52:54:00:15:00:01 -device virtio-serial-pci
 		-chardev socket,id=ag,path=$ISPD/agent.sock,server=on,wait=off
 		-device virtserialport,chardev=ag,name=sluice.agent" \
@@ -665,7 +681,11 @@ isp_guest_up() {
 		bash "$TOP/selftests/box/isp.sh" >"$ISPD/guest.log" 2>&1 &
 	ISP_PID=$!
 	PIDS+=($ISP_PID)
-	BOX_T=3 wait_for $((300 * 1000)) isp true || { detail "$ISPD/guest.log"; return 1; }
+	# (until its agent answers, or its run ends: one that failed before the
+	# guest booted, such as a failed kernel download, ends at once)
+	isp_up_or_gone() { isp true || ! kill -0 "$ISP_PID" 2>/dev/null; }
+	BOX_T=3 wait_for $((300 * 1000)) isp_up_or_gone && BOX_T=3 isp true ||
+		{ detail "$ISPD/guest.log"; return 1; }
 	# (pppd on this side: no authentication, the session's MTU 1492)
 	isp "printf 'noauth\nlcp-echo-interval 2\nlcp-echo-failure 3\nmtu 1492\nmru 1492\n+ipv6\n' >/tmp/pppoe-options
 		ln -sf '$TOP/selftests/box/isp-ppp-ipv6-up' /etc/ppp/ipv6-up.local

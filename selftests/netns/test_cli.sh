@@ -84,6 +84,13 @@ t "check sums up the example" 0 'example.conf: ok \(2 zones, 3 rules, 1 sets, 1 
 t "check: syntax error as FILE:LINE:COL" 1 "^$WORK/bad.conf:3:11: " "$SLUICE" check -c "$WORK/bad.conf"
 t "check: unreadable file" 1 "^$WORK/nofile.conf: No such file or directory" \
 	"$SLUICE" check -c "$WORK/nofile.conf"
+# (a reader that blocks on the FIFO or eats /dev/zero would hang or fill
+# the memory: bounded in time and address space, it fails instead)
+mkfifo "$WORK/fifo.conf"
+t "check: /dev/zero is no config, refused at once" 1 "^/dev/zero: not a regular file$" \
+	timeout 10 prlimit --as=$((1 << 30)) "$SLUICE" check -c /dev/zero
+t "check: a FIFO is no config, refused at once" 1 "^$WORK/fifo.conf: not a regular file$" \
+	timeout 10 prlimit --as=$((1 << 30)) "$SLUICE" check -c "$WORK/fifo.conf"
 t "check notes a missing interface, still ok" 0 'missing.conf:3:16: interface nosuch0 does not exist here' \
 	nsenter --net="/run/netns/$NS" "$SLUICE" check -c "$WORK/missing.conf"
 

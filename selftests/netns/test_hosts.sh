@@ -6,7 +6,8 @@
 # between LAN ports; names from the DHCP server's lease file; the totals
 # across a restart of the daemon (not counted twice) and a damaged state
 # file (set aside, the daemon runs on); the Prometheus series; no daemon,
-# no figures.
+# no figures; the files about the hosts no other local user's to read
+# (0600, or 0640 with a group sluice-status for the status page).
 SUITE=hosts
 . "$(dirname "$0")/lib.sh"
 require_root
@@ -40,9 +41,12 @@ M1=$(mac_of "$H1" eth0) M2=$(mac_of "$H2" eth0) M3=$(mac_of "$H3" eth0)
 echo "$(($(date +%s) + 3600)) $M1 192.168.10.11 laptop 01:$M1" >"$WORK/dnsmasq.leases"
 
 DAEMON_PID=
-start_daemon() {
+start_daemon() {	# [GROUPS: the /etc/group the daemon sees]
+	local with=()
+	[ -n "${1:-}" ] &&
+		with=(unshare -m --propagation private sh -c 'mount --bind "$0" /etc/group && exec "$@"' "$1")
 	: >"$WORK/daemon.log"
-	STATE_DIRECTORY=$STATE nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN" run -v -c "$CFG" \
+	STATE_DIRECTORY=$STATE nsenter --net="/run/netns/$RTR" "${with[@]}" "$SLUICE" -p "$PIN" run -v -c "$CFG" \
 		>>"$WORK/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	wait_for 15000 grep -q "following interface changes" "$WORK/daemon.log" && return 0
@@ -62,6 +66,27 @@ host_val() {
 # counted MAC DIR MIN: the host's WAN bytes in DIR reached MIN
 counted() { [ "$(host_val "$1" "h['total']['wan']['$2']['bytes']" 2>/dev/null || echo 0)" -ge "$3" ]; }
 counted_both() { counted "$1" up "$SIZE" && counted "$1" down "$SIZE"; }
+# The run folder's files about the hosts (run.h): every LAN host's MAC,
+# address, name and traffic, root's and the status page's group's to read.
+run_files() { ls -d /run/sluice/hosts-*sluice-"$TAG" /run/sluice/page-*sluice-"$TAG" 2>/dev/null; }
+modes_are() {	# MODE GID: both files there, each root's with that mode and group
+	local f n=0
+	for f in $(run_files); do
+		[ "$(stat -c '%a %u %g' "$f")" = "$1 0 $2" ] || return 1
+		n=$((n + 1))
+	done
+	[ $n = 2 ]
+}
+run_modes() { local f; for f in $(run_files); do stat -c '%a %u:%g %n' "$f"; done | sed 's|/run/sluice/||' | paste -sd ';'; }
+readers() {	# SETPRIV-OPTIONS...: how many of the files a user so made reads
+	local f n=0
+	for f in $(run_files); do
+		setpriv --reuid=65534 --regid=65534 "$@" cat "$f" >/dev/null 2>&1 && n=$((n + 1))
+	done
+	echo $n
+}
+# This machine's group of that name, when the package is installed here.
+WEB_GID=$(getent group sluice-status | cut -d: -f3)
 
 out=$(rsluice hosts 2>&1)
 [ $? = 1 ] && echo "$out" | grep -q "the daemon counts them" &&
@@ -219,9 +244,40 @@ if start_web "$CFG"; then
 	json_get "$st" "j['version'] and len(j['status']['ports']) == 6 and 'ports' in j['stats'] and isinstance(j['log'], list)" | grep -q True &&
 		pass "GET /api/status over IPv6: ports, counters, log, version" ||
 		fail "GET /api/status over IPv6: ports, counters, log, version (${st:0:300})"
+	# both files are now there: root's alone (0600), or root's and the
+	# page server's group's when the package made it here (0640); the page
+	# server (root here) served them above
+	if [ -n "$WEB_GID" ]; then want="640 $WEB_GID"; else want="600 0"; fi
+	modes_are $want && pass "the hosts' and the page's files are no other user's to read ($(run_modes))" ||
+		fail "the hosts' and the page's files are no other user's to read (expected mode and gid $want: $(run_modes))"
+	n=$(readers --clear-groups)
+	[ "$n" = 0 ] && [ "$(runuser -u nobody -- cat $(run_files) 2>/dev/null | wc -c)" = 0 ] &&
+		pass "another local user (nobody) reads neither" ||
+		fail "another local user (nobody) reads neither ($n of 2 read)"
+	# one an older sluice left 0644: the next write does not keep its mode
+	chmod 644 "$(run_files | grep /hosts-)"
+	wait_for 15000 modes_are $want && pass "a hosts file left 0644 is ${want% *} again at the daemon's next write" ||
+		fail "a hosts file left 0644 is ${want% *} again at the daemon's next write ($(run_modes))"
 	codes="$(get "$H1" -X POST http://192.168.10.1:8088/api/hosts) $(get "$H1" -X DELETE http://192.168.10.1:8088/) $(get "$H1" http://192.168.10.1:8088/../../etc/passwd)"
 	[ "$codes" = "405 405 404" ] && pass "read-only: POST and DELETE refused, no file outside the page ($codes)" ||
 		fail "read-only: POST and DELETE refused, no file outside the page ($codes)"
+	# DNS rebinding: a site the user visits points its own name at the box;
+	# the page answers only a Host that names the box (its address, the
+	# box's name, localhost), and the browser still sends the site's name
+	body=$(in_ns "$H1" curl -s -m $((5 * SLOW)) -H 'Host: evil.example' http://192.168.10.1:8088/api/hosts)
+	codes="$(get "$H1" -H 'Host: evil.example' http://192.168.10.1:8088/api/hosts) $(get "$H1" -H 'Host: EVIL.example:8088' http://192.168.10.1:8088/api/status) $(get "$H1" -H 'Host: evil.example' "http://[fd00:10::1]:8088/api/status")"
+	[ "$codes" = "421 421 421" ] && ! echo "$body" | grep -qi "$M1" &&
+		pass "a foreign Host (DNS rebinding) gets 421 and no figures ($codes)" ||
+		fail "a foreign Host (DNS rebinding) gets 421 and no figures ($codes; ${body:0:100})"
+	box=$(hostname)
+	codes="$(get "$H1" -H 'Host: 192.168.10.1' http://192.168.10.1:8088/api/hosts) $(get "$H1" -H 'Host: [FD00:10::1]:8088' "http://[fd00:10::1]:8088/api/hosts") $(get "$H1" -H "Host: $box" http://192.168.10.1:8088/api/hosts) $(get "$H1" -H "Host: ${box^^}.lan:8088" http://192.168.10.1:8088/api/hosts) $(get "$H1" -H 'Host: localhost:8080' http://192.168.10.1:8088/api/hosts) $(get "$H1" --http1.0 -H 'Host:' http://192.168.10.1:8088/api/hosts)"
+	[ "$codes" = "200 200 200 200 200 200" ] &&
+		pass "the box's own Host is answered: its address with and without the port, [v6], its name ($box), name.lan, localhost, none in HTTP/1.0 ($codes)" ||
+		fail "the box's own Host is answered: its address with and without the port, [v6], its name ($box), name.lan, localhost, none in HTTP/1.0 ($codes)"
+	codes="$(get "$H1" -H "Host: $box.evil.example" http://192.168.10.1:8088/api/hosts) $(get "$H1" -H 'Host: 192.168.10.1.evil.example' http://192.168.10.1:8088/api/hosts) $(get "$H1" -H 'Host: [fd00:10::2]' "http://[fd00:10::1]:8088/api/hosts") $(get "$H1" -H 'Host:' http://192.168.10.1:8088/api/hosts) $(get "$H1" -H 'Host: 192.168.10.1:80x' http://192.168.10.1:8088/api/hosts)"
+	[ "$codes" = "421 421 421 400 400" ] &&
+		pass "look-alike Hosts refused (the box's name or address under another domain, another address: 421; none in HTTP/1.1, a bad port: 400) ($codes)" ||
+		fail "look-alike Hosts refused (the box's name or address under another domain, another address: 421; none in HTTP/1.1, a bad port: 400) ($codes)"
 	# from the internet: not bound on the WAN address, and the LAN address
 	# behind it is the zone policy's (the internet knows a route to it here)
 	ip -n "$INET" route add 192.168.10.0/24 via 203.0.113.2
@@ -248,6 +304,57 @@ if start_web "$CFG"; then
 	else
 		skip "the page in Chromium (no chromium: make deps installs it)"
 	fi
+	# the slots cannot be held: 40 silent connections from lan2, each one
+	# the server closes opened again; a request from lan1 is answered, and
+	# one from lan2 itself gets in too (a few tries: each races lan2's own
+	# renewals for lan2's places)
+	ip netns exec "$H2" python3 "$TOP/selftests/netns/webpeer.py" hold 192.168.10.1 8088 40 $((60 * SLOW)) >"$WORK/hold.log" 2>&1 &
+	HOLD_PID=$!
+	PIDS+=("$HOLD_PID")
+	if wait_for 15000 grep -q holding "$WORK/hold.log"; then
+		sleep 1
+		codes="$(get "$H1" http://192.168.10.1:8088/api/hosts) $(get "$H1" "http://[fd00:10::1]:8088/api/hosts")"
+		own="not within 15 s"
+		wait_for 15000 in_ns "$H2" curl -sf -m 5 -o /dev/null http://192.168.10.1:8088/api/hosts &&
+			own="within $WAITED_MS ms"
+		kill "$HOLD_PID"; wait "$HOLD_PID"
+		[ "$codes" = "200 200" ] && [ "${own#within}" != "$own" ] &&
+			pass "40 silent connections from lan2, renewed: lan1 is answered ($codes), lan2 itself $own ($(tail -n1 "$WORK/hold.log"))" ||
+			fail "40 silent connections from lan2, renewed: lan1 is answered ($codes), lan2 itself $own ($(tail -n1 "$WORK/hold.log"))"
+	else
+		fail "40 silent connections from lan2"; detail "$WORK/hold.log"
+	fi
+	# a peer that sends half a request and a FIN: dropped, not polled hot
+	# until its deadline. The server first sends to a peer that does not
+	# read (a phone on a weak link taking a large /api/hosts), which leaves
+	# EAGAIN in errno: here a second page server, for a made-up instance
+	# whose figures are 2 MB.
+	big=/run/sluice/page-${PIN//\//%2F}-big
+	python3 -c 'print("{\"pad\": \"%s\"}" % ("x" * (2 << 20)))' >"$big"
+	sed 's/^web-port 8088/web-port 8089/' "$CFG" >"$WORK/web-big.conf"
+	nsenter --net="/run/netns/$RTR" "$SLUICE" -p "$PIN-big" web -c "$WORK/web-big.conf" >"$WORK/web-big.log" 2>&1 &
+	BIG_PID=$!
+	PIDS+=("$BIG_PID")
+	cpu() { awk '{ print $12 + $13 }' <<<"$(sed 's/.*) //' "/proc/$BIG_PID/stat")"; }	# (utime, stime)
+	: >"$WORK/half.log"
+	if wait_for 10000 grep -q "serving http://192.168.10.1:8089/" "$WORK/web-big.log"; then
+		ip netns exec "$H1" python3 "$TOP/selftests/netns/webpeer.py" slow 192.168.10.1 8089 /api/status >>"$WORK/half.log" 2>&1
+		ip netns exec "$H1" python3 "$TOP/selftests/netns/webpeer.py" half 192.168.10.1 8089 $((5 * SLOW)) >>"$WORK/half.log" 2>&1 &
+		HALF_PID=$!
+		PIDS+=("$HALF_PID")
+	fi
+	if wait_for 10000 grep -q sent "$WORK/half.log"; then
+		t0=$(cpu)
+		sleep 3
+		ticks=$(($(cpu) - t0)) hz=$(getconf CLK_TCK)
+		[ "$ticks" -lt $((hz / 2)) ] &&
+			pass "half a request and a FIN: the server stays idle ($ticks CPU ticks in 3 s, $hz a second)" ||
+			fail "half a request and a FIN: the server stays idle ($ticks CPU ticks in 3 s, $hz a second)"
+	else
+		fail "half a request and a FIN"; detail "$WORK/web-big.log" "$WORK/half.log"
+	fi
+	kill "$HALF_PID" "$BIG_PID" 2>/dev/null; wait "$HALF_PID" "$BIG_PID" 2>/dev/null
+	rm -f "$big" /run/sluice-web/want-*sluice-"$TAG"-big
 	stop_web
 	# with a password: asked for, and checked
 	hash=$(openssl passwd -6 -salt sluicetest 'correct horse')
@@ -256,20 +363,50 @@ if start_web "$CFG"; then
 	codes="$(get "$H1" http://192.168.10.1:8088/api/hosts) $(get "$H1" -u x:wrong http://192.168.10.1:8088/api/hosts) $(get "$H1" -u x:'correct horse' http://192.168.10.1:8088/api/hosts)"
 	[ "$codes" = "401 401 200" ] && pass "web-password: none and a wrong one refused, the right one let in ($codes)" ||
 		fail "web-password: none and a wrong one refused, the right one let in ($codes)"
+	# guessing: after five wrong passwords from one host it is told to wait
+	# (429) and the password is not checked, not even the right one;
+	# another host is let in
+	codes=
+	for i in $(seq 20); do codes="$codes $(get "$H2" -u "x:guess$i" http://192.168.10.1:8088/api/hosts)"; done
+	codes="${codes# }" n429=$(echo "$codes" | tr ' ' '\n' | grep -c 429)
+	[ "${codes:0:19}" = "401 401 401 401 401" ] && [ "$n429" -ge 10 ] && ! echo "$codes" | grep -q 200 &&
+		pass "20 wrong passwords from lan2: five checked (401), then 429 ($n429 of 20)" ||
+		fail "20 wrong passwords from lan2: five checked (401), then 429 ($codes)"
+	codes="$(get "$H2" -u x:'correct horse' http://192.168.10.1:8088/api/hosts) $(get "$H1" -u x:'correct horse' http://192.168.10.1:8088/api/hosts) $(get "$H1" -u x:'correct horse' http://192.168.10.1:8088/api/status)"
+	[ "${codes:0:7}" = "429 200" ] &&
+		pass "while lan2 waits even its right password is not checked (429); lan1's is ($codes)" ||
+		fail "while lan2 waits even its right password is not checked (429); lan1's is ($codes)"
 	stop_web
 else
 	fail "sluice web serves on the LAN side"; detail "$WORK/web.log"
 fi
 
 # across a restart: the state file keeps the totals; the flows still in
-# the table are not counted again
+# the table are not counted again (a server of its own: the first one
+# stops after 60 s without a connection, and the page's checks take about
+# that)
+bulk_server "$INET" 203.0.113.1 5304; PIDS+=($!)
+wait_for 5000 listening "$INET" 5304 t
 before=$(host_val "$M1" "h['total']['wan']['up']['bytes']")
 stop_daemon
 [ -s "$STATE"/hosts-*.state ] && pass "the daemon's stop writes the state ($(ls "$STATE"))" ||
 	fail "the daemon's stop writes the state ($(ls "$STATE"))"
-start_daemon || exit 1
+out=$(stat -c %a "$STATE"/hosts-*.state)
+[ "$out" = 600 ] && pass "the state file is root's alone (mode $out)" ||
+	fail "the state file is root's alone (mode $out)"
+# The restart: the daemon sees a group sluice-status (its own /etc/group,
+# with a gid this machine does not use): the files are root's and that
+# group's to read (0640), a user in it reads them, a user without does
+# not. (The page's figures again: the page server's ask renewed.)
+gid=$(for g in $(seq 64000 64999); do getent group "$g" >/dev/null || { echo "$g"; break; }; done)
+{ grep -v '^sluice-status:' /etc/group; echo "sluice-status:x:$gid:"; } >"$WORK/group"
+touch /run/sluice-web/want-*sluice-"$TAG"
+start_daemon "$WORK/group" || exit 1
 # (the first walk, a second after the start, writes the figures)
 wait_for 15000 bash -c "ls /run/sluice | grep -q '^hosts-.*sluice-$TAG\$'"
+wait_for 15000 modes_are 640 "$gid" && [ "$(readers --groups="$gid")" = 2 ] && [ "$(readers --clear-groups)" = 0 ] &&
+	pass "with a group sluice-status: the files are root's and its to read ($(run_modes)), a member reads them, nobody else" ||
+	fail "with a group sluice-status: the files are root's and its to read ($(run_modes); gid $gid; $(readers --groups="$gid") of 2 read by a member, $(readers --clear-groups) by a user without)"
 after=$(host_val "$M1" "h['total']['wan']['up']['bytes']" 2>/dev/null)
 # (the stop's last walk may add what came since the last one: a few
 # packets, never the transfer again)
@@ -277,7 +414,7 @@ after=$(host_val "$M1" "h['total']['wan']['up']['bytes']" 2>/dev/null)
 	pass "after a restart: the totals kept, nothing counted twice ($before bytes up before, $after after)" ||
 	fail "after a restart: the totals kept, nothing counted twice ($before bytes up before, ${after:-none} after)"
 
-r1=$(bulk "$H1" 203.0.113.1 5301)
+r1=$(bulk "$H1" 203.0.113.1 5304)
 wait_for 30000 counted "$M1" up $((before + SIZE)) &&
 	pass "... and counts on ($r1: $(host_val "$M1" "h['total']['wan']['up']['bytes']") bytes up)" ||
 	fail "... and counts on ($r1: $(host_val "$M1" "h['total']['wan']['up']['bytes']") bytes up, $before before)"
@@ -290,7 +427,7 @@ start_daemon || exit 1
 wait_for 15000 grep -q "set aside" "$WORK/daemon.log" && ls "$STATE" | grep -q '\.bad-' &&
 	pass "a state file cut short: set aside and reported ($(grep -o 'hosts: .*' "$WORK/daemon.log" | head -n1))" ||
 	fail "a state file cut short: set aside and reported ($(ls "$STATE"); $(tail -n 3 "$WORK/daemon.log"))"
-r1=$(bulk "$H1" 203.0.113.1 5301)
+r1=$(bulk "$H1" 203.0.113.1 5304)
 wait_for 30000 counted "$M1" up "$SIZE" && pass "... and counts anew ($r1)" ||
 	fail "... and counts anew ($r1; $(hosts_json))"
 stop_daemon
