@@ -347,7 +347,10 @@ t_tc_lan() {
 		fail "lan1 at tc: reload"; detail "$WORK/reload.log"; return
 	fi
 	tx0=$(pst ppp0 "['fast_tx']['packets']")
-	got=$(echo_n "$H" 30)
+	# its own echo server: t_nat's quits after 60 s without a datagram,
+	# which the tests between can take on a loaded machine
+	udp_echo "$ISP" 100.64.0.1 5313
+	got=$(echo_count "$H" 30 100.64.0.1 5313)
 	bulk_server "$ISP" 100.64.0.1 5312
 	wait_for 5000 listening "$ISP" 5312 t
 	out=$(bulk "$H" 100.64.0.1 5312)

@@ -6,14 +6,17 @@ in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
 listening() { ip netns exec "$1" ss -Hl"$3"n "sport = :$2" | grep -q .; }
 
 # A UDP echo server in NS on ADDR:PORT (bound to the address, platform.md),
-# 60 s at most; returns once it is bound ($! is its pid).
+# until 60 s (stretched under emulation) pass without a datagram; returns
+# once it is bound ($! is its pid). (The idle limits below are stretched
+# too: a later test of a suite may use a server an earlier one started,
+# and in an emulated guest the tests between take minutes.)
 udp_echo() {
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$((60 * SLOW))" >/dev/null 2>&1 <<'EOF' &
 import socket, sys
 addr, port = sys.argv[1], int(sys.argv[2])
 s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((addr, port))
-s.settimeout(60)
+s.settimeout(int(sys.argv[3]))
 while True:
     try:
         d, a = s.recvfrom(65535)
@@ -26,9 +29,10 @@ EOF
 
 # udp_peer NS ADDR PORT [IDLE]: a UDP server that answers every datagram
 # with the address and port it came from ("ADDR:PORT"), until IDLE seconds
-# (60) pass without one; returns once it is bound ($! is its pid).
+# (60, stretched under emulation) pass without one; returns once it is
+# bound ($! is its pid).
 udp_peer() {
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" "${4:-60}" >/dev/null 2>&1 <<'EOF' &
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "${4:-$((60 * SLOW))}" >/dev/null 2>&1 <<'EOF' &
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], int(sys.argv[2])))
@@ -94,15 +98,16 @@ EOF
 
 
 # tcp_peer NS ADDR PORT: a TCP server that tells every client the address
-# and port it came from ("ADDR:PORT"), 60 s at most.
+# and port it came from ("ADDR:PORT"), until 60 s (stretched under
+# emulation) pass without a client.
 tcp_peer() {
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" >/dev/null 2>&1 <<'EOF' &
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$((60 * SLOW))" >/dev/null 2>&1 <<'EOF' &
 import socket, sys
 s = socket.socket(socket.AF_INET)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind((sys.argv[1], int(sys.argv[2])))
 s.listen(8)
-s.settimeout(60)
+s.settimeout(int(sys.argv[3]))
 while True:
     try:
         c, a = s.accept()
