@@ -162,8 +162,12 @@ enum meta_in {
  * word (a held fragment it runs through again), or another program's (a
  * container's XDP forging sluice's handoff into its veth), which tc would
  * take for XDP's. Note which, and take it all off: whatever tc finds
- * after this program is this program's own. */
-static __always_inline int xdp_meta_take(struct xdp_md *ctx)
+ * after this program is this program's own. ADJUST: whether the kernel
+ * lets XDP move metadata (sluice_xdp_meta). Where it does not, no XDP
+ * program can put any in front of a frame, only the kernel's test runner
+ * can: the daemon's replay word is kept (tc takes it for no handoff of
+ * XDP's) and anything else is stuck. */
+static __always_inline int xdp_meta_take(struct xdp_md *ctx, const int adjust)
 {
 	void *meta = (void *)(long)ctx->data_meta, *data = (void *)(long)ctx->data;
 	__u16 *w = meta;
@@ -172,6 +176,8 @@ static __always_inline int xdp_meta_take(struct xdp_md *ctx)
 	if (meta >= data)
 		return META_IN_NONE;
 	in = (void *)(w + 2) <= data && *w == SLUICE_REPLAY_MAGIC ? META_IN_REPLAY : META_IN_NONE;
+	if (!adjust)
+		return in == META_IN_REPLAY ? in : META_IN_STUCK;
 	if (bpf_xdp_adjust_meta(ctx, (int)(data - meta)))
 		return META_IN_STUCK;
 	return in;

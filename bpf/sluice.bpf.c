@@ -123,7 +123,7 @@ static __always_inline int xdp_exit(struct pkt *p, int v, __u32 len)
  * spread to (its ingress_ifindex still the lower port's): the frame's CPU. */
 static __always_inline int xdp_main(struct xdp_md *ctx, const int cpumap)
 {
-	int meta = xdp_meta_take(ctx);	/* (first: it moves the packet's pointers) */
+	int meta = xdp_meta_take(ctx, sluice_xdp_meta);	/* (first: it moves the packet's pointers) */
 	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
 	__u32 len = data_end - data;	/* as received, before any rewrite */
 	struct pkt p;

@@ -186,13 +186,34 @@ judge_rate() {	# NAME RATE WHAT
 judge_rate sup1 "$UP" upload
 judge_rate sdown1 "$DOWN" download
 
+# Latency under load: the median of H3's pings beside 4 bulk flows, less
+# the idle median. A TCG guest's emulated CPU delays pings itself when the
+# flows saturate it (CI saw pings of 2-29 ms, median 16 ms, downloading in
+# the arm64 6.12 guest; 1.6 ms uploading in the same run), so a rise over
+# 10 ms is measured again (idle and loaded); over twice, kernel cake on
+# the same ports under the same load referees at the end: sluice fails
+# when cake holds 10 ms, and when the guest delays cake too, passes only
+# within half again cake's rise.
+LAT_SHORT=
+ck_rise() {	# DIRECTION LOADED IDLE
+	RISE=$(/usr/bin/python3 -c "print('%.2f' % ($2 - $3))")
+	MSG="$1 under 4 bulk flows: ping rises $RISE ms (at most 10)"
+	between "$RISE" -100 10
+}
+load_dir() { [ "$1" = upload ] && echo up || echo "down -R"; }
+judge_rise() {	# DIRECTION LOADED
+	local d=$1 b l
+	ck_rise "$d" "$2" "$s_base" && { pass "$MSG"; return; }
+	echo "# $MSG: once more"
+	set -- $(load_dir "$d")
+	b=$(ping_median sidle2 20) l=$(loaded "sload2_$1" "${@:2}")
+	ck_rise "$d" "$l" "$b" && { pass "$MSG (second run)"; return; }
+	echo "# $MSG: over twice, once more at the end with kernel cake to referee"
+	LAT_SHORT="$LAT_SHORT $d:$RISE"
+}
+judge_rise upload "$s_lup"
+judge_rise download "$s_ldown"
 ju=$(jain sload_up) jd=$(jain sload_down)
-for s in "upload $s_lup" "download $s_ldown"; do
-	set -- $s
-	rise=$(/usr/bin/python3 -c "print('%.2f' % ($2 - $s_base))")
-	between "$rise" -100 10 && pass "$1 under 4 bulk flows: ping rises $rise ms (at most 10)" ||
-		{ fail "$1 under 4 bulk flows: ping rises $rise ms (at most 10)"; detail "$WORK/sload_$([ $1 = upload ] && echo up || echo down).ping"; }
-done
 between "$ju" 0.95 1 && between "$jd" 0.95 1 &&
 	pass "4 equal flows share fairly: Jain $ju up, $jd down (>= 0.95)" ||
 	fail "4 equal flows share fairly: Jain $ju up, $jd down (>= 0.95)"
@@ -369,7 +390,7 @@ cake_on() {
 			dual-dsthost 2>>"$WORK/cake.log" || return 1
 	done
 }
-if [ -n "$REFEREE" ]; then
+if [ -n "$REFEREE$LAT_SHORT" ]; then
 	cake_on || echo "# no cake to referee: $(head -1 "$WORK/cake.log")"
 	for r in $REFEREE; do
 		IFS=: read -r n rate what <<<"$r"
@@ -378,6 +399,15 @@ if [ -n "$REFEREE" ]; then
 		m="$what: iperf3 gets 90-100% of $rate Mbit/s, or as much as cake when the guest carries less (third run $sr; cake $cr just after)"
 		/usr/bin/python3 -c "import sys; s, c, r = $sr, $cr, $rate; sys.exit(not (0 < c < 0.9 * r and c - 0.02 * r <= s <= r))" &&
 			pass "$m" || { fail "$m"; detail "$WORK/${n}3.json"; }
+	done
+	for r in $LAT_SHORT; do
+		IFS=: read -r d sr <<<"$r"
+		set -- $(load_dir "$d")
+		b=$(ping_median ref_idle 20) l=$(loaded "ref_load_$1" "${@:2}")
+		cr=$(/usr/bin/python3 -c "print('%.2f' % ($l - $b))")
+		m="$d under 4 bulk flows: ping rises at most 10 ms, or within half again cake's rise when the guest delays cake too (second run $sr; cake $cr just after)"
+		/usr/bin/python3 -c "import sys; s, c = $sr, $cr; sys.exit(not (c > 10 and s <= 1.5 * c))" &&
+			pass "$m" || { fail "$m"; detail "$WORK/sload2_$1.ping" "$WORK/ref_load_$1.ping"; }
 	done
 fi
 
