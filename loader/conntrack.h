@@ -48,13 +48,26 @@ struct ct_census {
 
 int ct_census(const struct ct_maps *m, struct ct_census *c);
 
+/* The caller's turn during a sweep: FN(ARG) every CT_SWEEP_CHUNK entries
+ * and between tables. A table flooded with spoofed flows takes seconds to
+ * walk, and the daemon's link, address and route events must not wait for
+ * it (daemon.c). FN may change the tables (a masquerade address change
+ * flushes flows): the walk holds a copy, and deleting what is already
+ * gone does nothing. */
+#define CT_SWEEP_CHUNK	512
+struct ct_sweep_turn {
+	void (*fn)(void *arg);
+	void *arg;
+};
+
 /* Delete every flow whose both directions have timed out, and reply
  * halves left without their originator. NOW: CLOCK_MONOTONIC ns. ACCT
  * (or NULL) gets every entry walked, with what the flow caches (FC_FD, or
- * -1) counted for it, before any is deleted (acct.h). */
+ * -1) counted for it, before any is deleted (acct.h). TURN: or NULL. */
 struct acct;
 int ct_sweep(const struct ct_maps *m, const struct sluice_ct_timeouts *t, uint64_t now,
-	     struct ct_sweep_stats *st, struct acct *acct, int fc_fd);
+	     struct ct_sweep_stats *st, struct acct *acct, int fc_fd,
+	     const struct ct_sweep_turn *turn);
 
 /* Print the flows that match F: a table, or one JSON array. FC_FD: the
  * flow cache (its counts not yet in the entries are added), or -1. */

@@ -25,7 +25,16 @@ struct sweep_ctx {
 	struct acct *acct;		/* per-host accounting, or NULL */
 	struct sluice_fc *fc;		/* the flow caches: slot * ncpu + cpu */
 	int ncpu;
+	const struct ct_sweep_turn *turn;	/* the caller's, or NULL */
+	unsigned int since_turn;	/* entries walked since its last */
 };
+
+static void give_turn(struct sweep_ctx *s)
+{
+	s->since_turn = 0;
+	if (s->turn)
+		s->turn->fn(s->turn->arg);
+}
 
 /* Every CPU's flow cache at once, for the counts its slots hold and the
  * entries do not have yet. NULL when it cannot be read. */
@@ -104,22 +113,56 @@ static int cmp_opener(const void *a, const void *b)
 	return memcmp(a, b, sizeof(struct sluice_host_key));
 }
 
+/* Every key of the hash table FD, KSZ bytes each (*KEYS malloc'ed, *N of
+ * them), before any is changed: an update re-inserts an element at the
+ * head of its bucket, so refreshing while walking with get_next_key can
+ * visit two elements of one bucket in turn forever, and a delete makes
+ * the next get_next_key start over from the first bucket (a table of
+ * spoofed hosts, 16k of them, took seconds). */
+static int map_keys(int fd, size_t ksz, void **keys, size_t *n)
+{
+	size_t cap = 0;
+	char *k = NULL;
+
+	*n = 0;
+	for (;;) {
+		if (*n == cap) {
+			char *v = realloc(k, (cap = cap ? 2 * cap : 256) * ksz);
+
+			if (!v) {
+				free(k);
+				*keys = NULL;
+				return -ENOMEM;
+			}
+			k = v;
+		}
+		if (bpf_map_get_next_key(fd, *n ? k + (*n - 1) * ksz : NULL, k + *n * ksz))
+			break;
+		(*n)++;
+	}
+	*keys = k;
+	return 0;
+}
+
 /* Each host's flow count (sluice_host_flows) set to the live flows it
  * opened: the datapath only counts up, and LRU evictions and expiries
  * are never counted down. A host with none and no refusals goes. */
 static void count_host_flows(const struct ct_maps *m, struct sweep_ctx *s)
 {
-	struct sluice_host_key k, next, *prev = NULL, *at;
+	struct sluice_host_key k, *keys, *at;
 	struct sluice_host_flows h;
+	size_t n;
 
-	if (m->host_flows < 0 || s->openers_short)
+	if (m->host_flows < 0 || s->openers_short ||
+	    map_keys(m->host_flows, sizeof(k), (void **)&keys, &n))
 		return;
 	qsort(s->openers, s->n_openers, sizeof(*s->openers), cmp_opener);
-	while (!bpf_map_get_next_key(m->host_flows, prev, &next)) {
+	for (size_t i = 0; i < n; i++) {
 		__u32 flows = 0;
 
-		k = next;
-		prev = &k;
+		k = keys[i];
+		if (++s->since_turn >= CT_SWEEP_CHUNK)
+			give_turn(s);
 		if (bpf_map_lookup_elem(m->host_flows, &k, &h))
 			continue;
 		at = s->n_openers ? bsearch(&k, s->openers, s->n_openers, sizeof(k), cmp_opener)
@@ -135,6 +178,7 @@ static void count_host_flows(const struct ct_maps *m, struct sweep_ctx *s)
 			bpf_map_update_elem(m->host_flows, &k, &h, BPF_EXIST);
 		}
 	}
+	free(keys);
 }
 
 /* A live flow's external endpoint: its mapping stays. */
@@ -153,31 +197,6 @@ static void note_mapping(struct sweep_ctx *s, const void *key, const struct slui
 		s->cap_used = cap;
 	}
 	s->used[s->n_used++] = k;
-}
-
-/* Every key of a NAT mapping table (*KEYS malloc'ed, *N of them). */
-static int nat_keys(int fd, struct sluice_nat4_key **keys, size_t *n)
-{
-	struct sluice_nat4_key k, *kp = NULL;
-	size_t cap = 0;
-
-	*keys = NULL;
-	*n = 0;
-	while (!bpf_map_get_next_key(fd, kp, &k)) {
-		if (*n == cap) {
-			void *v = realloc(*keys, (cap = cap ? 2 * cap : 256) * sizeof(k));
-
-			if (!v) {
-				free(*keys);
-				*keys = NULL;
-				return -ENOMEM;
-			}
-			*keys = v;
-		}
-		(*keys)[(*n)++] = k;
-		kp = &(*keys)[*n - 1];
-	}
-	return 0;
 }
 
 static int cmp_nat_key(const void *a, const void *b)
@@ -202,12 +221,12 @@ static int cmp_host_key(const void *a, const void *b)
 static void count_host_ports(const struct ct_maps *m)
 {
 	struct sluice_nat4_key *keys = NULL;
-	struct sluice_nat4_host_key *hosts, hk, next, *prev = NULL, *at;
+	struct sluice_nat4_host_key *hosts, *hkeys, hk, *at;
 	struct sluice_nat4_host h;
 	struct sluice_nat4_map v;
-	size_t n = 0, nh = 0;
+	size_t n = 0, nh = 0, nk;
 
-	if (m->nat_hosts < 0 || nat_keys(m->nat_ext, &keys, &n))
+	if (m->nat_hosts < 0 || map_keys(m->nat_ext, sizeof(*keys), (void **)&keys, &n))
 		return;
 	hosts = calloc(n + 1, sizeof(*hosts));
 	for (size_t i = 0; hosts && i < n; i++) {
@@ -221,9 +240,12 @@ static void count_host_ports(const struct ct_maps *m)
 	if (!hosts)
 		return;
 	qsort(hosts, nh, sizeof(*hosts), cmp_host_key);
-	while (!bpf_map_get_next_key(m->nat_hosts, prev, &next)) {
-		hk = next;
-		prev = &hk;
+	if (map_keys(m->nat_hosts, sizeof(hk), (void **)&hkeys, &nk)) {
+		free(hosts);
+		return;
+	}
+	for (size_t i = 0; i < nk; i++) {
+		hk = hkeys[i];
 		if (bpf_map_lookup_elem(m->nat_hosts, &hk, &h))
 			continue;
 		at = bsearch(&hk, hosts, nh, sizeof(*hosts), cmp_host_key);
@@ -239,6 +261,7 @@ static void count_host_ports(const struct ct_maps *m)
 			bpf_map_update_elem(m->nat_hosts, &hk, &h, BPF_EXIST);
 		}
 	}
+	free(hkeys);
 	free(hosts);
 }
 
@@ -251,13 +274,12 @@ static void sweep_mappings(const struct ct_maps *m, struct sweep_ctx *s)
 	if (m->nat_ext < 0 || m->nat_int < 0)
 		return;
 	qsort(s->used, s->n_used, sizeof(*s->used), cmp_nat_key);
-	/* The keys first: an update re-inserts the element at the head of
-	 * its hash bucket, so refreshing while walking with get_next_key can
-	 * visit two elements of one bucket in turn forever. */
-	if (nat_keys(m->nat_ext, &keys, &n))
+	if (map_keys(m->nat_ext, sizeof(k), (void **)&keys, &n))	/* (the keys first) */
 		return;
 	for (size_t i = 0; i < n; i++) {
 		k = keys[i];
+		if (++s->since_turn >= CT_SWEEP_CHUNK)
+			give_turn(s);
 		if (bpf_map_lookup_elem(m->nat_ext, &k, &v) || (v.flags & SLUICE_NAT_RESERVED))
 			continue;
 		if (s->used && bsearch(&k, s->used, s->n_used, sizeof(k), cmp_nat_key)) {
@@ -292,6 +314,8 @@ static int sweep_one(void *c, int fd, bool v6, const void *key, const struct slu
 			 ((const struct sluice_ct4_key *)key)->proto;
 	bool have_peer;
 
+	if (++s->since_turn >= CT_SWEEP_CHUNK)
+		give_turn(s);
 	if (s->acct)
 		account(s, v6, key, e);
 	reverse_key(v6, key, e, rkey);
@@ -327,9 +351,10 @@ static int sweep_one(void *c, int fd, bool v6, const void *key, const struct slu
 }
 
 int ct_sweep(const struct ct_maps *m, const struct sluice_ct_timeouts *t, uint64_t now,
-	     struct ct_sweep_stats *st, struct acct *acct, int fc_fd)
+	     struct ct_sweep_stats *st, struct acct *acct, int fc_fd,
+	     const struct ct_sweep_turn *turn)
 {
-	struct sweep_ctx c = { .t = t, .now = now, .st = st, .acct = acct };
+	struct sweep_ctx c = { .t = t, .now = now, .st = st, .acct = acct, .turn = turn };
 
 	if (acct) {
 		c.ncpu = libbpf_num_possible_cpus();
@@ -341,6 +366,7 @@ int ct_sweep(const struct ct_maps *m, const struct sluice_ct_timeouts *t, uint64
 	for (int i = 0; i < 4 && !ret; i++) {
 		c.unconfirmed = i & 1;
 		ret = ct_walk(fds[i], i >= 2, sweep_one, &c);
+		give_turn(&c);	/* (a table's copy is taken at once: a big one takes long) */
 	}
 	if (!ret) {	/* (only after a complete walk: else live mappings would look unused) */
 		sweep_mappings(m, &c);

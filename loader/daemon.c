@@ -48,6 +48,11 @@ struct daemon {
 	char acct_run[PATH_MAX];	/* its live copy for the CLI */
 	long long next_save;	/* now_ms() of the next write of acct_state */
 	struct publisher *page;	/* the status page's figures (publish.h) */
+	struct mnl_socket *nl;	/* rtnetlink's links, addresses and routes */
+	long long first, due;	/* the pending apply's first event, when it is due; 0: none */
+	bool reload;		/* it reloads the programs too (SIGHUP) */
+	bool gone;		/* an apply found the instance removed */
+	unsigned int applied_in_sweep;	/* applies made during the running sweep */
 };
 
 static int read_generation(const char *pin, __u64 *generation)
@@ -113,14 +118,79 @@ out:
 	return ret;
 }
 
-/* Events come in bursts: apply DEBOUNCE_MS after the last one, but never
- * later than MAX_DELAY_MS after the first (a flapping link must not starve
- * the others). A failed apply is retried after RETRY_MS. */
+/* Events come in bursts (event_noted); a failed apply is retried. */
 #define MAX_DELAY_MS	500
 #define RETRY_MS	1000
 #define TICK_MS		1000
 #define CT_SWEEP_MS	5000	/* expired connections are also ignored before */
 #define ACCT_SAVE_MS	(5 * 60 * 1000)	/* a crash loses at most this much history */
+#define SWEEP_SLOW_MS	1000	/* a sweep this long is said (-v) */
+
+/* An rtnetlink event: the apply is due DEBOUNCE_MS after the last one, but
+ * never later than MAX_DELAY_MS after the first (a flapping link must not
+ * starve the others). */
+static void event_noted(struct daemon *d)
+{
+	long long now = now_ms();
+
+	if (!d->due)
+		d->first = now;
+	d->due = now + DEBOUNCE_MS;
+	if (d->due > d->first + MAX_DELAY_MS)
+		d->due = d->first + MAX_DELAY_MS;
+}
+
+/* The pending apply, if it is due. A failed one is retried after
+ * RETRY_MS, but not a failed reload: the old programs stay. 0 (applied or
+ * nothing due), or the apply's -errno; -ENOENT: the instance is gone. */
+static int apply_due(struct daemon *d)
+{
+	int ret;
+
+	if (!d->due || now_ms() < d->due)
+		return 0;
+	ret = reconcile(d, d->reload);
+	if (ret == -ENOENT)
+		return ret;
+	if (d->reload) {
+		if (ret)
+			log_err("reload failed: the previous programs and config stay");
+		else
+			log_notice("reloaded %s (generation %llu)", d->config,
+				   (unsigned long long)d->generation);
+		service_notify("READY=1\nSTATUS=%s", ret ? "reload failed, previous config "
+			       "running" : "forwarding");
+	} else if (!ret && verbose) {
+		log_info("interface changes applied (generation %llu)",
+			 (unsigned long long)d->generation);
+	}
+	d->first = d->due = ret ? now_ms() + RETRY_MS : 0;
+	d->reload = false;
+	return ret;
+}
+
+/* A conntrack sweep's turn (ct_sweep_turn): rtnetlink's events are read
+ * and a due apply is made, so a table an attacker filled delays neither
+ * (its sweep takes seconds). A reload, signals and the rest wait for the
+ * loop. */
+static void sweep_turn(void *arg)
+{
+	struct daemon *d = arg;
+	struct pollfd p = { nl_monitor_fd(d->nl), POLLIN, 0 };
+	int ret;
+
+	if (d->gone)
+		return;
+	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLERR)) && nl_monitor_drain(d->nl) > 0)
+		event_noted(d);
+	if (d->reload || !d->due || now_ms() < d->due)
+		return;
+	ret = apply_due(d);
+	if (ret == -ENOENT)
+		d->gone = true;
+	else if (!ret)
+		d->applied_in_sweep++;
+}
 
 /* The hosts' state to its file: every few minutes, and at the end. */
 static void acct_keep(struct daemon *d)
@@ -229,21 +299,24 @@ static void acct_end(struct daemon *d)
  * connection carried since the last time for the hosts at its ends. */
 static void ct_tick(struct daemon *d, struct dp *dp)
 {
+	struct ct_sweep_turn turn = { sweep_turn, d };
 	struct sluice_dp_config c;
 	struct ct_sweep_stats st;
+	long long start = now_ms();
 	struct ct_maps m;
 	struct timespec ts;
 	struct acct *acct;
 	int ret;
 
-	if (now_ms() < d->next_sweep || read_dp_config(dp, &c))
+	if (start < d->next_sweep || read_dp_config(dp, &c))
 		return;
-	d->next_sweep = now_ms() + CT_SWEEP_MS;
+	d->next_sweep = start + CT_SWEEP_MS;
 	acct = acct_begin(d);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	dp_ct_maps(dp, &m);
+	d->applied_in_sweep = 0;
 	ret = ct_sweep(&m, &c.timeouts, ts.tv_sec * 1000000000ULL + ts.tv_nsec, &st, acct,
-		       dp_fd(dp, MAP_FC));
+		       dp_fd(dp, MAP_FC), d->nl ? &turn : NULL);
 	if (acct) {
 		int r = acct_l2_read(acct, dp_fd(dp, MAP_L2_ACCT), dp_fd(dp, MAP_L2_PENDING),
 				     dp_fd(dp, MAP_FDB));
@@ -262,10 +335,12 @@ static void ct_tick(struct daemon *d, struct dp *dp)
 		return;
 	if (st.expired)
 		dp_ct_account(dp, st.expired, st.expired_new, 0);
-	if (verbose && (st.expired || st.orphans))
-		log_info("conntrack: %llu expired, %llu orphaned halves removed, %llu flows",
+	if (verbose && (st.expired || st.orphans || d->applied_in_sweep ||
+			now_ms() - start >= SWEEP_SLOW_MS))
+		log_info("conntrack: %llu expired, %llu orphaned halves removed, %llu flows; "
+			 "swept in %lld ms, %u interface changes applied meanwhile",
 			 (unsigned long long)st.expired, (unsigned long long)st.orphans,
-			 (unsigned long long)st.flows);
+			 (unsigned long long)st.flows, now_ms() - start, d->applied_in_sweep);
 }
 
 /* The kernel backstop stays in place whatever else happens to nftables
@@ -337,21 +412,18 @@ static void daemon_fdb_event(struct daemon *d)
 	dp_close(&dp);
 }
 
-static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl,
-		       struct mnl_socket *fdb_nl)
+static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *fdb_nl)
 {
-	struct pollfd pfd[4] = { { sfd, POLLIN, 0 }, { nl_monitor_fd(nl), POLLIN, 0 },
+	struct pollfd pfd[4] = { { sfd, POLLIN, 0 }, { nl_monitor_fd(d->nl), POLLIN, 0 },
 				 { fdb_nl ? nl_monitor_fd(fdb_nl) : -1, POLLIN, 0 },
 				 { frag_fd(d->frags), POLLIN, 0 } };
-	long long first = 0, due = 0;	/* due 0: nothing pending */
 	long long tick = now_ms() + TICK_MS;
-	bool reload = false;
 	int ret, timeout;
 
 	d->filter_state = dp_filter_probe();
 	pppoe_changed(d->pppoe, sizeof(d->pppoe));
 	for (;;) {
-		long long until = due && due < tick ? due : tick;
+		long long until = d->due && d->due < tick ? d->due : tick;
 
 		timeout = (int)(until > now_ms() ? until - now_ms() : 0);
 		pfd[3].fd = frag_fd(d->frags);
@@ -365,18 +437,13 @@ static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl,
 				return 0;
 			log_notice("SIGHUP: reloading programs and config");
 			service_notify("RELOADING=1");
-			reload = true;
-			first = due = now_ms();
+			d->reload = true;
+			d->first = d->due = now_ms();
 		}
 		/* POLLERR: an overrun (ENOBUFS); draining reads it, and a resync
 		 * covers whatever was lost. */
-		if (ret > 0 && (pfd[1].revents & (POLLIN | POLLERR)) && nl_monitor_drain(nl) > 0) {
-			if (!due)
-				first = now_ms();
-			due = now_ms() + DEBOUNCE_MS;
-			if (due > first + MAX_DELAY_MS)
-				due = first + MAX_DELAY_MS;
-		}
+		if (ret > 0 && (pfd[1].revents & (POLLIN | POLLERR)) && nl_monitor_drain(d->nl) > 0)
+			event_noted(d);
 		if (ret > 0 && (pfd[2].revents & (POLLIN | POLLERR)) &&
 		    nl_fdb_monitor_drain(fdb_nl) > 0)
 			daemon_fdb_event(d);
@@ -384,25 +451,11 @@ static int daemon_loop(struct daemon *d, int sfd, struct mnl_socket *nl,
 			frag_poll(d->frags);
 		if (now_ms() >= tick) {
 			tick = now_ms() + TICK_MS;
-			if (daemon_tick(d) && !due)
-				first = due = now_ms();
+			if (daemon_tick(d) && !d->due)
+				d->first = d->due = now_ms();
 		}
-		if (!due || now_ms() < due)
-			continue;
-		ret = reconcile(d, reload);
-		if (ret == -ENOENT)
-			return ret;
-		if (reload) {
-			if (ret)
-				log_err("reload failed: the previous programs and config stay");
-			else
-				log_notice("reloaded %s (generation %llu)", d->config,
-					   (unsigned long long)d->generation);
-			service_notify("READY=1\nSTATUS=%s", ret ? "reload failed, previous config "
-				       "running" : "forwarding");
-		}
-		first = due = ret ? now_ms() + RETRY_MS : 0;
-		reload = false;	/* a failed reload is not retried: the old program stays */
+		if (d->gone || apply_due(d) == -ENOENT)
+			return -ENOENT;
 	}
 }
 
@@ -488,7 +541,9 @@ int cmd_run(struct args *a)
 	service_notify("READY=1\nSTATUS=forwarding\nMAINPID=%d", getpid());
 	d.frags = frag_open(a->pin);
 	acct_start(&d);
-	ret = daemon_loop(&d, sfd, nl, fdb_nl);
+	d.nl = nl;
+	ret = daemon_loop(&d, sfd, fdb_nl);
+	d.nl = NULL;	/* (the last sweep's turns, at the end, apply nothing) */
 	acct_stop(&d);
 	backstop_keep_stop();	/* (the owned copy goes with it) */
 	service_notify("STOPPING=1");
