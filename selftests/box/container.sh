@@ -19,7 +19,7 @@ ct_bulk() {
 t_container() {
 	local out
 	bulk_server "$ISP" 203.0.113.1 5081; PIDS+=($!)
-	bulk_server "$L1" 192.168.10.11 5082; PIDS+=($!)
+	bulk_server "$L1" 192.168.10.11 5082 "$PEER_IDLE"; PIDS+=($!)
 	wait_for 5000 listening "$ISP" 5081 t
 	wait_for 5000 listening "$L1" 5082 t
 	if ! box "ip netns add ct1 && ip -n ct1 link set lo up &&

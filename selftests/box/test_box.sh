@@ -23,6 +23,10 @@ SUITE="box-debian-$REL"
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 . "$TOP/selftests/netns/traffic.sh"
 . "$TOP/selftests/box/lib_box.sh"
+# The test servers' idle limit: the box is an emulated machine that runs
+# at its own pace (SLOW stays 1 here), and a server may wait out a whole
+# link or lease change before its first client
+PEER_IDLE=300
 require_root
 box_release "$REL" || { echo "usage: $0 12|13" >&2; exit 2; }
 WHAT="the $DIST_NAME box"
@@ -224,7 +228,7 @@ t_lan_internet() {
 	bulk_server "$ISP" 203.0.113.1 5001; PIDS+=($!)
 	udp_echo "$ISP" 203.0.113.1 5002; PIDS+=($!)
 	tcp_peer "$ISP" 203.0.113.1 5003; PIDS+=($!)
-	bulk_server "$L2" 0.0.0.0 8080; PIDS+=($!)
+	bulk_server "$L2" 0.0.0.0 8080 "$PEER_IDLE"; PIDS+=($!)
 	write_config >/dev/null || { fail "a port forward in the config: reload"; return; }
 	wait_for 5000 listening "$ISP" 5001 t
 	for i in 1 2 3; do
@@ -391,10 +395,10 @@ t_ipv6() {
 # ---- 4. bulk TCP through each driver pair, offloads as they come and changed --------------
 t_drivers() {
 	local out pair
-	bulk_server "$L2" 192.168.10.12 5011; PIDS+=($!)
+	bulk_server "$L2" 192.168.10.12 5011 "$PEER_IDLE"; PIDS+=($!)
 	bulk_server "$L3" 192.168.10.13 5012; PIDS+=($!)
 	bulk_server "$L1" 192.168.10.11 5013; PIDS+=($!)
-	bulk_server "$ISP" 203.0.113.1 5014; PIDS+=($!)
+	bulk_server "$ISP" 203.0.113.1 5014 "$PEER_IDLE"; PIDS+=($!)
 	wait_for 5000 listening "$L1" 5013 t
 	box "sluice hosts --json" >"$WORK/hosts-before.json"
 	# (lan2's virtio runs tc, lan3's native XDP)
@@ -530,7 +534,7 @@ for i in range(3000):
 
 wan_is_new() { tcp_seen "$L1" 203.0.113.1 5023 | grep -q '^203\.0\.113\.51:'; }
 t_wan_change() {
-	tcp_peer "$ISP" 203.0.113.1 5023; PIDS+=($!)
+	tcp_peer "$ISP" 203.0.113.1 5023 "$PEER_IDLE"; PIDS+=($!)
 	# (one UDP flow from before the change to after)
 	local udp
 	udp_flow "$L1" 203.0.113.1 5040; udp=$!
@@ -566,7 +570,7 @@ p = [p for p in json.load(sys.stdin)["ports"] if p["name"] == "wan0"][0]
 sys.exit(0 if p["up"] == (sys.argv[1] == "up") else 1)' "$1"; }
 wan_is_52() { tcp_seen "$L1" 203.0.113.1 5024 | grep -q '^203\.0\.113\.52:'; }
 t_wan_link() {
-	tcp_peer "$ISP" 203.0.113.1 5024; PIDS+=($!)
+	tcp_peer "$ISP" 203.0.113.1 5024 "$PEER_IDLE"; PIDS+=($!)
 	local udp old=$BOX_WAN r
 	udp_flow "$L1" 203.0.113.1 5041; udp=$!
 	sleep 2
@@ -634,7 +638,7 @@ t_reboot() {
 	json_get "${out%$'\n'*}" "j['load_time'] >= ${out##*$'\n'} and len(j['ports']) == 4 and j['daemon_running'] and sum(j['conntrack']['flows'].values()) == 0" | grep -q True &&
 		pass "reboot: sluice loaded anew in this boot on all four ports, no connection carried over" ||
 		{ fail "reboot: sluice loaded anew in this boot on all four ports, no connection carried over"; indent <<<"$out" | head -n 20; }
-	bulk_server "$ISP" 203.0.113.1 5031; PIDS+=($!)
+	bulk_server "$ISP" 203.0.113.1 5031 "$PEER_IDLE"; PIDS+=($!)
 	wait_for 5000 listening "$ISP" 5031 t
 	# (the daemon writes its figures 5 s after it starts)
 	wait_for $((30 * 1000)) box "test -s /run/sluice/hosts-%2Fsys%2Ffs%2Fbpf%2Fsluice"

@@ -97,11 +97,11 @@ EOF
 }
 
 
-# tcp_peer NS ADDR PORT: a TCP server that tells every client the address
-# and port it came from ("ADDR:PORT"), until 60 s (stretched under
-# emulation) pass without a client.
+# tcp_peer NS ADDR PORT [IDLE]: a TCP server that tells every client the
+# address and port it came from ("ADDR:PORT"), until IDLE s (default 60,
+# stretched under emulation) pass without a client.
 tcp_peer() {
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$((60 * SLOW))" >/dev/null 2>&1 <<'EOF' &
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "${4:-$((60 * SLOW))}" >/dev/null 2>&1 <<'EOF' &
 import socket, sys
 s = socket.socket(socket.AF_INET)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -133,10 +133,11 @@ except OSError:
 EOF
 }
 
-# bulk_server NS ADDR PORT: echoes every byte back (to the end of a
-# connection), for 60 s (stretched under emulation)
+# bulk_server NS ADDR PORT [IDLE]: echoes every byte back (to the end of
+# a connection), until IDLE s (default 60, stretched under emulation) pass
+# without a client
 bulk_server() {
-	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$((60 * SLOW))" >/dev/null 2>&1 <<'EOF' &
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "${4:-$((60 * SLOW))}" >/dev/null 2>&1 <<'EOF' &
 import socket, sys, threading
 fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
 s = socket.socket(fam)
