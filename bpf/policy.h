@@ -68,20 +68,11 @@ static __always_inline int src_bogon(const struct l3_facts *f)
 	       (s >> 16) == (192 << 8 | 168);		/* 192.168/16 */
 }
 
-/* Strict reverse-path check, the fast path's stand-in for rp_filter: the
- * FIB's route back to the source must leave by the interface the packet
- * came in on (for a bridge port, its bridge). A source the router holds
- * itself (RTN_LOCAL: NOT_FWDED) or cannot reach fails. Costs a FIB lookup,
- * so only new flows and untracked packets pay it. */
-static __always_inline int src_reaches_back(void *ctx, const struct l3_facts *f,
-					    struct bpf_fib_lookup *fib)
+/* FIB: the way back to F's source from its destination, out of the
+ * interface it came in by (the reverse-path lookups below). */
+static __always_inline void fib_back(struct bpf_fib_lookup *fib, const struct l3_facts *f)
 {
-	long rc;
-
 	__builtin_memset(fib, 0, sizeof(*fib));
-	fib->l4_protocol = f->proto;
-	fib->sport = f->dport;
-	fib->dport = f->sport;
 	fib->ifindex = f->l3_ifindex;
 	if (!f->v6) {
 		fib->family = AF_INET;
@@ -92,6 +83,22 @@ static __always_inline int src_reaches_back(void *ctx, const struct l3_facts *f,
 		__builtin_memcpy(fib->ipv6_src, f->dst, 16);
 		__builtin_memcpy(fib->ipv6_dst, f->src, 16);
 	}
+}
+
+/* Strict reverse-path check, the fast path's stand-in for rp_filter: the
+ * FIB's route back to the source must leave by the interface the packet
+ * came in on (for a bridge port, its bridge). A source the router holds
+ * itself (RTN_LOCAL: NOT_FWDED) or cannot reach fails. Costs a FIB lookup,
+ * so only new flows and untracked packets pay it. */
+static __always_inline int src_reaches_back(void *ctx, const struct l3_facts *f,
+					    struct bpf_fib_lookup *fib)
+{
+	long rc;
+
+	fib_back(fib, f);
+	fib->l4_protocol = f->proto;
+	fib->sport = f->dport;
+	fib->dport = f->sport;
 	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), 0);
 	return (rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH) &&
 	       fib->ifindex == f->l3_ifindex;
@@ -115,17 +122,7 @@ static __always_inline int src_other_link(void *ctx, const struct l3_facts *f,
 	if (f->v6 ? (s >> 22) == (0xfe80 >> 6) ||
 		    !(f->src[0] | f->src[1] | f->src[2] | f->src[3]) : !s)
 		return 0;
-	__builtin_memset(fib, 0, sizeof(*fib));
-	fib->ifindex = f->l3_ifindex;
-	if (!f->v6) {
-		fib->family = AF_INET;
-		fib->ipv4_src = f->dst[0];
-		fib->ipv4_dst = f->src[0];
-	} else {
-		fib->family = AF_INET6;
-		__builtin_memcpy(fib->ipv6_src, f->dst, 16);
-		__builtin_memcpy(fib->ipv6_dst, f->src, 16);
-	}
+	fib_back(fib, f);
 	rc = bpf_fib_lookup(ctx, fib, sizeof(*fib), 0);
 	if (rc == BPF_FIB_LKUP_RET_NOT_FWDED) {
 		/* The router's own address (RTN_LOCAL), or no route at all (a
