@@ -93,6 +93,17 @@ static __always_inline void nat_peer_note(const struct l3_facts *f, const struct
 	bpf_map_update_elem(&sluice_nat4_peer, &s->nat.pk, &now, BPF_ANY);
 }
 
+/* The inside host whose NAT share a new mapping counts against: its MAC,
+ * or for a frame without one (an L3 port's) its address. One word store,
+ * as the hash map reads it. */
+static __always_inline void nat_host_key(struct sluice_nat4_host_key *hk,
+					 const struct l3_facts *f)
+{
+	__u64 mac = *(const __u64 *)f->smac & 0xffffffffffffULL;
+
+	*(__u64 *)hk = (mac ? mac | 1ULL << 56 : (__u64)f->src[0]) | (__u64)f->zone_in << 48;
+}
+
 /* A new connection's translation, in both entries: the forward one leaves
  * with E->nat, the reply one goes back to the original tuple reversed.
  *  - masquerade (leaving by a masquerading zone): the source becomes the
@@ -128,6 +139,7 @@ static __always_inline int ct_nat(void *ctx, const struct l3_facts *f,
 		if (!s)
 			return SLUICE_DROP_NAT_NO_PORT;
 		nat4_key_set(&s->nat.ik, f->src[0], f->sport, f->proto, f->zone_in);
+		nat_host_key(&s->nat.hk, f);
 		port = nat_port(ctx, cfg, &s->nat, masq, e->nat.daddr, e->nat.dport, now);
 		if (!port)
 			return s->nat.limited ? SLUICE_DROP_NAT_HOST_LIMIT : SLUICE_DROP_NAT_NO_PORT;

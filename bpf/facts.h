@@ -62,6 +62,7 @@ static __always_inline int l3_facts(struct pkt *p, const struct l3_call *c,
 	f->kind = l3_kind(f);
 	f->echo = l3_echo(f->proto, f->icmp_type);
 	f->local = (p->f.eth->h_dest[0] & 1) || l3_dst_local_scope(f);
+	__builtin_memcpy(f->smac, p->f.eth->h_source, ETH_ALEN);
 	f->not_ours = c->not_ours;
 	return 0;
 }

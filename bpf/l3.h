@@ -98,6 +98,9 @@ struct l3_facts {
 	 * the same one, or a swap in between leaves a flow with a verdict of
 	 * the old ruleset marked as the new one's (never asked again). */
 	__u32 gen;
+	/* The frame's source MAC in [0..5] (zero: an L3 port's), what NAT
+	 * counts a host's ports by (nat_host_key) */
+	__u8 smac[8] __attribute__((aligned(8)));
 };
 
 static __always_inline void l3_gen(struct l3_facts *f, const struct sluice_dp_config *cfg)

@@ -14,7 +14,8 @@
  *
  * Port choice for a new mapping: the inside port itself when it is free
  * and outside the router's own ephemeral range (port preservation), else
- * random ports of the `nat-ports` range, SLUICE_NAT_TRIES in all; a port
+ * random ports of the `nat-ports` range, SLUICE_NAT_TRIES in all, the last
+ * ones in the range's reserve for a host that holds few ports; a port
  * held by a live mapping, a port forward or a socket of the router is
  * never taken. Nothing free: the packet is dropped (nat-no-port), never
  * sent with a shared or untranslated port.
@@ -51,8 +52,14 @@ struct nat_scratch {
 	__be32 masq, remote;
 	__be16 rport;
 	__u16 in;
-	__u32 lo, span, start;
-	struct sluice_nat4_host_key hk __attribute__((aligned(8)));	/* the inside host */
+	__u32 start;
+	/* each try's part of the range (nat_parts): unrolled, the loop reads
+	 * them at constant offsets, without a choice per try that would cost
+	 * the l3 stage stack */
+	__u32 plo[SLUICE_NAT_TRIES], pspan[SLUICE_NAT_TRIES];
+	__u32 not_lo, not_span;		/* where the preserved port may not be */
+	/* the inside host (nat_host_key, filled by the caller) */
+	struct sluice_nat4_host_key hk __attribute__((aligned(8)));
 	struct sluice_nat4_host hv __attribute__((aligned(8)));	/* (its count, new) */
 	__u8 limited;			/* out: nat_port() refused at the host's limit */
 };
@@ -133,7 +140,6 @@ static __always_inline struct sluice_nat4_host *nat_host(struct nat_scratch *n)
 {
 	struct sluice_nat4_host *h;
 
-	*(__u64 *)&n->hk = (__u64)n->ik.addr | (__u64)n->ik.zone << 32;
 	h = bpf_map_lookup_elem(&sluice_nat4_hosts, &n->hk);
 	if (h)
 		return h;
@@ -142,8 +148,28 @@ static __always_inline struct sluice_nat4_host *nat_host(struct nat_scratch *n)
 	return bpf_map_lookup_elem(&sluice_nat4_hosts, &n->hk);
 }
 
-/* The external port (network order) of the inside endpoint N->ik for a
- * new connection to REMOTE:RPORT, mapping it first if it has none; 0 when
+/* Where each try of a new mapping looks in the range LO, SPAN: the reserve
+ * (its last eighth) in the last tries of a host that holds little (SMALL),
+ * the rest of the range otherwise; a big host's preserved port never lies
+ * in the reserve. */
+static __always_inline void nat_parts(struct nat_scratch *n, __u32 lo, __u32 span, int small)
+{
+	__u32 rspan = span >> SLUICE_NAT_SMALL_SHIFT ? span >> SLUICE_NAT_RESERVE_SHIFT : 0;
+	__u32 rest = span - rspan;
+	int i;
+
+	for (i = 0; i < SLUICE_NAT_TRIES; i++) {
+		int res = small && i >= SLUICE_NAT_TRIES - SLUICE_NAT_RESERVE_TRIES;
+
+		n->plo[i] = res ? lo + rest : lo;
+		n->pspan[i] = res && rspan ? rspan : rest;
+	}
+	n->not_lo = lo + rest;
+	n->not_span = small ? 0 : rspan;
+}
+
+/* The external port (network order) of the inside endpoint N->ik (of the
+ * host N->hk) for a new connection to REMOTE:RPORT, mapping it first if it has none; 0 when
  * no port is free, or the host holds as many as it may (N->limited:
  * `nat-host-ports`, so that one host cannot take NAT from the others). */
 static __always_inline __be16 nat_port(void *ctx, const struct sluice_dp_config *cfg,
@@ -182,22 +208,24 @@ static __always_inline __be16 nat_port(void *ctx, const struct sluice_dp_config 
 		n->limited = 1;
 		return 0;
 	}
-	n->lo = lo;
-	n->span = hi - lo + 1;
+	nat_parts(n, lo, hi - lo + 1, h && h->ports <= (hi - lo + 1) >> SLUICE_NAT_SMALL_SHIFT);
 	n->start = bpf_get_prandom_u32();
 	__builtin_memset(&n->v, 0, sizeof(n->v));
 	n->v.last_seen = now;
 	n->v.addr = n->ik.addr;
 	n->v.port = n->ik.port;
 	n->v.zone = n->ik.zone;
+	*(__u64 *)&n->v.host = *(__u64 *)&n->hk;
+#pragma clang loop unroll(full)
 	for (i = 0; i < SLUICE_NAT_TRIES; i++) {
 		if (i == 0) {
 			/* port preservation, never into the router's own range */
-			if (!n->in || (n->in >= cfg->local_port_min && n->in <= cfg->local_port_max))
+			if (!n->in || (n->in >= cfg->local_port_min && n->in <= cfg->local_port_max) ||
+			    (__u32)n->in - n->not_lo < n->not_span)
 				continue;
 			p = n->in;
 		} else {
-			p = n->lo + (n->start + (__u32)i * 40503) % n->span;
+			p = n->plo[i] + (n->start + (__u32)i * 40503) % n->pspan[i];
 		}
 		nat4_key_set(&n->xk, n->masq, bpf_htons(p), n->ik.proto, 0);
 		if (nat_port_is_routers(ctx, &n->t, n->ik.proto, n->remote, n->rport, n->masq,

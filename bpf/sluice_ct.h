@@ -114,11 +114,16 @@ SLUICE_ASSERT(sizeof(struct sluice_nat4_key) == 8, "struct sluice_nat4_key layou
 /* External ports per inside host (sluice_nat4_hosts, config
  * `nat-host-ports`): one host may not take NAT away from the others. The
  * datapath counts the mappings it makes and refuses a new one at the
- * limit; the daemon's sweep sets the counts to the mappings that remain. */
+ * limit; the daemon's sweep sets the counts to the mappings that remain.
+ * A host is its frames' source MAC: any address of its subnet is one a
+ * host can take at no cost, so a count per address would let one host
+ * with many addresses take the range; the MAC is what the bridge learned
+ * it by. A host behind an L3 port (a tunnel, PPP: its frames have no MAC)
+ * is its address. */
 struct sluice_nat4_host_key {
-	__be32 addr;
+	__u8 id[6];			/* by_mac: the MAC; else the IPv4 address in [0..3] */
 	__u8 zone;			/* its zone */
-	__u8 pad[3];
+	__u8 by_mac;
 };
 SLUICE_ASSERT(sizeof(struct sluice_nat4_host_key) == 8, "struct sluice_nat4_host_key layout");
 
@@ -178,8 +183,10 @@ struct sluice_nat4_map {
 	__u8 zone;			/* ext map: the inside endpoint's zone; a port
 					 * forward's: the forward's zone */
 	__u8 flags;			/* enum sluice_nat_flags */
+	struct sluice_nat4_host_key host;	/* the inside host that holds it (zero:
+					 * a port forward's) */
 };
-SLUICE_ASSERT(sizeof(struct sluice_nat4_map) == 16, "struct sluice_nat4_map layout");
+SLUICE_ASSERT(sizeof(struct sluice_nat4_map) == 24, "struct sluice_nat4_map layout");
 
 /* Address-dependent filtering (sluice_nat4_peer, LRU): the remote addresses
  * each external endpoint sent to, with when it last opened a connection to
@@ -255,6 +262,14 @@ struct sluice_frag_held {
 /* Ports tried for a new mapping before the packet is dropped as
  * nat-no-port: the preserved port, then random ones from the range. */
 #define SLUICE_NAT_TRIES		8
+/* The range's reserve: its last eighth goes only to hosts that hold at
+ * most a 64th of the range, in the last SLUICE_NAT_RESERVE_TRIES of their
+ * tries (a big host never gets a port there, not even its own preserved
+ * one). Whatever one host took of the rest, the others still find ports.
+ * A range under 64 ports has none. */
+#define SLUICE_NAT_RESERVE_SHIFT	3
+#define SLUICE_NAT_SMALL_SHIFT		6
+#define SLUICE_NAT_RESERVE_TRIES	4
 
 /* One direction of a connection (design.md: 56 bytes, v4 and v6). */
 struct sluice_ct_entry {

@@ -232,9 +232,7 @@ static void count_host_ports(const struct ct_maps *m)
 	for (size_t i = 0; hosts && i < n; i++) {
 		if (bpf_map_lookup_elem(m->nat_ext, &keys[i], &v) || (v.flags & SLUICE_NAT_RESERVED))
 			continue;
-		memset(&hosts[nh], 0, sizeof(hosts[nh]));
-		hosts[nh].addr = v.addr;
-		hosts[nh++].zone = v.zone;
+		hosts[nh++] = v.host;
 	}
 	free(keys);
 	if (!hosts)

@@ -112,6 +112,14 @@ void host_addr(const struct sluice_host_key *k, char *buf, size_t len)
 	inet_ntop(k->v6 ? AF_INET6 : AF_INET, k->addr, buf, len);
 }
 
+void nat_host_str(const struct sluice_nat4_host_key *k, char *buf, size_t len)
+{
+	if (k->by_mac)
+		mac_str(k->id, buf, len);
+	else
+		inet_ntop(AF_INET, k->id, buf, len);
+}
+
 void human(char *buf, size_t len, double v, const char *unit)
 {
 	static const char *const pfx[] = { "", "k", "M", "G", "T" };

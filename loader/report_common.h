@@ -26,6 +26,8 @@ const char *port_zone(const struct dp_view *v, const struct sluice_port *p);
 /* The name of port IFINDEX, NULL when it is not one of V's. */
 const char *ifname_of(const struct dp_view *v, __u32 ifindex);
 void host_addr(const struct sluice_host_key *k, char *buf, size_t len);
+/* A NAT share's host: its MAC, or its address (a host behind an L3 port). */
+void nat_host_str(const struct sluice_nat4_host_key *k, char *buf, size_t len);
 /* A MAC address as "aa:bb:cc:dd:ee:ff" (18 bytes with the NUL). */
 void mac_str(const uint8_t *m, char *buf, size_t len);
 /* V with a decimal prefix: "1.5 MB", "12 kbit/s". */

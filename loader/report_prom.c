@@ -92,14 +92,14 @@ static void prom_one(FILE *f, const char *name, const char *type, const char *he
 /* nat-host-ports, and the inside hosts refused a port at it. */
 static void prom_nat_hosts(FILE *f, const struct dp_view *v)
 {
-	char a[INET_ADDRSTRLEN];
+	char a[32];
 
 	prom_one(f, "sluice_nat_host_ports", "gauge",
 		 "External ports one inside host may hold (nat-host-ports).", v->nat_host_ports);
 	prom_family(f, "sluice_nat_host_refused_total", "counter",
 		    "New NAT mappings refused to an inside host at nat-host-ports.");
 	for (int i = 0; i < v->n_limited; i++) {
-		inet_ntop(AF_INET, &v->limited[i].k.addr, a, sizeof(a));
+		nat_host_str(&v->limited[i].k, a, sizeof(a));
 		prom_u64(f, "sluice_nat_host_refused_total",
 			 PROM_L("host", a, "zone", zone_name(v, v->limited[i].k.zone)),
 			 v->limited[i].h.refused);
@@ -107,7 +107,7 @@ static void prom_nat_hosts(FILE *f, const struct dp_view *v)
 	prom_family(f, "sluice_nat_host_ports_held", "gauge",
 		    "NAT ports held by an inside host that was refused one.");
 	for (int i = 0; i < v->n_limited; i++) {
-		inet_ntop(AF_INET, &v->limited[i].k.addr, a, sizeof(a));
+		nat_host_str(&v->limited[i].k, a, sizeof(a));
 		prom_u64(f, "sluice_nat_host_ports_held",
 			 PROM_L("host", a, "zone", zone_name(v, v->limited[i].k.zone)),
 			 v->limited[i].h.ports);

@@ -115,12 +115,16 @@ static void report_ct(FILE *f, const struct dp_view *v)
 		(unsigned long long)g->nat_frag_held, (unsigned long long)g->nat_frag_replayed,
 		(unsigned long long)g->nat_prohibited);
 	for (int i = 0; i < v->n_limited; i++) {
-		char a[INET_ADDRSTRLEN];
+		char h[32], a[INET_ADDRSTRLEN], from[64] = "";
 
-		inet_ntop(AF_INET, &v->limited[i].k.addr, a, sizeof(a));
-		fprintf(f, "  %s (zone %s) at its limit of %u ports (nat-host-ports): holds %u, "
-			"%u new ones refused (nat-host-limit)\n", a, zone_name(v, v->limited[i].k.zone),
-			v->nat_host_ports, v->limited[i].h.ports, v->limited[i].h.refused);
+		nat_host_str(&v->limited[i].k, h, sizeof(h));
+		inet_ntop(AF_INET, &v->limited[i].addr, a, sizeof(a));
+		if (v->limited[i].k.by_mac && v->limited[i].n_addrs)
+			snprintf(from, sizeof(from), ", from %u address%s, the lowest %s",
+				 v->limited[i].n_addrs, v->limited[i].n_addrs == 1 ? "" : "es", a);
+		fprintf(f, "  %s (zone %s%s) at its limit of %u ports (nat-host-ports): holds %u, "
+			"%u new ones refused (nat-host-limit)\n", h, zone_name(v, v->limited[i].k.zone),
+			from, v->nat_host_ports, v->limited[i].h.ports, v->limited[i].h.refused);
 	}
 	fprintf(f, "rules: %u (%u IPv4 and %u IPv6 shapes, policy generation %u); "
 		"%llu rejects answered\n", v->rules.n_rules, v->rules.n_shapes[0],
@@ -204,12 +208,18 @@ static void ct_json(FILE *f, const struct dp_view *v)
 		(unsigned long long)g->nat_frag_replayed, (unsigned long long)g->nat_prohibited);
 	fprintf(f, ",\"host_ports\":%u,\"hosts_limited\":[", v->nat_host_ports);
 	for (int i = 0; i < v->n_limited; i++) {
-		char a[INET_ADDRSTRLEN];
+		char h[32], a[INET_ADDRSTRLEN];
 
-		inet_ntop(AF_INET, &v->limited[i].k.addr, a, sizeof(a));
-		fprintf(f, "%s{\"addr\":\"%s\",\"zone\":\"%s\",\"ports\":%u,\"refused\":%u}",
-			i ? "," : "", a, zone_name(v, v->limited[i].k.zone), v->limited[i].h.ports,
-			v->limited[i].h.refused);
+		nat_host_str(&v->limited[i].k, h, sizeof(h));
+		inet_ntop(AF_INET, &v->limited[i].addr, a, sizeof(a));
+		fprintf(f, "%s{\"host\":\"%s\",\"mac\":", i ? "," : "", h);
+		if (v->limited[i].k.by_mac)
+			fprintf(f, "\"%s\"", h);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"addr\":\"%s\",\"addrs\":%u,\"zone\":\"%s\",\"ports\":%u,"
+			"\"refused\":%u}", a, v->limited[i].n_addrs, zone_name(v, v->limited[i].k.zone),
+			v->limited[i].h.ports, v->limited[i].h.refused);
 	}
 	fputs("]}", f);
 	fprintf(f, ",\"rules\":{\"rules\":%u,\"shapes_ipv4\":%u,\"shapes_ipv6\":%u,"

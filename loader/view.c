@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
@@ -105,6 +106,58 @@ static int cmp_port(const void *a, const void *b)
 					    : strcmp(x->port.name, y->port.name);
 }
 
+static int cmp_host_addr(const void *a, const void *b)
+{
+	const __u64 *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* The inside addresses each limited NAT host's mappings have (how many,
+ * the lowest): a host is its MAC, and one that sends from many addresses
+ * shows them here. */
+static void view_limited_addrs(const struct dp *dp, struct dp_view *view)
+{
+	int fd = dp_fd(dp, MAP_NAT_INT);
+	struct sluice_nat4_key k, *kp = NULL;
+	struct sluice_nat4_map v;
+	__u64 *seen = NULL, *more;
+	size_t n = 0, cap = 0;
+
+	if (fd < 0 || !view->n_limited)
+		return;
+	while (!bpf_map_get_next_key(fd, kp, &k)) {
+		kp = &k;
+		if (bpf_map_lookup_elem(fd, &k, &v))
+			continue;
+		for (int i = 0; i < view->n_limited; i++) {
+			if (memcmp(&v.host, &view->limited[i].k, sizeof(v.host)))
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 1024;
+				more = realloc(seen, cap * sizeof(*seen));
+				if (!more)
+					goto out;
+				seen = more;
+			}
+			/* (host index, address in host order): sorted, each
+			 * host's addresses lie together, lowest first */
+			seen[n++] = (__u64)i << 32 | ntohl(k.addr);
+		}
+	}
+	qsort(seen, n, sizeof(*seen), cmp_host_addr);
+	for (size_t j = 0; j < n; j++) {
+		int i = seen[j] >> 32;
+
+		if (j && seen[j] == seen[j - 1])
+			continue;
+		if (!view->limited[i].n_addrs++)
+			view->limited[i].addr = htonl((__u32)seen[j]);
+	}
+out:
+	free(seen);
+}
+
 /* Inside hosts the datapath refused a NAT port at their limit, and hosts
  * it refused a connection at theirs. */
 static void view_limited(const struct dp *dp, struct dp_view *view)
@@ -120,9 +173,11 @@ static void view_limited(const struct dp *dp, struct dp_view *view)
 		kp = &k;
 		if (bpf_map_lookup_elem(hosts, &k, &h) || !h.refused)
 			continue;
+		memset(&view->limited[view->n_limited], 0, sizeof(view->limited[0]));
 		view->limited[view->n_limited].k = k;
 		view->limited[view->n_limited++].h = h;
 	}
+	view_limited_addrs(dp, view);
 	while (flows >= 0 && view->n_flow_limited < (int)ARRAY_SIZE(view->flow_limited) &&
 	       !bpf_map_get_next_key(flows, hkp, &hk)) {
 		hkp = &hk;

@@ -42,6 +42,8 @@ struct dp_view {
 	struct {
 		struct sluice_nat4_host_key k;
 		struct sluice_nat4_host h;
+		__be32 addr;		/* the lowest inside address of its mappings */
+		__u32 n_addrs;		/* how many there are */
 	} limited[16];
 	__u32 host_flows;		/* host-flows in force */
 	int n_flow_limited;		/* hosts refused a connection at that limit: */

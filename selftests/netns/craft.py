@@ -9,6 +9,9 @@
 #       COUNT UDP datagrams, then COUNT bare TCP ACKs, from SRC to DST, each
 #       from a source port of its own (new flows for a NAT to map); with
 #       IPv6 addresses, COUNT UDP datagrams only (new flows to track)
+#   craft.py hosts IFACE DST-MAC SRC-MAC FIRST N DST COUNT
+#       COUNT UDP datagrams from ports 1024 on of each of N addresses from
+#       FIRST up, all from one device: SRC-MAC ("own": IFACE's)
 #   craft.py sniff IFACE SECONDS OUT [GRACE UNTIL,...]
 #       for SECONDS, every MARKER-like word ("SLX" + letters and digits) seen
 #       in a frame received on IFACE, and "synack:SPORT" for every TCP
@@ -176,6 +179,18 @@ def flood(iface, dmac, src, dst, count):
             s.send(head + ip[:20] + port + ip[22:])
 
 
+def hosts(iface, dmac, smac, first, n, dst, count):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((iface, 0))
+    head = mac(dmac) + (own_mac(iface) if smac == "own" else mac(smac)) + b"\x08\x00"
+    base = struct.unpack("!I", socket.inet_aton(first))[0]
+    body = struct.pack("!HHHH", 0, 9, 8 + 4, 0) + b"SLXh"
+    for a in range(int(n)):
+        ip = ipv4(socket.inet_ntoa(struct.pack("!I", base + a)), dst, 17, body)
+        for i in range(int(count)):
+            s.send(head + ip[:20] + struct.pack("!H", 1024 + i) + ip[22:])
+
+
 def sniff(iface, seconds, out, grace=0, until=""):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
     s.bind((iface, 0))
@@ -212,5 +227,7 @@ if __name__ == "__main__":
         send(*sys.argv[2:])
     elif sys.argv[1] == "flood":
         flood(*sys.argv[2:])
+    elif sys.argv[1] == "hosts":
+        hosts(*sys.argv[2:])
     else:
         sniff(*sys.argv[2:])

@@ -381,12 +381,12 @@ for k, name in (("mappings", "nat_mappings"), ("size", "nat_mappings_limit"),
                 ("host_ports", "nat_host_ports")):
     same(("nat", k), "sluice_" + name)
 for i, h in enumerate(j1["nat"]["hosts_limited"]):
-    leaf(("nat", "hosts_limited", i, "addr"))
-    leaf(("nat", "hosts_limited", i, "zone"))
+    for k in ("host", "mac", "addr", "addrs", "zone"):
+        leaf(("nat", "hosts_limited", i, k))
     same(("nat", "hosts_limited", i, "refused"), "sluice_nat_host_refused_total",
-         host=h["addr"], zone=h["zone"])
+         host=h["host"], zone=h["zone"])
     same(("nat", "hosts_limited", i, "ports"), "sluice_nat_host_ports_held",
-         host=h["addr"], zone=h["zone"])
+         host=h["host"], zone=h["zone"])
 same(("rules", "rules"), "sluice_rules")
 same(("rules", "shapes_ipv4"), "sluice_rule_shapes", family="ipv4")
 same(("rules", "shapes_ipv6"), "sluice_rule_shapes", family="ipv6")

@@ -23,7 +23,7 @@ topo_suite
 CRAFT="/usr/bin/python3 $TOP/selftests/netns/craft.py"
 H1_4=192.168.10.11 H1_6=fd00:10::11 INET_4=203.0.113.1 INET_6=2001:db8:113::1
 RTR_4=203.0.113.2 RTR_6=2001:db8:113::2
-WAN_MAC=$(mac_of "$RTR" wan0)
+WAN_MAC=$(mac_of "$RTR" wan0) BR_MAC=$(mac_of "$RTR" br-lan) H1_MAC=$(mac_of "$H1" eth0)
 
 # A host behind an interface that no zone names (docker0, a guest Wi-Fi
 # bridge added later): $STRAY, 10.99.0.2 behind the router's stray0.
@@ -629,6 +629,25 @@ t_gre
 t_wg_client
 [ "$KERNEL" = host ] || exit 0
 
+# udp_exchanges NS ADDR PORT N: how many of N UDP exchanges with the echo
+# at ADDR:PORT are answered (each from a socket, so a port, of its own)
+udp_exchanges() {
+	in_ns "$1" /usr/bin/python3 - "$2" "$3" "$4" "$SLOW" <<'EOF2'
+import socket, sys
+n = 0
+for i in range(int(sys.argv[3])):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(2 * int(sys.argv[4]))
+    s.sendto(b"x", (sys.argv[1], int(sys.argv[2])))
+    try:
+        s.recvfrom(100)
+        n += 1
+    except OSError:
+        pass
+print(n)
+EOF2
+}
+
 # One LAN host cannot take NAT away from the others: H1 sends UDP and bare
 # TCP ACKs from tens of thousands of ports to an address that never
 # answers; H2 still opens TCP connections and UDP exchanges through NAT.
@@ -638,29 +657,15 @@ t_exhaust() {
 	for i in 1 2 3 4 5; do
 		[ "$(tcp_result "$H2" "$INET_4" 7130)" = open ] && ok=$((ok + 1))
 	done
-	r=$(in_ns "$H2" /usr/bin/python3 - "$INET_4" "$SLOW" <<'EOF2'
-import socket, sys
-n = 0
-for i in range(3):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.settimeout(2 * int(sys.argv[2]))
-    s.sendto(b"x", (sys.argv[1], 7123))
-    try:
-        s.recvfrom(100)
-        n += 1
-    except OSError:
-        pass
-print(n)
-EOF2
-)
+	r=$(udp_exchanges "$H2" "$INET_4" 7123 3)
 	[ "$ok" = 5 ] && [ "$r" = 3 ] &&
 		pass "after $n UDP datagrams and $n bare ACKs from H1's own ports to a silent address, H2 opens 5 of 5 TCP connections and 3 of 3 UDP exchanges through NAT" ||
 		fail "after $n UDP datagrams and $n bare ACKs from H1, H2 opens TCP $ok of 5, UDP $r of 3"
 	r=$(rsluice stats --json -i 0)
-	json_get "$r" "[h for h in j['nat']['hosts_limited'] if h['addr'] == '$H1_4' and h['refused'] > 0 and h['ports'] <= j['nat']['host_ports']] != []" | grep -qx True &&
-		pass "... H1 was held to its nat-host-ports, and sluice stats names it" ||
+	json_get "$r" "[h for h in j['nat']['hosts_limited'] if h['mac'] == '$H1_MAC' and h['addr'] == '$H1_4' and h['addrs'] == 1 and h['refused'] > 0 and h['ports'] <= j['nat']['host_ports']] != []" | grep -qx True &&
+		pass "... H1 was held to its nat-host-ports, and sluice stats names it (its MAC, its address)" ||
 		fail "... H1 was held to its nat-host-ports, and sluice stats names it ($(json_get "$r" "j['nat']['hosts_limited']"))"
-	rsluice stats --prometheus -i 0 | grep -q "^sluice_nat_host_refused_total{host=\"$H1_4\",zone=\"lan\"} [1-9]" &&
+	rsluice stats --prometheus -i 0 | grep -q "^sluice_nat_host_refused_total{host=\"$H1_MAC\",zone=\"lan\"} [1-9]" &&
 		pass "... and so does its Prometheus series" ||
 		fail "... and so does its Prometheus series ($(rsluice stats --prometheus -i 0 | grep nat_host))"
 	r=$(rsluice conntrack --json --proto tcp | json_get "$(cat)" "len([f for f in j if f.get('state') == 'established'])")
@@ -744,6 +749,55 @@ t_host_flows() {
 	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail "$WORK/up.log"; }
 }
 t_host_flows
+
+# One device cannot take NAT with many addresses of its subnet: in a range
+# of 4096 ports (its reserve: 23584-24095) with nat-host-ports 1024, H1
+# sends UDP from 1024 ports of each of 12 addresses to a silent address;
+# it holds 1024 ports, and H2 still gets its UDP exchanges through. Then
+# five more devices (MACs of their own, from H4's port) take 1024 each,
+# more than the rest of the range holds: H2 and H3 still get theirs, from
+# the reserve, which no big device took much of.
+t_nat_hosts() {
+	local r i res
+	write_cfg
+	printf 'nat-ports 20000-24095\nnat-host-ports 1024\n' >> "$WORK/ev.conf"
+	rsluice down >/dev/null 2>&1
+	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up (nat-ports 20000-24095)"; detail "$WORK/up.log"; return; }
+	in_ns "$H1" $CRAFT hosts eth0 "$BR_MAC" own 192.168.10.100 12 198.51.100.1 1024
+	r=$(udp_exchanges "$H2" "$INET_4" 7123 3)
+	[ "$r" = 3 ] && pass "after UDP from 1024 ports of each of 12 of H1's addresses, H2 gets 3 of 3 UDP exchanges through NAT" ||
+		fail "after UDP from 1024 ports of each of 12 of H1's addresses, H2 gets 3 of 3 UDP exchanges through NAT ($r)"
+	r=$(rsluice stats --json -i 0)
+	json_get "$r" "[h for h in j['nat']['hosts_limited'] if h['host'] == '$H1_MAC' and h['ports'] <= 1024 and h['refused'] > 0 and h['addrs'] >= 10 and h['addr'] == '192.168.10.100'] != []" | grep -qx True &&
+		pass "... H1's device holds at most 1024 ports over all its addresses, and sluice stats names its MAC with how many addresses" ||
+		fail "... H1's device holds at most 1024 ports over all its addresses ($(json_get "$r" "j['nat']"))"
+	for i in 1 2 3 4 5; do
+		in_ns "$H4" $CRAFT hosts eth0 "$BR_MAC" "02:5e:00:00:00:0$i" "192.168.10.$((120 + 4 * i))" 4 198.51.100.1 512
+	done
+	r="$(udp_exchanges "$H2" "$INET_4" 7123 3) $(udp_exchanges "$H3" "$INET_4" 7123 3)"
+	[ "$r" = "3 3" ] && pass "... after five more devices took 1024 ports each, H2 and H3 get 3 of 3 UDP exchanges each" ||
+		fail "... after five more devices took 1024 ports each, H2 and H3 get 3 of 3 UDP exchanges each ($r)"
+	res=$(bpftool -j map dump pinned "$PIN/sluice_nat4_ext" | python3 -c '
+import json, socket, sys, collections
+m = json.load(sys.stdin)
+held = collections.Counter()
+total = n = 0
+for e in m:
+    k, v = e.get("formatted", e)["key"], e.get("formatted", e)["value"]
+    n += 1
+    if 23584 <= socket.ntohs(k["port"]) <= 24095:
+        total += 1
+        held[":".join("%02x" % b for b in v["host"]["id"])] += 1
+print(n, total, max(held.values() or [0]))')
+	r=($res)
+	[ "${r[0]:-0}" -ge 3584 ] && [ "${r[1]:-512}" -lt 512 ] && [ "${r[2]:-99}" -le 65 ] &&
+		pass "... the range taken (${r[0]} mappings), its reserve used by ${r[1]} of 512, at most ${r[2]} by one device" ||
+		fail "... the range taken, its reserve not full, at most 65 of it by one device (mappings, reserve, most by one: $res)"
+	rsluice down >/dev/null 2>&1
+	write_cfg
+	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail "$WORK/up.log"; }
+}
+t_nat_hosts
 
 # The daemon's events do not wait behind its sweep of a flooded table
 # (host only: the loader's loop is the same on every kernel, and a guest's

@@ -70,6 +70,9 @@ struct fixture {
 	/* PASS: 1 + what the frame tells the kernel backstop (enum
 	 * sluice_judged: XDP's metadata, tc's skb->mark); 0: not checked */
 	int judged;
+	/* after the run: what is wrong in the maps, NULL when nothing; the
+	 * expected frame is built again after it (a port picked at random) */
+	const char *(*check)(void);
 };
 
 #define JUDGED_(j)	(1 + SLUICE_JUDGED_##j)
@@ -189,6 +192,19 @@ L3_EXTERN(nfrag_in);
 void f_masq(void);
 void f_masq_udp(void);
 void f_frag_none(void);
+/* 203.0.113.2:PORT/PROTO belongs to INSIDE:IPORT (a mapping, or with
+ * SLUICE_NAT_RESERVED a port forward of ZONE's). */
+void ext_put(__u16 port, __u8 proto, const char *inside, __u16 iport, __u8 zone, __u8 flags);
+/* br0 has its address (192.168.10.1), the ICMP answers' rate limit is full. */
+void nat_answers(void);
+/* The router's ICMP answer (TYPE, CODE, an MTU) from FROM to BUILD's packet,
+ * quoting it as it came. */
+void icmp_answer(struct pkt *p, void (*build)(struct pkt *), const char *from, __u8 type,
+		 __u8 code, __u16 mtu);
+
+/* ---- fx_nat_share.c: a host's NAT share, the range's reserve ---------------- */
+
+extern const struct fixture_table fx_nat_share;
 
 /* ---- fx_rules.c ------------------------------------------------------------ */
 

@@ -186,8 +186,7 @@ static void nat_one_port(void)
 }
 /* 203.0.113.2:PORT/PROTO belongs to INSIDE:IPORT (a mapping, or with
  * SLUICE_NAT_RESERVED a port forward of ZONE's). */
-static void ext_put(__u16 port, __u8 proto, const char *inside, __u16 iport, __u8 zone,
-		    __u8 flags)
+void ext_put(__u16 port, __u8 proto, const char *inside, __u16 iport, __u8 zone, __u8 flags)
 {
 	struct sluice_nat4_key xk = { .port = htons(port), .proto = proto };
 	struct sluice_nat4_map v = { .last_seen = flags ? 0 : now_ns(), .port = htons(iport),
@@ -254,25 +253,30 @@ static void f_masq_udp_answers(void)
 }
 static void f_mss_auto_synack(void) { masq_flow(IPPROTO_TCP, 40001, 443); wan_mss(SLUICE_MSS_AUTO); }
 
-/* The one-port range is full too, br0 has its address (the answer's
- * source), and this CPU has not answered exhaustion lately. */
-static void f_masq_full(void)
+/* br0 has its address (the answer's source), and this CPU has not
+ * answered exhaustion lately. */
+void nat_answers(void)
 {
 	struct sluice_l3 lan = { .zone = Z_LAN };
 	__u64 zeros[ncpu];
 	__u32 zero = 0;
 
-	f_masq_taken();
-	ext_put(1024, IPPROTO_UDP, "192.168.10.99", 1024, 0, 0);
 	inet_pton(AF_INET, "192.168.10.1", &lan.addr4);
 	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_l3), &br0_ifindex, &lan, BPF_ANY);
 	memset(zeros, 0, sizeof(zeros));
 	bpf_map_update_elem(bpf_map__fd(skel->maps.sluice_icmp_rl), &zero, zeros, BPF_ANY);
 }
+/* ... and the one-port range is full too. */
+static void f_masq_full(void)
+{
+	f_masq_taken();
+	ext_put(1024, IPPROTO_UDP, "192.168.10.99", 1024, 0, 0);
+	nat_answers();
+}
 /* The ICMP error TYPE/CODE (MTU: fragmentation needed's) from FROM to the
  * sender of the frame BUILD makes, quoting its IP header and 8 bytes. */
-static void icmp_answer(struct pkt *p, void (*build)(struct pkt *), const char *from,
-			__u8 type, __u8 code, __u16 mtu)
+void icmp_answer(struct pkt *p, void (*build)(struct pkt *), const char *from,
+		 __u8 type, __u8 code, __u16 mtu)
 {
 	struct pkt in = {};
 	struct ethhdr *e;

@@ -105,7 +105,7 @@ void l3_build(struct pkt *p, const struct l3d *d, int routed)
 		memcpy(e->h_source, d->from_wan || d->to_lan ? br0_mac : wan_mac, 6);
 	} else {
 		memcpy(e->h_dest, d->dst_mac ? d->dst_mac : d->from_wan ? wan_mac : br0_mac, 6);
-		memcpy(e->h_source, d->from_wan ? GW_MAC : MAC_A, 6);
+		memcpy(e->h_source, d->from_wan ? GW_MAC : d->src_mac ? d->src_mac : MAC_A, 6);
 	}
 	e->h_proto = htons(proto);
 	/* (on the WAN's side: from it as sent or translated, to it routed) */

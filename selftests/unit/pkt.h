@@ -152,6 +152,7 @@ struct l3d {
 	__u8 n_ext, ext[2];		/* IPv6 extension headers before L4 */
 	__u16 frag;			/* IPv4 fragment field, host order */
 	const unsigned char *dst_mac;	/* instead of the router's */
+	const unsigned char *src_mac;	/* instead of the LAN host's (MAC_A) */
 	const struct l3d *quote;	/* ICMP error: the packet it is about */
 	int csum;			/* compute the L4 checksum (else UDP's is 0) */
 	__u16 mss, nat_mss;		/* TCP: an MSS option (after a no-op), and as routed */

@@ -331,6 +331,18 @@ static void run_fixture(const struct fixture *orig, int bench, int tc)
 		     f->judged - 1);
 		return;
 	}
+	if (f->check) {
+		const char *why = f->check();
+
+		if (why) {
+			fail(f, "%s", why);
+			return;
+		}
+		if (f->expect) {
+			memset(&want, 0, sizeof(want));
+			(tc && f->expect_tc ? f->expect_tc : f->expect)(&want);
+		}
+	}
 	if (opts.data_size_out != want.len || memcmp(out, want.b, want.len)) {
 		fail(f, "output frame differs (%u bytes, expected %u)", opts.data_size_out, want.len);
 		hexdiff(want.b, out, want.len < opts.data_size_out ? want.len : opts.data_size_out);
@@ -449,7 +461,7 @@ void frag_ok(int ok, const char *what, ...)
 /* Every stage's table, in the order their lines come out (the l3 stage's
  * sources after the rules). */
 static const struct fixture_table *const tables[] = {
-	&fx_parse, &fx_bridge, &fx_l3, &fx_nat, &fx_rules, &fx_l3_sources, &fx_vlan,
+	&fx_parse, &fx_bridge, &fx_l3, &fx_nat, &fx_nat_share, &fx_rules, &fx_l3_sources, &fx_vlan,
 	&fx_pppoe,
 };
 
