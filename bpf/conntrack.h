@@ -173,22 +173,78 @@ static __always_inline int ct_pickup(struct l3_scratch *s, const struct l3_facts
 	return !!bpf_map_lookup_elem(&sluice_pickup, &s->pickup);
 }
 
-/* May the host that opens this flow have one more (`host-flows`)? 0 at
- * its limit, counted as refused. Its key stays in S for host_flow_made. */
-static __always_inline int host_flow_admit(struct l3_scratch *s, const struct l3_facts *f,
-					   const struct sluice_dp_config *cfg)
+/* A flow opened from outside: from a zone that masquerades (the
+ * internet's side), or to a port forward or an open mapping. It counts
+ * against its source's prefix and its target too (sluice_host_key), and
+ * only a TCP handshake, which a spoofed source cannot complete, moves it
+ * to the confirmed table: a reply from the service it reached proves
+ * nothing about who sent it. */
+static __always_inline int ct_from_outside(const struct l3_facts *f)
 {
-	struct sluice_host_flows *h;
+	const struct sluice_zone *zone;
+	__u32 z = f->zone_in;
 
-	__builtin_memcpy(s->host.addr, f->src, 16);
-	s->host.zone = f->zone_in;
-	s->host.v6 = f->v6;
-	s->host.pad = 0;
-	h = bpf_map_lookup_elem(&sluice_host_flows, &s->host);
-	if (!h || !cfg->host_flows || h->flows < cfg->host_flows)
+	if (f->dnat && !f->hairpin)
+		return 1;
+	zone = bpf_map_lookup_elem(&sluice_zones, &z);
+	return zone && (zone->flags & SLUICE_ZONE_MASQUERADE);
+}
+
+/* One more flow for K, at LIMIT (0: none)? 0 at it, counted as refused. */
+static __always_inline int flows_admit(const struct sluice_host_key *k, __u32 limit)
+{
+	struct sluice_host_flows *h = bpf_map_lookup_elem(&sluice_host_flows, k);
+
+	if (!h || !limit || h->flows < limit)
 		return 1;
 	h->refused++;
 	return 0;
+}
+
+/* May the host that opens this flow have one more (`host-flows`)? From
+ * outside (OUTSIDE), its source's prefix and its target must have room
+ * too. 0 at a limit, counted as refused. The keys stay in S for
+ * host_flow_made (a target of kind 0: none). */
+static __always_inline int host_flow_admit(struct l3_scratch *s, const struct l3_facts *f,
+					   const struct sluice_dp_config *cfg, int outside)
+{
+	__builtin_memcpy(s->host.addr, f->src, 16);
+	s->host.zone = f->zone_in;
+	s->host.v6 = f->v6;
+	*(__u16 *)&s->host.kind = outside ? SLUICE_HOST_PREFIX : SLUICE_HOST_ADDR;
+	*(__u16 *)&s->target.kind = 0;
+	if (outside) {
+		if (f->v6) {
+			s->host.addr[1] &= bpf_htonl(0xffff0000);
+			s->host.addr[2] = s->host.addr[3] = 0;
+		} else {
+			s->host.addr[0] &= bpf_htonl(0xffffff00);
+		}
+	}
+	if (!flows_admit(&s->host, cfg->host_flows))
+		return 0;
+	if (!outside)
+		return 1;
+	__builtin_memcpy(s->target.addr, f->dst, 16);
+	if (!f->v6)
+		s->target.addr[1] = f->dport | (__u32)f->proto << 16;
+	s->target.zone = f->zone_in;
+	s->target.v6 = f->v6;
+	*(__u16 *)&s->target.kind = SLUICE_HOST_TARGET;
+	return flows_admit(&s->target, cfg->host_flows);
+}
+
+static __always_inline void flows_one_more(struct l3_scratch *s, const struct sluice_host_key *k)
+{
+	struct sluice_host_flows *h = bpf_map_lookup_elem(&sluice_host_flows, k);
+
+	if (h) {
+		h->flows++;
+		return;
+	}
+	s->host_v.flows = 1;
+	s->host_v.refused = 0;
+	bpf_map_update_elem(&sluice_host_flows, k, &s->host_v, BPF_NOEXIST);
 }
 
 /* The flow host_flow_admit let in was made: it counts. (Only then: one
@@ -197,15 +253,9 @@ static __always_inline int host_flow_admit(struct l3_scratch *s, const struct l3
  * its 256 (6.1's 512-byte call chain). */
 static __attribute__((noinline)) void host_flow_made(struct l3_scratch *s)
 {
-	struct sluice_host_flows *h = bpf_map_lookup_elem(&sluice_host_flows, &s->host);
-
-	if (h) {
-		h->flows++;
-		return;
-	}
-	s->host_v.flows = 1;
-	s->host_v.refused = 0;
-	bpf_map_update_elem(&sluice_host_flows, &s->host, &s->host_v, BPF_NOEXIST);
+	flows_one_more(s, &s->host);
+	if (s->target.kind)
+		flows_one_more(s, &s->target);
 }
 
 /* A packet of a flow without entries: admitted (l3_admit), it gets both. */
@@ -217,7 +267,7 @@ static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct
 	struct sluice_gstats *g;
 	__u32 key0 = 0;
 	__u8 state = SLUICE_CT_UNREPLIED;
-	int why = l3_admit(ctx, f);
+	int why = l3_admit(ctx, f), outside;
 
 	if (why)
 		return L3_VERDICT(SLUICE_VERDICT_DROP, why);
@@ -251,8 +301,13 @@ static __always_inline int ct_create(void *ctx, struct l3_facts *f, const struct
 		/* a reply opens nothing: it answers a request sluice saw */
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_CT_INVALID);
 	}
-	if (!host_flow_admit(s, f, cfg))
+	outside = ct_from_outside(f);
+	if (!host_flow_admit(s, f, cfg, outside))
 		return L3_VERDICT(SLUICE_VERDICT_DROP, SLUICE_DROP_HOST_FLOW_LIMIT);
+	if (outside) {
+		e->flags |= SLUICE_CT_INBOUND;
+		re->flags |= SLUICE_CT_INBOUND;
+	}
 	e->last_seen = re->last_seen = now;
 	e->packets = 1;
 	e->bytes = f->len;
@@ -596,9 +651,9 @@ static __always_inline int ct_track(void *ctx, struct l3_facts *f,
 		peer = ct_get(&s->keys.r, 0);
 	if (!peer)
 		return PKT_CONTINUE;
-	/* Confirmed: UDP/ICMP replied, TCP handshake done, or a mid-stream
-	 * pickup that got an answer. */
-	if (next == SLUICE_CT_REPLIED ||
+	/* Confirmed: UDP/ICMP replied (opened from inside), TCP handshake
+	 * done, or a mid-stream pickup that got an answer. */
+	if ((next == SLUICE_CT_REPLIED && !(e->flags & SLUICE_CT_INBOUND)) ||
 	    (next == SLUICE_CT_ESTABLISHED && (!(e->flags & SLUICE_CT_MIDSTREAM) || reply)))
 		ct_promote(&s->keys.k, &s->keys.r, e, peer);
 	return PKT_CONTINUE;

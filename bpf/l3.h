@@ -132,7 +132,8 @@ struct l3_scratch {
 	} keys;
 	struct nat_scratch nat;
 	struct sluice_pickup_key pickup;	/* ct_pickup's */
-	struct sluice_host_key host;	/* host_flow_admit's */
+	struct sluice_host_key host;	/* host_flow_admit's: the opener */
+	struct sluice_host_key target;	/* ... what an outside opener opened to */
 	struct sluice_host_flows host_v;
 	struct sluice_ct4_key seq_key;	/* tcp_seq_gather's flow ... */
 	__u32 seq_end;			/* ... and what it found */

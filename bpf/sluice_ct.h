@@ -70,6 +70,7 @@ enum sluice_ct_flags {
 	SLUICE_CT_NAT		= 1 << 4,	/* nat holds this direction's translated tuple */
 	SLUICE_CT_SEQ		= 1 << 5,	/* TCP: seq_end holds this direction's */
 	SLUICE_CT_ACK		= 1 << 6,	/* TCP: seq_ack holds this direction's */
+	SLUICE_CT_INBOUND	= 1 << 7,	/* opened from outside (ct_from_outside) */
 };
 
 /* TCP sequence space (RFC 5961 section 3): a RST or FIN moves a flow's
@@ -151,12 +152,26 @@ SLUICE_ASSERT(sizeof(struct sluice_pickup_key) == 40, "struct sluice_pickup_key 
  * config `host-flows`): no host, inside or out, may take the connection
  * table from the others. The datapath counts the flows it creates and
  * refuses a new one at the limit; the daemon's sweep sets the counts to
- * the flows that remain. IPv6 hosts are counted per address. */
+ * the flows that remain. IPv6 hosts are counted per address. A flow
+ * opened from outside counts twice, each at the same limit: against its
+ * source's prefix (a /24, a /48: a spoofer has a new address for every
+ * packet) and against what it was opened to (IPv4: the external address,
+ * port and protocol, a port forward's; IPv6: the destination host), so a
+ * flood at one forward leaves the table to the rest. */
+enum sluice_host_kind {
+	SLUICE_HOST_ADDR = 0,		/* a host, by its address */
+	SLUICE_HOST_PREFIX,		/* the prefix of an outside source */
+	SLUICE_HOST_TARGET,		/* what flows from outside were opened to: addr[0]
+					 * the address, addr[1] the port (network order)
+					 * and protocol << 16; IPv6: the address */
+};
+
 struct sluice_host_key {
 	__be32 addr[4];			/* IPv4 in [0] */
 	__u8 zone;			/* the zone it opened them from */
 	__u8 v6;
-	__u16 pad;
+	__u8 kind;			/* enum sluice_host_kind */
+	__u8 pad;
 };
 SLUICE_ASSERT(sizeof(struct sluice_host_key) == 20, "struct sluice_host_key layout");
 

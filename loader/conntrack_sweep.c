@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "acct.h"
@@ -82,18 +83,44 @@ static void account(struct sweep_ctx *s, bool v6, const void *key, const struct 
 	acct_flow(s->acct, v6, key, &x);
 }
 
-/* A live flow's originator: it counts against its host-flows. */
-static void note_opener(struct sweep_ctx *s, bool v6, const void *key)
-{
-	struct sluice_host_key h = { .v6 = v6 };
+static void push_opener(struct sweep_ctx *s, const struct sluice_host_key *h);
 
-	if (v6) {
-		memcpy(h.addr, ((const struct sluice_ct6_key *)key)->src, 16);
-		h.zone = ((const struct sluice_ct6_key *)key)->zone;
-	} else {
-		h.addr[0] = ((const struct sluice_ct4_key *)key)->src;
-		h.zone = ((const struct sluice_ct4_key *)key)->zone;
+/* A live flow's originator: it counts against its host-flows; one from
+ * outside (INBOUND) against its source's prefix and its target, the keys
+ * the datapath counted it by (bpf/conntrack.h host_flow_admit). */
+static void note_opener(struct sweep_ctx *s, bool v6, const void *key, bool inbound)
+{
+	const struct sluice_ct6_key *k6 = key;
+	const struct sluice_ct4_key *k4 = key;
+	struct sluice_host_key h = { .v6 = v6, .zone = v6 ? k6->zone : k4->zone };
+	struct sluice_host_key t = h;
+
+	if (v6)
+		memcpy(h.addr, k6->src, 16);
+	else
+		h.addr[0] = k4->src;
+	if (inbound) {
+		h.kind = SLUICE_HOST_PREFIX;
+		if (v6) {
+			h.addr[1] &= htonl(0xffff0000);
+			h.addr[2] = h.addr[3] = 0;
+		} else {
+			h.addr[0] &= htonl(0xffffff00);
+		}
+		t.kind = SLUICE_HOST_TARGET;
+		if (v6) {
+			memcpy(t.addr, k6->dst, 16);
+		} else {
+			t.addr[0] = k4->dst;
+			t.addr[1] = k4->dport | (__u32)k4->proto << 16;
+		}
+		push_opener(s, &t);
 	}
+	push_opener(s, &h);
+}
+
+static void push_opener(struct sweep_ctx *s, const struct sluice_host_key *h)
+{
 	if (s->n_openers == s->cap_openers) {
 		size_t cap = s->cap_openers ? 2 * s->cap_openers : 256;
 		void *v = realloc(s->openers, cap * sizeof(*s->openers));
@@ -105,7 +132,7 @@ static void note_opener(struct sweep_ctx *s, bool v6, const void *key)
 		s->openers = v;
 		s->cap_openers = cap;
 	}
-	s->openers[s->n_openers++] = h;
+	s->openers[s->n_openers++] = *h;
 }
 
 static int cmp_opener(const void *a, const void *b)
@@ -337,7 +364,7 @@ static int sweep_one(void *c, int fd, bool v6, const void *key, const struct slu
 			if (have_peer)
 				note_mapping(s, key, &peer.nat);
 		}
-		note_opener(s, v6, key);
+		note_opener(s, v6, key, e->flags & SLUICE_CT_INBOUND);
 		return 0;
 	}
 	bpf_map_delete_elem(fd, key);

@@ -2,6 +2,9 @@
 /* What the views of report*.c share: the names of verdicts and reasons,
  * JSON strings, names of ports, zones and modes, and the counters. */
 #include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <netinet/in.h>
 #include "report_common.h"
 
 const char *const drop_names[SLUICE_DROP_MAX] = {
@@ -109,7 +112,22 @@ uint64_t ct_evicted(const struct dp_view *v)
 
 void host_addr(const struct sluice_host_key *k, char *buf, size_t len)
 {
+	size_t n;
+
 	inet_ntop(k->v6 ? AF_INET6 : AF_INET, k->addr, buf, len);
+	n = strlen(buf);
+	if (k->kind == SLUICE_HOST_PREFIX)
+		snprintf(buf + n, len - n, "/%d", k->v6 ? 48 : 24);
+	else if (k->kind == SLUICE_HOST_TARGET && !k->v6)
+		snprintf(buf + n, len - n, ":%u/%s", ntohs((__u16)k->addr[1]),
+			 (k->addr[1] >> 16) == IPPROTO_TCP ? "tcp"
+			 : (k->addr[1] >> 16) == IPPROTO_UDP ? "udp" : "icmp");
+}
+
+const char *host_kind(const struct sluice_host_key *k)
+{
+	return k->kind == SLUICE_HOST_PREFIX ? "prefix" : k->kind == SLUICE_HOST_TARGET ? "target"
+										    : "host";
 }
 
 void nat_host_str(const struct sluice_nat4_host_key *k, char *buf, size_t len)

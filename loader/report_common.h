@@ -25,7 +25,12 @@ const char *zone_name(const struct dp_view *v, __u32 zone);
 const char *port_zone(const struct dp_view *v, const struct sluice_port *p);
 /* The name of port IFINDEX, NULL when it is not one of V's. */
 const char *ifname_of(const struct dp_view *v, __u32 ifindex);
+/* A host-flows key: a host's address, an outside source's prefix
+ * ("198.51.100.0/24"), or what flows from outside were opened to
+ * ("203.0.113.2:7002/udp"; IPv6: the address). */
 void host_addr(const struct sluice_host_key *k, char *buf, size_t len);
+/* ... and which of the three it is: "host", "prefix", "target". */
+const char *host_kind(const struct sluice_host_key *k);
 /* A NAT share's host: its MAC, or its address (a host behind an L3 port). */
 void nat_host_str(const struct sluice_nat4_host_key *k, char *buf, size_t len);
 /* A MAC address as "aa:bb:cc:dd:ee:ff" (18 bytes with the NUL). */

@@ -117,7 +117,7 @@ static void prom_nat_hosts(FILE *f, const struct dp_view *v)
 /* host-flows, and the hosts refused a connection at it. */
 static void prom_host_flows(FILE *f, const struct dp_view *v)
 {
-	char a[INET6_ADDRSTRLEN];
+	char a[INET6_ADDRSTRLEN + 8];
 
 	prom_one(f, "sluice_host_flows", "gauge",
 		 "Connections one host may have open (host-flows).", v->host_flows);
@@ -126,7 +126,8 @@ static void prom_host_flows(FILE *f, const struct dp_view *v)
 	for (int i = 0; i < v->n_flow_limited; i++) {
 		host_addr(&v->flow_limited[i].k, a, sizeof(a));
 		prom_u64(f, "sluice_host_flows_refused_total",
-			 PROM_L("host", a, "zone", zone_name(v, v->flow_limited[i].k.zone)),
+			 PROM_L("host", a, "kind", host_kind(&v->flow_limited[i].k), "zone",
+				zone_name(v, v->flow_limited[i].k.zone)),
 			 v->flow_limited[i].h.refused);
 	}
 }

@@ -95,8 +95,11 @@ static void report_ct(FILE *f, const struct dp_view *v)
 		char a[INET6_ADDRSTRLEN];
 
 		host_addr(&v->flow_limited[i].k, a, sizeof(a));
-		fprintf(f, "  %s (zone %s) at its limit of %u connections (host-flows): has %u, "
-			"%u new ones refused (host-flow-limit)\n", a,
+		fprintf(f, "  %s%s (zone %s) at its limit of %u connections (host-flows): has %u, "
+			"%u new ones refused (host-flow-limit)\n",
+			v->flow_limited[i].k.kind == SLUICE_HOST_PREFIX ? "outside sources from "
+			: v->flow_limited[i].k.kind == SLUICE_HOST_TARGET ? "connections from outside to "
+			: "", a,
 			zone_name(v, v->flow_limited[i].k.zone), v->host_flows,
 			v->flow_limited[i].h.flows, v->flow_limited[i].h.refused);
 	}
@@ -189,8 +192,9 @@ static void ct_json(FILE *f, const struct dp_view *v)
 		char a[INET6_ADDRSTRLEN];
 
 		host_addr(&v->flow_limited[i].k, a, sizeof(a));
-		fprintf(f, "%s{\"addr\":\"%s\",\"zone\":\"%s\",\"flows\":%u,\"refused\":%u}",
-			i ? "," : "", a, zone_name(v, v->flow_limited[i].k.zone),
+		fprintf(f, "%s{\"addr\":\"%s\",\"kind\":\"%s\",\"zone\":\"%s\",\"flows\":%u,"
+			"\"refused\":%u}", i ? "," : "", a, host_kind(&v->flow_limited[i].k),
+			zone_name(v, v->flow_limited[i].k.zone),
 			v->flow_limited[i].h.flows, v->flow_limited[i].h.refused);
 	}
 	fputs("]}", f);

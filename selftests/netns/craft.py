@@ -12,6 +12,10 @@
 #   craft.py hosts IFACE DST-MAC SRC-MAC FIRST N DST COUNT
 #       COUNT UDP datagrams from ports 1024 on of each of N addresses from
 #       FIRST up, all from one device: SRC-MAC ("own": IFACE's)
+#   craft.py spoof IFACE DST-MAC DST DPORT SECONDS
+#       UDP datagrams to DST:DPORT for SECONDS, as fast as they go, each
+#       from a random source address (unicast, outside the test's own
+#       prefixes) and port; prints how many it sent
 #   craft.py sniff IFACE SECONDS OUT [GRACE UNTIL,...]
 #       for SECONDS, every MARKER-like word ("SLX" + letters and digits) seen
 #       in a frame received on IFACE, and "synack:SPORT" for every TCP
@@ -191,6 +195,30 @@ def hosts(iface, dmac, smac, first, n, dst, count):
             s.send(head + ip[:20] + struct.pack("!H", 1024 + i) + ip[22:])
 
 
+def spoof(iface, dmac, dst, dport, seconds):
+    import random
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((iface, 0))
+    head = mac(dmac) + own_mac(iface) + b"\x08\x00"
+    body = struct.pack("!HHHH", 0, int(dport), 8 + 4, 0) + b"SLXs"
+    ip = bytearray(ipv4("11.0.0.1", dst, 17, body))
+    n, end = 0, time.time() + float(seconds)
+    while time.time() < end:
+        for _ in range(256):
+            src = struct.pack("!BBBB", random.randint(11, 99), random.randint(0, 255),
+                              random.randint(0, 255), random.randint(1, 254))
+            ip[12:16] = src
+            ip[10:12] = b"\0\0"
+            ip[10:12] = struct.pack("!H", csum(bytes(ip[:20])))
+            ip[20:22] = struct.pack("!H", random.randint(1024, 65535))
+            try:
+                s.send(head + bytes(ip))
+                n += 1
+            except OSError:
+                pass    # (a full queue: the next one)
+    print(n)
+
+
 def sniff(iface, seconds, out, grace=0, until=""):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
     s.bind((iface, 0))
@@ -229,5 +257,7 @@ if __name__ == "__main__":
         flood(*sys.argv[2:])
     elif sys.argv[1] == "hosts":
         hosts(*sys.argv[2:])
+    elif sys.argv[1] == "spoof":
+        spoof(*sys.argv[2:])
     else:
         sniff(*sys.argv[2:])

@@ -361,11 +361,10 @@ for k, name in (("new", "created_total"), ("confirmed", "confirmed_total"),
     same(("conntrack", k), "sluice_conntrack_" + name)
 same(("conntrack", "host_flows"), "sluice_host_flows")
 for i, h in enumerate(j1["conntrack"]["hosts_limited"]):
-    leaf(("conntrack", "hosts_limited", i, "addr"))
-    leaf(("conntrack", "hosts_limited", i, "zone"))
-    leaf(("conntrack", "hosts_limited", i, "flows"))
+    for k in ("addr", "kind", "zone", "flows"):
+        leaf(("conntrack", "hosts_limited", i, k))
     same(("conntrack", "hosts_limited", i, "refused"), "sluice_host_flows_refused_total",
-         host=h["addr"], zone=h["zone"])
+         host=h["addr"], kind=h["kind"], zone=h["zone"])
 for k, name in (("mappings", "nat_mappings"), ("size", "nat_mappings_limit"),
                 ("ports", "nat_ports_per_address"), ("mapped", "nat_mappings_created_total"),
                 ("preserved", "nat_port_preserved_total"), ("reused", "nat_mappings_reused_total"),

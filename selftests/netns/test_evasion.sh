@@ -741,7 +741,7 @@ t_host_flows() {
 	json_get "$r" "[h for h in j['conntrack']['hosts_limited'] if h['addr'] == '$H1_6' and h['refused'] > 0] != [] and j['conntrack']['host_flows'] == 256" | grep -qx True &&
 		pass "... sluice stats names H1 at its host-flows" ||
 		fail "... sluice stats names H1 at its host-flows ($(json_get "$r" "j['conntrack']"))"
-	rsluice stats --prometheus -i 0 | grep -q "^sluice_host_flows_refused_total{host=\"$H1_6\",zone=\"lan\"} [1-9]" &&
+	rsluice stats --prometheus -i 0 | grep -q "^sluice_host_flows_refused_total{host=\"$H1_6\",kind=\"host\",zone=\"lan\"} [1-9]" &&
 		pass "... and so does its Prometheus series" ||
 		fail "... and so does its Prometheus series ($(rsluice stats --prometheus -i 0 | grep host_flows))"
 	rsluice down >/dev/null 2>&1
@@ -801,6 +801,96 @@ print(rest, res, max(held.values() or [0]))')
 	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail "$WORK/up.log"; }
 }
 t_nat_hosts
+
+# Spoofed UDP from the internet to a forwarded service that answers (each
+# datagram from a new source, so each answered: a flow with a reply)
+# cannot take the connection tables from the LAN. In a table of 4096
+# connections, over a path with 300 ms of delay, for 30 s as fast as
+# python sends: H2's idle connections from before carry on, the TCP
+# connections and UDP exchanges it opens meanwhile work, the forward is
+# held to its host-flows, and the confirmed table keeps room.
+t_inbound_flood() {
+	local r d=$WORK/inflood cp fp
+	rm -rf "$d"; mkdir -p "$d"
+	write_cfg
+	printf 'port-forward wan udp 7002 -> %s:7002\nconntrack { size 4096 }\n' "$H1_4" >> "$WORK/ev.conf"
+	rsluice down >/dev/null 2>&1
+	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up (a UDP forward, conntrack size 4096)"; detail "$WORK/up.log"; return; }
+	in_ns "$H1" /usr/bin/python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('0.0.0.0', 7002)); s.settimeout(120)
+while True:
+    d, a = s.recvfrom(100); s.sendto(b'answer', a)" &
+	PIDS+=($!)
+	tcp_echo_server "$INET" "$INET_4" 7150
+	PIDS+=($!)
+	in_ns "$INET" tc qdisc add dev eth0 root netem delay 300ms limit 200000
+	in_ns "$H2" /usr/bin/python3 - "$INET_4" "$d" "$SLOW" >"$d/client.log" 2>&1 <<'EOF2' &
+import os, socket, sys, time
+dst, d, slow = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def conn():
+    c = socket.create_connection((dst, 7150), timeout=5 * slow)
+    c.settimeout(5 * slow)
+    return c
+def echo(c, m):
+    try:
+        c.sendall(m)
+        return c.recv(100) == m
+    except OSError:
+        return False
+idle = [conn() for i in range(3)]
+ok = sum(echo(c, b"before") for c in idle)
+open(d + "/ready", "w").close()
+for i in range(200):
+    if os.path.exists(d + "/flooding"):
+        break
+    time.sleep(0.1)
+time.sleep(2)
+new = 0
+for i in range(5):
+    try:
+        c = conn()
+    except OSError:
+        continue
+    n = 0
+    for k in range(3):
+        n += echo(c, b"new%d" % k)
+        time.sleep(1)
+    new += n == 3
+udp = 0
+for i in range(3):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(5 * slow)
+    s.sendto(b"x", (dst, 7123))
+    try:
+        s.recvfrom(100)
+        udp += 1
+    except OSError:
+        pass
+print("before", ok, "idle", sum(echo(c, b"after") for c in idle), "new", new, "udp", udp)
+EOF2
+	cp=$!
+	wait_for $((20000 * SLOW)) test -e "$d/ready"
+	in_ns "$INET" $CRAFT spoof eth0 "$WAN_MAC" "$RTR_4" 7002 $((30 * SLOW)) >"$d/sent" 2>&1 &
+	fp=$!
+	touch "$d/flooding"
+	wait "$cp"
+	r=$(rsluice stats --json -i 0)
+	wait "$fp"
+	in_ns "$INET" tc qdisc del dev eth0 root
+	case "$(cat "$d/client.log")" in
+	"before 3 idle 3 new 5 udp 3")
+		pass "$(cat "$d/sent") spoofed datagrams in 30 s to a forwarded UDP service that answers: H2's 3 idle connections carry on, 5 of 5 new TCP connections and 3 of 3 UDP exchanges work (300 ms RTT)" ;;
+	*)	fail "spoofed datagrams to a forwarded UDP service that answers: H2's idle connections carry on, its new TCP connections and UDP exchanges work ($(cat "$d/client.log"); $(cat "$d/sent") sent)" ;;
+	esac
+	json_get "$r" "[h for h in j['conntrack']['hosts_limited'] if h['kind'] == 'target' and h['addr'] == '$RTR_4:7002/udp' and h['refused'] > 0 and h['flows'] <= j['conntrack']['host_flows']] != [] and j['conntrack']['flows'] < j['conntrack']['size']" | grep -qx True &&
+		pass "... the forward was held to host-flows ($(json_get "$r" "[h['refused'] for h in j['conntrack']['hosts_limited'] if h['kind'] == 'target'][0]") refused), the confirmed table kept room ($(json_get "$r" "j['conntrack']['flows']") of $(json_get "$r" "j['conntrack']['size']"))" ||
+		fail "... the forward was held to host-flows, the confirmed table kept room ($(json_get "$r" "j['conntrack']"))"
+	rsluice down >/dev/null 2>&1
+	write_cfg
+	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail "$WORK/up.log"; }
+}
+t_inbound_flood
 
 # The daemon's events do not wait behind its sweep of a flooded table
 # (host only: the loader's loop is the same on every kernel, and a guest's

@@ -206,6 +206,10 @@ void icmp_answer(struct pkt *p, void (*build)(struct pkt *), const char *from, _
 
 extern const struct fixture_table fx_nat_share;
 
+/* ---- fx_inbound.c: flows opened from outside --------------------------------- */
+
+extern const struct fixture_table fx_inbound;
+
 /* ---- fx_rules.c ------------------------------------------------------------ */
 
 extern const struct fixture_table fx_rules;

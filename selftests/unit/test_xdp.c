@@ -461,7 +461,7 @@ void frag_ok(int ok, const char *what, ...)
 /* Every stage's table, in the order their lines come out (the l3 stage's
  * sources after the rules). */
 static const struct fixture_table *const tables[] = {
-	&fx_parse, &fx_bridge, &fx_l3, &fx_nat, &fx_nat_share, &fx_rules, &fx_l3_sources, &fx_vlan,
+	&fx_parse, &fx_bridge, &fx_l3, &fx_nat, &fx_nat_share, &fx_inbound, &fx_rules, &fx_l3_sources, &fx_vlan,
 	&fx_pppoe,
 };
 
