@@ -824,6 +824,8 @@ while True:
 	PIDS+=($!)
 	tcp_echo_server "$INET" "$INET_4" 7150
 	PIDS+=($!)
+	wait_for 5000 listening "$INET" 7150 t
+	wait_for 5000 listening "$H1" 7002 u
 	in_ns "$INET" tc qdisc add dev eth0 root netem delay 300ms limit 200000
 	in_ns "$H2" /usr/bin/python3 - "$INET_4" "$d" "$SLOW" >"$d/client.log" 2>&1 <<'EOF2' &
 import os, socket, sys, time
