@@ -719,16 +719,25 @@ t_rst_sweep() {
 }
 t_rst_sweep
 
+# restart [LINES]: sluice down, then up with the suite's config and LINES
+# after it; 1 when up fails (said)
+restart() {
+	write_cfg
+	[ -z "${1:-}" ] || printf '%s\n' "$1" >> "$WORK/ev.conf"
+	rsluice down >/dev/null 2>&1
+	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 && return 0
+	fail "sluice up${1:+ (${1//$'\n'/; })}"
+	detail "$WORK/up.log"
+	return 1
+}
+
 # One host cannot take the connection table from the others, whatever it
 # opens (here untranslated IPv6 flows, which need no NAT port): in a table
 # of 4096 connections (a host-flows of 256), H1 sends UDP from 5000 ports;
 # it keeps 256 of them, and H2 still opens connections.
 t_host_flows() {
 	local r ok=0 i
-	write_cfg
-	echo "conntrack { size 4096 }" >> "$WORK/ev.conf"
-	rsluice down >/dev/null 2>&1
-	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up (conntrack size 4096)"; detail "$WORK/up.log"; return; }
+	restart "conntrack { size 4096 }" || return
 	in_ns "$H1" $CRAFT flood eth0 "$(mac_of "$RTR" br-lan)" "$H1_6" "$INET_6" 5000
 	for i in 1 2 3 4 5; do
 		case $(tcp_result "$H2" "$INET_6" 7131) in open|refused) ok=$((ok + 1)) ;; esac
@@ -744,9 +753,7 @@ t_host_flows() {
 	rsluice stats --prometheus -i 0 | grep -q "^sluice_host_flows_refused_total{host=\"$H1_6\",kind=\"host\",zone=\"lan\"} [1-9]" &&
 		pass "... and so does its Prometheus series" ||
 		fail "... and so does its Prometheus series ($(rsluice stats --prometheus -i 0 | grep host_flows))"
-	rsluice down >/dev/null 2>&1
-	write_cfg
-	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail "$WORK/up.log"; }
+	restart
 }
 t_host_flows
 
@@ -759,10 +766,8 @@ t_host_flows
 # the reserve, which no big device took much of.
 t_nat_hosts() {
 	local r i res
-	write_cfg
-	printf 'nat-ports 20000-24095\nnat-host-ports 1024\n' >> "$WORK/ev.conf"
-	rsluice down >/dev/null 2>&1
-	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up (nat-ports 20000-24095)"; detail "$WORK/up.log"; return; }
+	restart "nat-ports 20000-24095
+nat-host-ports 1024" || return
 	in_ns "$H1" $CRAFT hosts eth0 "$BR_MAC" own 192.168.10.100 12 198.51.100.1 1024
 	r=$(udp_exchanges "$H2" "$INET_4" 7123 3)
 	[ "$r" = 3 ] && pass "after UDP from 1024 ports of each of 12 of H1's addresses, H2 gets 3 of 3 UDP exchanges through NAT" ||
@@ -796,9 +801,7 @@ print(rest, res, max(held.values() or [0]))')
 	[ "${r[0]:-0}" -ge 3500 ] && [ "${r[1]:-512}" -lt 512 ] && [ "${r[2]:-99}" -le 65 ] &&
 		pass "... the range outside its reserve taken (${r[0]} of 3584), the reserve used by ${r[1]} of 512, at most ${r[2]} by one device" ||
 		fail "... the range outside its reserve taken, the reserve not full, at most 65 of it by one device (rest, reserve, most by one: $res)"
-	rsluice down >/dev/null 2>&1
-	write_cfg
-	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail "$WORK/up.log"; }
+	restart
 }
 t_nat_hosts
 
@@ -812,10 +815,8 @@ t_nat_hosts
 t_inbound_flood() {
 	local r d=$WORK/inflood cp fp
 	rm -rf "$d"; mkdir -p "$d"
-	write_cfg
-	printf 'port-forward wan udp 7002 -> %s:7002\nconntrack { size 4096 }\n' "$H1_4" >> "$WORK/ev.conf"
-	rsluice down >/dev/null 2>&1
-	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up (a UDP forward, conntrack size 4096)"; detail "$WORK/up.log"; return; }
+	restart "port-forward wan udp 7002 -> $H1_4:7002
+conntrack { size 4096 }" || return
 	in_ns "$H1" /usr/bin/python3 -c "
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('0.0.0.0', 7002)); s.settimeout(120)
@@ -888,9 +889,7 @@ EOF2
 	json_get "$r" "[h for h in j['conntrack']['hosts_limited'] if h['kind'] == 'target' and h['addr'] == '$RTR_4:7002/udp' and h['refused'] > 0 and h['flows'] <= j['conntrack']['host_flows']] != [] and j['conntrack']['flows'] < j['conntrack']['size']" | grep -qx True &&
 		pass "... the forward was held to host-flows ($(json_get "$r" "[h['refused'] for h in j['conntrack']['hosts_limited'] if h['kind'] == 'target'][0]") refused), the confirmed table kept room ($(json_get "$r" "j['conntrack']['flows']") of $(json_get "$r" "j['conntrack']['size']"))" ||
 		fail "... the forward was held to host-flows, the confirmed table kept room ($(json_get "$r" "j['conntrack']"))"
-	rsluice down >/dev/null 2>&1
-	write_cfg
-	rsluice up -c "$WORK/ev.conf" >"$WORK/up.log" 2>&1 || { fail "sluice up"; detail "$WORK/up.log"; }
+	restart
 }
 t_inbound_flood
 
