@@ -169,9 +169,10 @@ static __always_inline void nat_parts(struct nat_scratch *n, __u32 lo, __u32 spa
 }
 
 /* The external port (network order) of the inside endpoint N->ik (of the
- * host N->hk) for a new connection to REMOTE:RPORT, mapping it first if it has none; 0 when
- * no port is free, or the host holds as many as it may (N->limited:
- * `nat-host-ports`, so that one host cannot take NAT from the others). */
+ * host N->hk) for a new connection to REMOTE:RPORT, mapping it first if it
+ * has none; 0 when no port is free, or the host holds as many as it may
+ * (N->limited: `nat-host-ports`, so that one host cannot take NAT from the
+ * others). */
 static __always_inline __be16 nat_port(void *ctx, const struct sluice_dp_config *cfg,
 				       struct nat_scratch *n, __be32 masq, __be32 remote,
 				       __be16 rport, __u64 now)
